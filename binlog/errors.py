@@ -1,0 +1,105 @@
+"""One error hierarchy for everything the parser can reject.
+
+Every error carries as much context as is known where it is raised; outer layers
+(the event stream, the rows decoder) add what they know with ``add_context`` and
+never replace what is already there.  ``str(err)`` reads like
+``binlog.000042 @ 1337 WRITE_ROWS_EVENT_V1 test.t column `c` (@3): need 4 bytes, 1 left (field at 1360)``.
+"""
+from __future__ import annotations
+
+_CONTEXT_FIELDS = ("source", "event_offset", "field_offset", "event_type", "table", "column")
+
+
+class BinlogError(Exception):
+    """Base of every error this package raises on bad or unsupported input."""
+
+    def __init__(self, message: str, *, source=None, event_offset=None, field_offset=None,
+                 event_type=None, table=None, column=None, hint=None):
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.event_offset = event_offset
+        self.field_offset = field_offset
+        self.event_type = event_type
+        self.table = table
+        self.column = column
+        self.hint = hint
+
+    def add_context(self, **fields) -> "BinlogError":
+        """Fill in context fields that are still unknown; known ones are kept."""
+        for name, value in fields.items():
+            if name not in _CONTEXT_FIELDS:
+                raise TypeError(f"unknown context field {name!r}")
+            if getattr(self, name) is None and value is not None:
+                setattr(self, name, value)
+        return self
+
+    def where(self) -> str:
+        parts = []
+        if self.source is not None:
+            parts.append(str(self.source))
+        if self.event_offset is not None:
+            parts.append(f"@ {self.event_offset}")
+        if self.event_type is not None:
+            parts.append(str(self.event_type))
+        if self.table is not None:
+            parts.append(str(self.table))
+        if self.column is not None:
+            parts.append(f"column {self.column}")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.field_offset is not None and self.field_offset != self.event_offset:
+            text += f" (field at {self.field_offset})"
+        where = self.where()
+        if where:
+            text = f"{where}: {text}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class TruncatedError(BinlogError):
+    """A read went past the end of the bytes available to it."""
+
+
+class IncompleteEventError(TruncatedError):
+    """The input ends inside an event: the file is cut short or still being written."""
+
+
+class BadMagicError(BinlogError):
+    """The input does not start with the binlog magic FE 62 69 6E."""
+
+
+class ChecksumMismatchError(BinlogError):
+    """An event's CRC32 footer does not match its bytes."""
+
+    def __init__(self, message: str, *, stored: int, computed: int, **context):
+        super().__init__(message, **context)
+        self.stored = stored
+        self.computed = computed
+
+
+class MalformedEventError(BinlogError):
+    """An event's bytes contradict its own layout (bad length, leftover bytes, bad value)."""
+
+
+class EncryptedBinlogError(BinlogError):
+    """The file is encrypted (START_ENCRYPTION_EVENT); events after it need the key."""
+
+
+class UnsupportedTypeError(BinlogError):
+    """A column type or feature this parser cannot decode."""
+
+
+class MissingTableMapError(BinlogError):
+    """A rows event refers to a table_id with no TABLE_MAP_EVENT before it."""
+
+
+class PrecisionUnknownError(BinlogError):
+    """A legacy TIMESTAMP/DATETIME/TIME column whose fractional precision the binlog does not record."""
+
+
+class UsageError(BinlogError):
+    """Bad options or arguments given by the user (exit code 2)."""

@@ -1,0 +1,223 @@
+"""TABLE_MAP_EVENT (19).
+
+Post-header (``sql/log_event_server.cc`` Table_map_log_event::write_data_header):
+table_id 6 bytes LE (4 when the FDE post-header length is 6, pre-5.1.4), u16 flags.
+Body (write_data_body): u8 db length, db, NUL; u8 table length, table, NUL; packed
+column count; one type byte per column; packed metadata length and the metadata block
+(0-2 bytes per column by type, read by ``binlog.types.METADATA_READERS``); nullability
+bitmap; then optional metadata TLVs to the end of the event (binlog_row_metadata
+MINIMAL/FULL; MySQL ``libs/mysql/binlog/event/rows_event.h`` Optional_metadata_field_type).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..column import Column
+from ..constants import NUMERIC_TYPES, ColumnType as T, EventType as E
+from ..cursor import Cursor, bit_set
+from ..errors import MalformedEventError, UnsupportedTypeError
+from ..registry import register
+from .base import Event
+
+SIGNEDNESS = 1
+DEFAULT_CHARSET = 2
+COLUMN_CHARSET = 3
+COLUMN_NAME = 4
+SET_STR_VALUE = 5
+ENUM_STR_VALUE = 6
+GEOMETRY_TYPE = 7
+SIMPLE_PRIMARY_KEY = 8
+PRIMARY_KEY_WITH_PREFIX = 9
+ENUM_AND_SET_DEFAULT_CHARSET = 10
+ENUM_AND_SET_COLUMN_CHARSET = 11
+COLUMN_VISIBILITY = 12
+VECTOR_DIMENSIONALITY = 13
+
+_CHARACTER_TYPES = frozenset({T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB,
+                              T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED,
+                              T.VARCHAR_COMPRESSED})
+
+
+@dataclass
+class TableMapEvent(Event):
+    table_id: int
+    flags: int
+    db: str
+    table: str
+    columns: list[Column]
+    primary_key: list[int] | None = None
+    pk_prefixes: dict[int, int] = field(default_factory=dict)
+    optional: dict[int, bytes] = field(default_factory=dict)   # raw TLVs, for inspection
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.db}.{self.table}"
+
+    def layout_key(self) -> tuple:
+        """What the byte decoding of rows depends on (names do not change bytes)."""
+        return tuple((c.binlog_type, c.meta) for c in self.columns)
+
+
+def is_character_column(col: Column, mariadb: bool) -> bool:
+    """Columns counted by the charset TLVs (MySQL rows_event.cpp is_character_type;
+    MariaDB also gives GEOMETRY a charset, see init_charset_field)."""
+    if col.type in _CHARACTER_TYPES:
+        return True
+    return mariadb and col.type == T.GEOMETRY
+
+
+def read_table_id(cur: Cursor, ctx, type_code: int) -> int:
+    return cur.u32("table_id") if ctx.fde.post_header(type_code, 8) == 6 else cur.u48("table_id")
+
+
+def _name(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+@register(E.TABLE_MAP_EVENT)
+def decode_table_map(cur, ctx, header):
+    from ..types import METADATA_READERS, make_column
+
+    table_id = read_table_id(cur, ctx, E.TABLE_MAP_EVENT)
+    flags = cur.u16("flags")
+    db = cur.bytes(cur.u8("db length"), "db name")
+    cur.skip(1, "db NUL")
+    table = cur.bytes(cur.u8("table length"), "table name")
+    cur.skip(1, "table NUL")
+    count = cur.count("column count")
+    types_offset = cur.offset
+    types = cur.bytes(count, "column types")
+    meta_cur = cur.sub(cur.count("metadata length"), "metadata block")
+    columns = []
+    for index, type_code in enumerate(types):
+        reader = METADATA_READERS.get(type_code)
+        if reader is None:
+            raise UnsupportedTypeError(f"column @{index + 1} has unknown type code {type_code}",
+                                       field_offset=types_offset + index,
+                                       table=f"{_name(db)}.{_name(table)}")
+        columns.append(make_column(index, type_code, reader(meta_cur)))
+    meta_cur.expect_end("column metadata")
+    nullable = cur.bitmap(count, "nullability bitmap")
+    for col in columns:
+        col.nullable = bit_set(nullable, col.index)
+    event = TableMapEvent(header, table_id, flags, _name(db), _name(table), columns)
+    _read_optional_metadata(cur, event, ctx.fde.is_mariadb)
+    return event
+
+
+def _read_optional_metadata(cur: Cursor, event: TableMapEvent, mariadb: bool) -> None:
+    while not cur.at_end():
+        kind = cur.u8("optional metadata type")
+        value = cur.sub(cur.count("optional metadata length"), f"optional metadata {kind}")
+        event.optional[kind] = bytes(value.data[value.pos:value.end])
+        handler = _OPTIONAL_HANDLERS.get(kind)
+        if handler is not None:
+            handler(value, event, mariadb)
+            value.expect_end(f"optional metadata field {kind}")
+
+
+def _signedness(cur, event, mariadb):
+    numeric = [c for c in event.columns if c.type in NUMERIC_TYPES]
+    bits = cur.bytes((len(numeric) + 7) // 8, "signedness bits")
+    for i, col in enumerate(numeric):   # MSB first, unlike every other bitmap
+        col.unsigned = bool(bits[i >> 3] & (0x80 >> (i & 7)))
+
+
+def _apply_collations(columns, collations):
+    from ..charsets import codec_for_collation
+
+    for col, cid in zip(columns, collations):
+        col.collation = cid
+        col.encoding = codec_for_collation(cid)
+
+
+def _default_charset(cur, columns):
+    default = cur.count("default collation")
+    collations = [default] * len(columns)
+    while not cur.at_end():
+        index, cid = cur.count("column index"), cur.count("collation")
+        if index >= len(columns):
+            raise MalformedEventError(f"charset entry for column index {index} of {len(columns)}",
+                                      field_offset=cur.offset)
+        collations[index] = cid
+    _apply_collations(columns, collations)
+
+
+def _column_charset(cur, columns):
+    collations = [cur.count("collation") for _ in columns]
+    _apply_collations(columns, collations)
+
+
+def _char_columns(event, mariadb):
+    return [c for c in event.columns if is_character_column(c, mariadb)]
+
+
+def _enum_set_columns(event):
+    return [c for c in event.columns if c.type in (T.ENUM, T.SET)]
+
+
+def _column_names(cur, event, mariadb):
+    for col in event.columns:
+        col.name = _name(cur.lenenc_bytes("column name"))
+
+
+def _labels(cur):
+    return tuple(_name(cur.lenenc_bytes("label")) for _ in range(cur.count("label count")))
+
+
+def _set_values(cur, event, mariadb):
+    for col in [c for c in event.columns if c.type == T.SET]:
+        col.set_values = _labels(cur)
+
+
+def _enum_values(cur, event, mariadb):
+    for col in [c for c in event.columns if c.type == T.ENUM]:
+        col.enum_values = _labels(cur)
+
+
+def _geometry_type(cur, event, mariadb):
+    for col in [c for c in event.columns if c.type == T.GEOMETRY]:
+        col.geometry_type = cur.count("geometry type")
+
+
+def _simple_pk(cur, event, mariadb):
+    event.primary_key = []
+    while not cur.at_end():
+        event.primary_key.append(cur.count("primary key column"))
+
+
+def _pk_with_prefix(cur, event, mariadb):
+    event.primary_key = []
+    while not cur.at_end():
+        index, prefix = cur.count("primary key column"), cur.count("prefix length")
+        event.primary_key.append(index)
+        if prefix:
+            event.pk_prefixes[index] = prefix
+
+
+def _visibility(cur, event, mariadb):
+    bits = cur.bytes((len(event.columns) + 7) // 8, "visibility bits")
+    for i, col in enumerate(event.columns):
+        col.extra["visible"] = bool(bits[i >> 3] & (0x80 >> (i & 7)))
+
+
+def _vector_dims(cur, event, mariadb):
+    for col in [c for c in event.columns if c.type == T.VECTOR]:
+        col.vector_dim = cur.count("vector dimensionality")
+
+
+_OPTIONAL_HANDLERS = {
+    SIGNEDNESS: _signedness,
+    DEFAULT_CHARSET: lambda cur, ev, m: _default_charset(cur, _char_columns(ev, m)),
+    COLUMN_CHARSET: lambda cur, ev, m: _column_charset(cur, _char_columns(ev, m)),
+    COLUMN_NAME: _column_names,
+    SET_STR_VALUE: _set_values,
+    ENUM_STR_VALUE: _enum_values,
+    GEOMETRY_TYPE: _geometry_type,
+    SIMPLE_PRIMARY_KEY: _simple_pk,
+    PRIMARY_KEY_WITH_PREFIX: _pk_with_prefix,
+    ENUM_AND_SET_DEFAULT_CHARSET: lambda cur, ev, m: _default_charset(cur, _enum_set_columns(ev)),
+    ENUM_AND_SET_COLUMN_CHARSET: lambda cur, ev, m: _column_charset(cur, _enum_set_columns(ev)),
+    COLUMN_VISIBILITY: _visibility,
+    VECTOR_DIMENSIONALITY: _vector_dims,
+}

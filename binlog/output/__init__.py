@@ -1,0 +1,1 @@
+"""Sinks: JSON Lines and mariadb-binlog -v style text."""

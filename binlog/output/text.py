@@ -1,0 +1,113 @@
+"""``--format text``: close to ``mariadb-binlog -v --base64-output=decode-rows``.
+
+Each event gets its ``# at`` line and a header comment; rows are printed as the
+``###`` pseudo-SQL of mysqlbinlog's verbose mode, with decoded values."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from ..events import (BinlogCheckpointEvent, FormatDescriptionEvent, GtidListEvent,
+                      IntvarEvent, MariaGtidEvent, MysqlGtidEvent, PreviousGtidsEvent,
+                      QueryEvent, RandEvent, RotateEvent, RowsEvent, RowsQueryEvent,
+                      TableMapEvent, UnknownEvent, UserVarEvent, XaPrepareEvent, XidEvent)
+from .values import bytes_renderer, render_row
+
+_SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}
+
+
+def _when(ts: int) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%y%m%d %H:%M:%S")
+
+
+def _describe(event) -> str:
+    if isinstance(event, FormatDescriptionEvent):
+        return f"Start: binlog v {event.fde.binlog_version}, server v {event.fde.server_version}"
+    if isinstance(event, QueryEvent):
+        return f"Query\tthread_id={event.thread_id}\texec_time={event.exec_time}\terror_code={event.error_code}"
+    if isinstance(event, TableMapEvent):
+        return f"Table_map: `{event.db}`.`{event.table}` mapped to number {event.table_id}"
+    if isinstance(event, RowsEvent):
+        flags = " flags: STMT_END_F" if event.statement_end else ""
+        return f"{event.type_name}: table id {event.table_id}{flags}"
+    if isinstance(event, MariaGtidEvent):
+        return f"GTID {event.gtid}" + (f" cid={event.commit_id}" if event.commit_id else "")
+    if isinstance(event, MysqlGtidEvent):
+        return f"GTID {event.gtid or 'ANONYMOUS'}"
+    if isinstance(event, GtidListEvent):
+        return "Gtid list [" + ",\n# ".join(f"{d}-{s}-{n}" for d, s, n in event.gtids) + "]"
+    if isinstance(event, BinlogCheckpointEvent):
+        return f"Binlog checkpoint {event.log_file}"
+    if isinstance(event, PreviousGtidsEvent):
+        return f"Previous-GTIDs {event.gtid_set}"
+    if isinstance(event, XidEvent):
+        return f"Xid = {event.xid}"
+    if isinstance(event, RotateEvent):
+        return f"Rotate to {event.next_file}  pos: {event.position}"
+    if isinstance(event, IntvarEvent):
+        return f"Intvar {'LAST_INSERT_ID' if event.kind == 1 else 'INSERT_ID'}={event.value}"
+    if isinstance(event, RandEvent):
+        return f"Rand seeds {event.seed1},{event.seed2}"
+    if isinstance(event, UserVarEvent):
+        return f"User_var @`{event.name}`" + ("=NULL" if event.is_null else "")
+    if isinstance(event, XaPrepareEvent):
+        return f"XA PREPARE X'{event.gtrid.hex()}',X'{event.bqual.hex()}',{event.format_id}"
+    if isinstance(event, UnknownEvent):
+        return f"Unknown event type {event.header.type_code} ({len(event.body)} bytes, not decoded)"
+    return event.type_name
+
+
+def _literal(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False, default=str)
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+class TextWriter:
+    def __init__(self, out, binary_encoding: str = "hex"):
+        self.out = out
+        self.render_bytes = bytes_renderer(binary_encoding)
+
+    def _emit(self, text: str) -> None:
+        self.out.write(text.encode("utf-8", "surrogateescape"))
+
+    def event(self, item) -> None:
+        event = item.event
+        h = event.header
+        lines = [f"# at {h.offset}",
+                 f"#{_when(h.timestamp)} server id {h.server_id}  end_log_pos {h.log_pos} \t{_describe(event)}"]
+        if isinstance(event, (QueryEvent,)):
+            if event.db:
+                lines.append(f"use `{event.db}`/*!*/;")
+            lines.append(f"{event.query}\n/*!*/;")
+        elif isinstance(event, RowsQueryEvent):
+            lines.append("#Q> " + event.query.replace("\n", "\n#Q> "))
+        self._emit("\n".join(lines) + "\n")
+
+    def write(self, change) -> None:
+        name = f"`{change.db}`.`{change.table}`"
+        lines = [f"### {_SQL_VERB[change.op]} {name}"]
+        before = render_row(change.before, change.plan, self.render_bytes)
+        after = render_row(change.after, change.plan, self.render_bytes)
+        if before is not None:
+            lines.append("### WHERE")
+            lines.extend(self._assignments(before))
+        if after is not None:
+            lines.append("### SET")
+            lines.extend(self._assignments(after))
+        self._emit("\n".join(lines) + "\n")
+
+    @staticmethod
+    def _assignments(row: dict) -> list[str]:
+        return [f"###   {key if key.startswith('@') else '@`' + key + '`'}={_literal(value)}"
+                for key, value in row.items()]

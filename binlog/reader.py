@@ -1,0 +1,140 @@
+"""Row changes from binlog files: events joined with their TABLE_MAPs and decoded.
+
+``BinlogReader(paths, ...).items()`` yields every event (``SourceEvent``) and, after
+each rows event, its ``RowChange``s; ``changes()`` yields only the row changes.
+Position and time filters follow mysqlbinlog: ``start_position`` applies to the first
+file and ``stop_position`` to the last; events before ``start_datetime`` are skipped and
+reading stops at the first event at or after ``stop_datetime``.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .errors import MissingTableMapError
+from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, RowsEvent,
+                     TableMapEvent, UnknownEvent)
+from .rows import DecodePlan, build_plan, decode_rows
+from .sources.file import expand_paths, read_events
+
+
+@dataclass(slots=True)
+class RowChange:
+    file: str
+    pos: int
+    ts: int
+    server_id: int
+    gtid: str | None
+    db: str
+    table: str
+    op: str
+    before: dict | None
+    after: dict | None
+    plan: DecodePlan
+
+
+@dataclass(slots=True)
+class SourceEvent:
+    file: str
+    event: object
+
+
+@dataclass
+class ReadStats:
+    events: Counter = field(default_factory=Counter)
+    rows: Counter = field(default_factory=Counter)
+    unknown: list = field(default_factory=list)
+    files: int = 0
+    bytes: int = 0
+
+
+class BinlogReader:
+    def __init__(self, paths, *, verify_checksums: bool = True, start_position: int | None = None,
+                 stop_position: int | None = None, start_datetime: int | None = None,
+                 stop_datetime: int | None = None, tz=None,
+                 on_unknown: Callable[[str, UnknownEvent], None] | None = None):
+        self.files = expand_paths(paths)
+        self.verify_checksums = verify_checksums
+        self.start_position = start_position
+        self.stop_position = stop_position
+        self.start_datetime = start_datetime
+        self.stop_datetime = stop_datetime
+        self.tz = tz
+        self.on_unknown = on_unknown
+        self.stats = ReadStats()
+        self._plans: dict[tuple, DecodePlan] = {}
+
+    def changes(self) -> Iterator[RowChange]:
+        for item in self.items():
+            if isinstance(item, RowChange):
+                yield item
+
+    def items(self) -> Iterator:
+        for number, path in enumerate(self.files):
+            first, last = number == 0, number == len(self.files) - 1
+            done = yield from self._read_file(path, self.start_position if first else None,
+                                              self.stop_position if last else None)
+            if done:
+                return
+
+    def _read_file(self, path: Path, start: int | None, stop: int | None):
+        name = path.name
+        table_maps: dict[int, tuple[TableMapEvent, DecodePlan | None]] = {}
+        gtid = None
+        fde = None
+        self.stats.files += 1
+        for event in read_events(path, verify_checksums=self.verify_checksums, start_position=start):
+            header = event.header
+            if stop is not None and header.offset >= stop:
+                return True
+            if self.stop_datetime is not None and header.timestamp >= self.stop_datetime and header.timestamp:
+                return True
+            self.stats.events[event.type_name] += 1
+            self.stats.bytes += header.event_size
+            if isinstance(event, FormatDescriptionEvent):
+                fde = event.fde
+                table_maps.clear()
+            elif isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
+                gtid = event.gtid
+            elif isinstance(event, TableMapEvent):
+                table_maps[event.table_id] = (event, None)
+            elif isinstance(event, UnknownEvent):
+                self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
+                if self.on_unknown:
+                    self.on_unknown(name, event)
+            if self.start_datetime is not None and header.timestamp < self.start_datetime:
+                continue
+            yield SourceEvent(name, event)
+            if isinstance(event, RowsEvent):
+                yield from self._changes(name, event, table_maps, gtid, fde)
+        return False
+
+    def _changes(self, name, event: RowsEvent, table_maps, gtid, fde):
+        entry = table_maps.get(event.table_id)
+        if entry is None:
+            raise MissingTableMapError(
+                f"rows event for table_id {event.table_id} has no TABLE_MAP before it",
+                source=name, event_offset=event.offset, event_type=event.type_name,
+                hint="start reading at the transaction's start (its GTID or BEGIN), not inside it")
+        table_map, plan = entry
+        if plan is None:
+            plan = self._plan(table_map, fde)
+            table_maps[event.table_id] = (table_map, plan)
+        header = event.header
+        for before, after in decode_rows(event, plan):
+            self.stats.rows[plan.qualified_name] += 1
+            yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
+                            plan.db, plan.table, event.kind, before, after, plan)
+
+    def _plan(self, table_map: TableMapEvent, fde) -> DecodePlan:
+        known_zero = not (fde.writes_legacy_hires if fde is not None else True)
+        key = (table_map.db, table_map.table, known_zero,
+               tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
+                      c.set_values, c.nullable) for c in table_map.columns))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz)
+            self._plans[key] = plan
+        return plan

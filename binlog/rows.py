@@ -1,0 +1,187 @@
+"""Row images: a rows event decoded against its TABLE_MAP.
+
+A ``DecodePlan`` is built once per table layout (the TABLE_MAP's types and metadata,
+plus what the schema adds) and reused for every row: it holds the column descriptions
+and one decoder per column, so a row is a straight walk.  Columns whose decoder cannot
+be chosen (a legacy temporal with unknown precision) get a decoder that raises when -
+and only when - a non-NULL value of that column has to be read.
+
+Row image layout (``sql/log_event_client.cc`` print_verbose_one_row; MySQL
+``sql/rpl_record.cc`` unpack_row): a NULL bitmap with one bit per *present* column,
+then the values of the present non-NULL columns in column order.  UPDATE rows are a
+before image then an after image.  PARTIAL_UPDATE_ROWS puts between them a packed
+value_options and, when it is 1, one bit per JSON column of the table saying which
+after-image JSON values are diffs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .column import Column
+from .constants import ColumnType as T
+from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
+from .events.rows import UPDATE, RowsEvent
+from .events.table_map import TableMapEvent
+
+LEGACY_TEMPORALS = (T.TIMESTAMP, T.DATETIME, T.TIME)
+
+REMEDY = ("give the table's schema so the column's precision N is known "
+          "(a CREATE TABLE/mysqldump --no-data file, or the schema store); "
+          "the binlog of MariaDB 5.3+ does not record N for legacy TIMESTAMP/DATETIME/TIME columns")
+
+
+@dataclass
+class DecodePlan:
+    db: str
+    table: str
+    columns: list[Column]
+    decoders: list
+    json_columns: list[int]
+    by_key: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.by_key = {c.key: c for c in self.columns}
+
+    def column_by_key(self, key):
+        return self.by_key.get(key)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.db}.{self.table}"
+
+
+def _deferred_error(error: BinlogError):
+    def decode(buf, pos, end, col):
+        raise error
+    return decode
+
+
+def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, tz=None,
+               schema=None) -> DecodePlan:
+    """Plan for a TABLE_MAP.  ``legacy_precision_known_zero``: the writer cannot produce
+    MariaDB hires legacy columns (MySQL, or MariaDB < 5.3), so 7/12/11 mean N = 0.
+    ``schema`` (optional) maps column index -> dict of known attributes (precision,
+    name, unsigned...), supplied by the schema store."""
+    from .types import decoder_for
+
+    columns, decoders = [], []
+    for col in table_map.columns:
+        col = replace(col, extra=dict(col.extra))
+        if tz is not None:
+            col.tz = tz
+        if schema and col.index in schema:
+            for key, value in schema[col.index].items():
+                if value is not None:
+                    setattr(col, key, value)
+        if col.type in LEGACY_TEMPORALS and col.precision is None and legacy_precision_known_zero:
+            col.precision = 0
+        try:
+            decoder = decoder_for(col)
+        except PrecisionUnknownError as exc:
+            exc.add_context(table=table_map.qualified_name, column=col.label)
+            exc.hint = exc.hint or REMEDY
+            decoder = _deferred_error(exc)
+        except BinlogError as exc:
+            exc.add_context(table=table_map.qualified_name, column=col.label)
+            decoder = _deferred_error(exc)
+        columns.append(col)
+        decoders.append(decoder)
+    json_columns = [c.index for c in columns if c.type == T.JSON]
+    return DecodePlan(table_map.db, table_map.table, columns, decoders, json_columns)
+
+
+def present_columns(bitmap: bytes, width: int) -> list[int]:
+    return [i for i in range(width) if bitmap[i >> 3] >> (i & 7) & 1]
+
+
+def decode_rows(event: RowsEvent, plan: DecodePlan):
+    """Yield (before, after) per row; dicts keyed by column key (name or @n)."""
+    if event.width != len(plan.columns):
+        raise MalformedEventError(
+            f"rows event has {event.width} columns, its TABLE_MAP has {len(plan.columns)}",
+            table=plan.qualified_name)
+    data, end = event.data, len(event.data)
+    present = present_columns(event.present, event.width)
+    present_after = present_columns(event.present_after, event.width) if event.present_after else None
+    pos = 0
+    while pos < end:
+        if event.kind == UPDATE:
+            before, pos = _image(event, plan, present, pos, end)
+            partial_bits, pos = _partial_bits(event, plan, pos, end) if event.partial else (None, pos)
+            after, pos = _image(event, plan, present_after, pos, end, partial_bits, before)
+            yield before, after
+        elif event.kind == "insert":
+            after, pos = _image(event, plan, present, pos, end)
+            yield None, after
+        else:
+            before, pos = _image(event, plan, present, pos, end)
+            yield before, None
+
+
+def _image(event, plan, present, pos, end, partial_bits=None, before=None):
+    nbytes = (len(present) + 7) >> 3
+    if pos + nbytes > end:
+        raise _at(TruncatedError(f"need {nbytes} bytes for the NULL bitmap, {end - pos} left"),
+                  event, plan, pos)
+    data = event.data
+    nulls = data[pos:pos + nbytes]
+    pos += nbytes
+    columns, decoders = plan.columns, plan.decoders
+    row = {}
+    for k, ci in enumerate(present):
+        col = columns[ci]
+        if nulls[k >> 3] >> (k & 7) & 1:
+            row[col.key] = None
+            continue
+        start = pos
+        try:
+            if partial_bits is not None and ci in partial_bits:
+                value, pos = _json_diff_value(data, pos, end, col, before)
+            else:
+                value, pos = decoders[ci](data, pos, end, col)
+        except BinlogError as exc:
+            raise _at(exc, event, plan, start, col)
+        row[col.key] = value
+    return row, pos
+
+
+def _partial_bits(event, plan, pos, end):
+    from .cursor import Cursor
+
+    cur = Cursor(event.data, pos, end)
+    options = cur.count("value_options")
+    if options > 1:
+        raise _at(MalformedEventError(f"value_options {options} is not 0 or 1"), event, plan, pos)
+    if not options:
+        return set(), cur.pos
+    bits = cur.bitmap(len(plan.json_columns), "partial JSON bits")
+    partial = {ci for k, ci in enumerate(plan.json_columns) if bits[k >> 3] >> (k & 7) & 1}
+    return partial, cur.pos
+
+
+def _json_diff_value(data, pos, end, col, before):
+    from .types import apply_json_diffs, parse_json_diffs
+
+    if before is None or col.key not in before:
+        raise MalformedEventError("partial JSON update without the column in the before image")
+    nbytes = col.meta or 4
+    if pos + nbytes > end:
+        raise TruncatedError(f"need {nbytes} bytes for the JSON diff length, {end - pos} left")
+    length = int.from_bytes(data[pos:pos + nbytes], "little")
+    pos += nbytes
+    if pos + length > end:
+        raise TruncatedError(f"need {length} bytes of JSON diffs, {end - pos} left")
+    diffs = parse_json_diffs(data, pos, pos + length)
+    return apply_json_diffs(before[col.key], diffs), pos + length
+
+
+def _at(exc: BinlogError, event: RowsEvent, plan: DecodePlan, pos: int, col: Column | None = None):
+    """Add where in the file (or in the decompressed rows block) the failure is."""
+    exc.add_context(table=plan.qualified_name, column=col.label if col else None,
+                    event_offset=event.offset, event_type=event.type_name)
+    if event.compressed:
+        exc.message += f" (byte {pos} of the decompressed rows data)"
+        exc.add_context(field_offset=event.data_offset)
+    else:
+        exc.add_context(field_offset=event.data_offset + pos)
+    return exc
