@@ -1,0 +1,36 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
+
+.PHONY: install install-dev server-deps demo test samples
+
+install:
+	$(PIP) install -q -e .
+
+install-dev:
+	$(PIP) install -q -e '.[dev]'
+
+# Tests start a real mariadbd on loopback: install Debian's server when it is absent.
+server-deps:
+	@if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then \
+		echo "installing Debian's mariadb-server (needed by the tests)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null; \
+	fi
+
+demo: install
+	@echo "== binlog dump --format text (first events and rows of $(DEMO_SAMPLE)) =="
+	@binlog dump --format text $(DEMO_SAMPLE) | head -n 60
+	@echo
+	@echo "== binlog dump --format json (first rows) =="
+	@binlog dump --format json $(DEMO_SAMPLE) | head -n 8
+	@echo
+	@echo "== a legacy MariaDB 5.3 temporal binlog without a schema: a clear error, not a wrong row =="
+	@binlog dump samples/mariadb-10.11/legacy_temporal.binlog > /dev/null || true
+
+test: install-dev server-deps
+	PATH="$$PATH:/usr/sbin" $(PYTHON) -m pytest -q
+
+# Regenerate the sample corpus on the local mariadbd (see samples/README.md).
+samples: install-dev server-deps
+	PATH="$$PATH:/usr/sbin" $(PYTHON) samples/generate.py
