@@ -29,7 +29,7 @@ demo: install
 	@binlog dump samples/mariadb-10.11/legacy_temporal.binlog > /dev/null || true
 
 test: install-dev server-deps
-	PATH="$$PATH:/usr/sbin" $(PYTHON) -m pytest -q
+	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 $(PYTHON) -m pytest -q
 
 # Regenerate the sample corpus on the local mariadbd (see samples/README.md).
 samples: install-dev server-deps
