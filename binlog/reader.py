@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import MissingTableMapError
+from .errors import BinlogError, MissingTableMapError
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, RowsEvent,
                      TableMapEvent, UnknownEvent)
 from .rows import DecodePlan, build_plan, decode_rows
@@ -123,10 +123,13 @@ class BinlogReader:
             plan = self._plan(table_map, fde)
             table_maps[event.table_id] = (table_map, plan)
         header = event.header
-        for before, after in decode_rows(event, plan):
-            self.stats.rows[plan.qualified_name] += 1
-            yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
-                            plan.db, plan.table, event.kind, before, after, plan)
+        try:
+            for before, after in decode_rows(event, plan):
+                self.stats.rows[plan.qualified_name] += 1
+                yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
+                                plan.db, plan.table, event.kind, before, after, plan)
+        except BinlogError as exc:
+            raise exc.add_context(source=name)
 
     def _plan(self, table_map: TableMapEvent, fde) -> DecodePlan:
         known_zero = not (fde.writes_legacy_hires if fde is not None else True)

@@ -30,6 +30,18 @@ REMEDY = ("give the table's schema so the column's precision N is known "
           "the binlog of MariaDB 5.3+ does not record N for legacy TIMESTAMP/DATETIME/TIME columns")
 
 
+@dataclass(frozen=True)
+class PartialJson:
+    """JSON diffs of a PARTIAL_UPDATE_ROWS after image whose base document is not in
+    the before image (binlog_row_image=MINIMAL): rendered as {"$json_diffs": [...]}."""
+    diffs: tuple
+
+    def as_json(self) -> dict:
+        ops = {0: "replace", 1: "insert", 2: "remove"}
+        return {"$json_diffs": [{"op": ops.get(d[0], d[0]), "path": d[1],
+                                 **({"value": d[2]} if d[0] != 2 else {})} for d in self.diffs]}
+
+
 @dataclass
 class DecodePlan:
     db: str
@@ -160,19 +172,13 @@ def _partial_bits(event, plan, pos, end):
 
 
 def _json_diff_value(data, pos, end, col, before):
-    from .types import apply_json_diffs, parse_json_diffs
+    from .types import apply_json_diffs, decode_json_diffs
 
-    if before is None or col.key not in before:
-        raise MalformedEventError("partial JSON update without the column in the before image")
-    nbytes = col.meta or 4
-    if pos + nbytes > end:
-        raise TruncatedError(f"need {nbytes} bytes for the JSON diff length, {end - pos} left")
-    length = int.from_bytes(data[pos:pos + nbytes], "little")
-    pos += nbytes
-    if pos + length > end:
-        raise TruncatedError(f"need {length} bytes of JSON diffs, {end - pos} left")
-    diffs = parse_json_diffs(data, pos, pos + length)
-    return apply_json_diffs(before[col.key], diffs), pos + length
+    diffs, pos = decode_json_diffs(data, pos, end, col)
+    if before is None or before.get(col.key) is None:
+        # MINIMAL images: the document the diffs apply to is not in the binlog.
+        return PartialJson(tuple(diffs)), pos
+    return apply_json_diffs(before[col.key], diffs), pos
 
 
 def _at(exc: BinlogError, event: RowsEvent, plan: DecodePlan, pos: int, col: Column | None = None):

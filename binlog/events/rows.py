@@ -20,7 +20,7 @@ from ..compression import mariadb_uncompress
 from ..constants import EventType as E
 from ..errors import BinlogError, MalformedEventError
 from ..registry import register
-from .base import Event, OpaqueEvent
+from .base import Event, UnknownEvent
 from .table_map import read_table_id
 
 WRITE, UPDATE, DELETE = "insert", "update", "delete"
@@ -62,10 +62,11 @@ class RowsEvent(Event):
 
 def _decode_rows(cur, ctx, header):
     code = header.type_code
-    if ctx.fde.post_header(code, 8) == 0:
-        # The writer's FDE gives this code no post-header: it is not the rows event we
-        # know (a 5.2 development build reused code 20 in ver_5_1-wl2325_s.001).
-        return OpaqueEvent(header, cur.rest())
+    if ctx.fde.post_header(code, 8) not in (6, 8, 10):
+        # The writer's FDE gives this code a post-header no rows event has: in its
+        # numbering the code means something else (a 5.2 development build numbered
+        # XID 20 and the LOAD events 21/22, ver_5_1-wl2325_s.001).  Report it unknown.
+        return UnknownEvent(header, cur.rest())
     table_id = read_table_id(cur, ctx, code)
     flags = cur.u16("flags")
     extra = b""

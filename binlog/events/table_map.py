@@ -114,6 +114,25 @@ def _read_optional_metadata(cur: Cursor, event: TableMapEvent, mariadb: bool) ->
         if handler is not None:
             handler(value, event, mariadb)
             value.expect_end(f"optional metadata field {kind}")
+    _decode_labels(event)
+
+
+def _decode_labels(event: TableMapEvent) -> None:
+    """ENUM/SET labels are in the column's charset, which a later TLV may give."""
+    for col in event.columns:
+        for attr in ("enum_values", "set_values"):
+            raw = col.extra.pop(attr, None)
+            if raw is not None:
+                setattr(col, attr, tuple(_label_text(label, col.encoding) for label in raw))
+
+
+def _label_text(raw: bytes, encoding: str | None) -> str:
+    if encoding:
+        try:
+            return raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError):
+            pass
+    return raw.decode("utf-8", "replace")
 
 
 def _signedness(cur, event, mariadb):
@@ -162,17 +181,17 @@ def _column_names(cur, event, mariadb):
 
 
 def _labels(cur):
-    return tuple(_name(cur.lenenc_bytes("label")) for _ in range(cur.count("label count")))
+    return tuple(cur.lenenc_bytes("label") for _ in range(cur.count("label count")))
 
 
 def _set_values(cur, event, mariadb):
     for col in [c for c in event.columns if c.type == T.SET]:
-        col.set_values = _labels(cur)
+        col.extra["set_values"] = _labels(cur)
 
 
 def _enum_values(cur, event, mariadb):
     for col in [c for c in event.columns if c.type == T.ENUM]:
-        col.enum_values = _labels(cur)
+        col.extra["enum_values"] = _labels(cur)
 
 
 def _geometry_type(cur, event, mariadb):

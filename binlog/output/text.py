@@ -66,7 +66,7 @@ def _literal(value) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, Decimal):
-        return str(value)
+        return format(value, "f")
     if isinstance(value, (dict, list)):
         value = json.dumps(value, ensure_ascii=False, default=str)
     text = str(value).replace("\\", "\\\\").replace("'", "\\'")

@@ -22,7 +22,9 @@ def render_row(row: dict | None, plan, render_bytes) -> dict | None:
         if isinstance(value, (bytes, bytearray)):
             value = _render_bytes(value, plan, key, render_bytes)
         elif isinstance(value, Decimal):
-            value = str(value)
+            value = format(value, "f")   # exact digits, never exponent form (0E-30)
+        elif hasattr(value, "as_json"):
+            value = value.as_json()
         out[key] = value
     return out
 
@@ -43,7 +45,7 @@ _ALWAYS_BINARY = {255}
 
 def json_default(value):
     if isinstance(value, Decimal):
-        return str(value)
+        return format(value, "f")
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).hex()
     raise TypeError(f"cannot render {type(value).__name__}")

@@ -1,0 +1,160 @@
+"""Character and binary columns: VARCHAR (15), VAR_STRING (253), CHAR/BINARY (254),
+BLOB/TEXT (249-252), and MariaDB's compressed BLOB_COMPRESSED (140) / VARCHAR_COMPRESSED (141).
+
+Row images (sql/field.cc Field_varstring::pack, Field_string::pack, Field_blob::pack):
+- VARCHAR: 1-byte length if col.length (max bytes, the metadata) <= 255, else 2-byte LE.
+- CHAR/BINARY: 1-byte length, 2-byte LE when col.length > 255; the server already
+  stripped trailing pad, so the bytes are returned as they are.
+- BLOB: LE length in col.length (= metadata, 1..4) bytes.
+The value is ``str`` when col.encoding is set (strict decode; failure is a
+MalformedEventError naming the charset), else ``bytes``.
+
+Compressed columns (MariaDB sql/field_comp.cc, Field_longstr::uncompress) are framed like
+BLOB / VARCHAR; the payload is empty for '' or starts with one header byte:
+- 0x00: the rest is the value, stored uncompressed;
+- bit 7 set, bits 4-7 the method (8 = zlib, the only one), bit 3 set = raw deflate
+  (column_compression_zlib_wrap=OFF, the default) else a zlib stream, bits 0-2 = n:
+  then the original length as n bytes big-endian, then the deflate data.
+VARCHAR_COMPRESSED metadata is the field length + 1 (the header byte).
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ..constants import BINARY_COLLATION
+from ..charsets import COLLATIONS
+from ._common import malformed, read_framed, truncated
+
+MAX_UNCOMPRESSED = 1 << 30  # refuse to inflate more than 1 GiB
+
+
+def to_text(data: bytes, col):
+    encoding = col.encoding
+    if encoding is None:
+        return data
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        charset = COLLATIONS.get(col.collation, "unknown charset")
+        raise malformed(f"bytes are not valid {charset} (collation {col.collation}, "
+                        f"codec {encoding}): {exc}") from exc
+
+
+def decode_varchar(buf, pos, end, col):
+    size = 1 if col.length <= 255 else 2
+    data, pos = read_framed(buf, pos, end, size, "VARCHAR")
+    if col.length and len(data) > col.length:
+        raise malformed(f"VARCHAR value of {len(data)} bytes exceeds the column's {col.length}")
+    return to_text(data, col), pos
+
+
+def decode_string(buf, pos, end, col):
+    size = 1 if col.length <= 255 else 2
+    data, pos = read_framed(buf, pos, end, size, "CHAR")
+    if col.length and len(data) > col.length:
+        raise malformed(f"CHAR value of {len(data)} bytes exceeds the column's {col.length}")
+    if col.collation == BINARY_COLLATION and len(data) < col.length:
+        # BINARY(N) is stored padded with 0x00 to N bytes; Field_string::pack strips the
+        # padding for the binlog, so put it back to give the value the server holds.
+        data = bytes(data) + b"\0" * (col.length - len(data))
+    return to_text(data, col), pos
+
+
+def _prefix_size(col, what: str) -> int:
+    size = col.length
+    if not 1 <= size <= 4:
+        raise malformed(f"invalid {what} length-prefix size {size}")
+    return size
+
+
+def decode_blob(buf, pos, end, col):
+    data, pos = read_framed(buf, pos, end, _prefix_size(col, "BLOB"), "BLOB")
+    return to_text(data, col), pos
+
+
+def uncompress_column(data: bytes) -> bytes:
+    """Payload of a MariaDB compressed column -> the original bytes."""
+    if not data:
+        return b""
+    header = data[0]
+    method = header >> 4
+    if method == 0:
+        return data[1:]
+    if method != 8:
+        raise malformed(f"unknown column compression method {method} (header 0x{header:02x})")
+    lenlen = header & 7
+    if len(data) < 1 + lenlen:
+        raise malformed(f"compressed column value too short for its {lenlen}-byte length")
+    expected = int.from_bytes(data[1:1 + lenlen], "big")
+    if expected > MAX_UNCOMPRESSED:
+        raise malformed(f"compressed column claims {expected} bytes, over the 1 GiB cap")
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS if header & 8 else zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data[1 + lenlen:], expected)
+    except zlib.error as exc:
+        raise malformed(f"corrupt compressed column value: {exc}") from exc
+    if not inflater.eof:
+        raise malformed(f"compressed column value does not inflate to its stated {expected} bytes")
+    return out
+
+
+def decode_blob_compressed(buf, pos, end, col):
+    data, pos = read_framed(buf, pos, end, _prefix_size(col, "BLOB"), "compressed BLOB")
+    return to_text(uncompress_column(data), col), pos
+
+
+def decode_varchar_compressed(buf, pos, end, col):
+    size = 1 if col.length <= 255 else 2
+    data, pos = read_framed(buf, pos, end, size, "compressed VARCHAR")
+    return to_text(uncompress_column(data), col), pos
+
+
+def decode_geometry(buf, pos, end, col):
+    """u{meta} LE length, then 4-byte LE SRID + WKB; returned as bytes (what HEX(col) shows)."""
+    return read_framed(buf, pos, end, _prefix_size(col, "GEOMETRY"), "GEOMETRY")
+
+
+def decode_vector(buf, pos, end, col):
+    """MySQL 9 VECTOR (242): framed like BLOB (meta = prefix size, 4), then float32 LE values
+    (libs/mysql/binlog/event/binary_log_funcs.cpp calc_field_size)."""
+    data, pos = read_framed(buf, pos, end, _prefix_size(col, "VECTOR"), "VECTOR")
+    if len(data) % 4:
+        raise malformed(f"VECTOR value of {len(data)} bytes is not a whole number of floats")
+    return list(struct.unpack(f"<{len(data) // 4}f", data)), pos
+
+
+# --- ENUM / SET ---------------------------------------------------------------------------
+
+def decode_enum(buf, pos, end, col):
+    """LE index in col.length (1 or 2) bytes; 0 is ''."""
+    n = col.length
+    if n not in (1, 2):
+        raise malformed(f"invalid ENUM pack length {n}")
+    if end - pos < n:
+        raise truncated(n, "ENUM", end - pos)
+    idx = buf[pos] if n == 1 else buf[pos] | buf[pos + 1] << 8
+    labels = col.enum_values
+    if labels is None:
+        return idx, pos + n
+    if idx == 0:
+        return "", pos + n
+    if idx > len(labels):
+        raise malformed(f"ENUM index {idx} beyond the column's {len(labels)} values")
+    return labels[idx - 1], pos + n
+
+
+def decode_set(buf, pos, end, col):
+    """LE bitmask in col.length (1, 2, 3, 4 or 8) bytes."""
+    n = col.length
+    if n not in (1, 2, 3, 4, 8):
+        raise malformed(f"invalid SET pack length {n}")
+    if end - pos < n:
+        raise truncated(n, "SET", end - pos)
+    mask = int.from_bytes(buf[pos:pos + n], "little")
+    labels = col.set_values
+    if labels is None:
+        return mask, pos + n
+    if mask >> len(labels):
+        raise malformed(f"SET bitmask 0x{mask:x} has bits beyond the column's {len(labels)} values")
+    return ",".join(label for i, label in enumerate(labels) if mask >> i & 1), pos + n

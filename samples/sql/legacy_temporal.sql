@@ -1,0 +1,59 @@
+-- mysql56_temporal_format=OFF (server option) when the tables are created: MariaDB 5.3
+-- "hires" legacy format. TABLE_MAP types 7/12/11 carry no precision; the row image has
+-- extra big-endian fraction bytes for N > 0. Names are in the binlog (FULL metadata),
+-- only N is missing: decoding needs an external schema (see the tables' column_type
+-- "... /* mariadb-5.3 */" in the expected file).
+SET timestamp = 1700000000;
+SET sql_mode = '';
+CREATE DATABASE lt CHARACTER SET utf8mb4;
+USE lt;
+CREATE TABLE ts_legacy (
+  id INT NOT NULL PRIMARY KEY,
+  ts0 TIMESTAMP NULL DEFAULT NULL, ts1 TIMESTAMP(1) NULL DEFAULT NULL,
+  ts2 TIMESTAMP(2) NULL DEFAULT NULL, ts3 TIMESTAMP(3) NULL DEFAULT NULL,
+  ts4 TIMESTAMP(4) NULL DEFAULT NULL, ts5 TIMESTAMP(5) NULL DEFAULT NULL,
+  ts6 TIMESTAMP(6) NULL DEFAULT NULL
+);
+INSERT INTO ts_legacy VALUES
+  (1, '1970-01-01 00:00:01', '1970-01-01 00:00:01.1', '1970-01-01 00:00:01.01', '1970-01-01 00:00:01.001', '1970-01-01 00:00:01.0001', '1970-01-01 00:00:01.00001', '1970-01-01 00:00:01.000001'),
+  (2, '2038-01-19 03:14:07', '2038-01-19 03:14:07.9', '2038-01-19 03:14:07.99', '2038-01-19 03:14:07.999', '2038-01-19 03:14:07.9999', '2038-01-19 03:14:07.99999', '2038-01-19 03:14:07.999999'),
+  (3, '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147'),
+  (4, '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00'),
+  (5, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO ts_legacy (id, ts0, ts3, ts6) VALUES (6, NOW(), NOW(3), NOW(6));
+UPDATE ts_legacy SET ts2 = '2022-11-10 21:12:33.99', ts6 = '2000-02-29 12:34:56.000001' WHERE id = 3;
+DELETE FROM ts_legacy WHERE id = 1;
+CREATE TABLE dt_legacy (
+  id INT NOT NULL PRIMARY KEY,
+  dt0 DATETIME, dt1 DATETIME(1), dt2 DATETIME(2), dt3 DATETIME(3),
+  dt4 DATETIME(4), dt5 DATETIME(5), dt6 DATETIME(6)
+);
+INSERT INTO dt_legacy VALUES
+  (1, '1000-01-01 00:00:00', '1000-01-01 00:00:00.0', '1000-01-01 00:00:00.00', '1000-01-01 00:00:00.000', '1000-01-01 00:00:00.0000', '1000-01-01 00:00:00.00000', '1000-01-01 00:00:00.000000'),
+  (2, '9999-12-31 23:59:59', '9999-12-31 23:59:59.9', '9999-12-31 23:59:59.99', '9999-12-31 23:59:59.999', '9999-12-31 23:59:59.9999', '9999-12-31 23:59:59.99999', '9999-12-31 23:59:59.999999'),
+  (3, '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00'),
+  (4, '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147', '2022-11-02 11:11:22.326147'),
+  (5, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+UPDATE dt_legacy SET dt3 = '2001-02-03 04:05:06.007' WHERE id = 4;
+DELETE FROM dt_legacy WHERE id = 3;
+CREATE TABLE tm_legacy (
+  id INT NOT NULL PRIMARY KEY,
+  t0 TIME, t1 TIME(1), t2 TIME(2), t3 TIME(3), t4 TIME(4), t5 TIME(5), t6 TIME(6)
+);
+INSERT INTO tm_legacy VALUES
+  (1, '-838:59:59', '-838:59:59.0', '-838:59:59.00', '-838:59:59.000', '-838:59:59.0000', '-838:59:59.00000', '-838:59:59.000000'),
+  (2, '838:59:59', '838:59:59.9', '838:59:59.99', '838:59:59.999', '838:59:59.9999', '838:59:59.99999', '838:59:59.999999'),
+  (3, '00:00:00', '-00:00:00.5', '-00:00:00.5', '-00:00:00.5', '-00:00:00.5', '-00:00:00.5', '-00:00:00.5'),
+  (4, '12:34:56', '12:34:56.7', '12:34:56.78', '12:34:56.789', '12:34:56.7891', '12:34:56.78912', '12:34:56.789123'),
+  (5, '-12:34:56', '-12:34:56.1', '-12:34:56.01', '-12:34:56.001', '-12:34:56.0001', '-12:34:56.00001', '-12:34:56.000001'),
+  (6, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+UPDATE tm_legacy SET t2 = '-838:59:59.99', t6 = '00:00:00.000001' WHERE id = 4;
+DELETE FROM tm_legacy WHERE id = 5;
+-- switch the global format ON: new tables get MySQL 5.6 types, and ANY table-copying
+-- ALTER of a legacy table converts ALL its legacy temporal columns to the 5.6 format
+-- (tm_legacy's TABLE_MAP changes from TIME to TIME2 here; see the step's tables_after).
+SET GLOBAL mysql56_temporal_format = ON;
+CREATE TABLE mixed_format (id INT NOT NULL PRIMARY KEY, new_ts TIMESTAMP(3) NULL DEFAULT NULL);
+ALTER TABLE tm_legacy ADD COLUMN t3_new TIME(3) AFTER t3;
+INSERT INTO tm_legacy VALUES (7, '01:02:03', '01:02:03.4', '01:02:03.45', '01:02:03.456', '01:02:03.456', '01:02:03.4567', '01:02:03.45678', '01:02:03.456789');
+INSERT INTO mixed_format VALUES (1, '2022-11-02 11:11:22.326');

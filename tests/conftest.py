@@ -1,0 +1,79 @@
+"""Shared pytest fixtures.
+
+Real-server fixtures (``mariadb_server``, ``mariadb_factory``) start a private ``mariadbd``
+on loopback from ``tests/support/mariadb_server.py``. Tests using them must be marked
+``@pytest.mark.server``; they are skipped (not failed) when no MariaDB server binary is
+installed, unless ``BINLOG_REQUIRE_SERVER=1`` is set (then a missing server is an error).
+Run only the fast tests with ``pytest -m "not server"``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import pytest
+
+_TESTS = Path(__file__).resolve().parent
+if str(_TESTS) not in sys.path:
+    sys.path.insert(0, str(_TESTS))
+
+from support.mariadb_server import (  # noqa: E402
+    MariaDBNotFoundError,
+    MariaDBServer,
+    find_mariadbd,
+)
+
+REPO_ROOT = _TESTS.parent
+SAMPLES_DIR = REPO_ROOT / "samples"
+
+#: Options of the shared session server.
+SESSION_SERVER_OPTIONS: dict[str, Any] = {"binlog_row_metadata": "FULL"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "server: needs a real mariadbd (started by the tests on loopback)")
+
+
+def _require_mariadbd() -> None:
+    try:
+        find_mariadbd()
+    except MariaDBNotFoundError as exc:
+        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
+            raise
+        pytest.skip(f"no MariaDB server: {exc}")
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[MariaDBServer]:
+    """One shared server for the whole session (binlog_row_metadata=FULL, ROW format).
+
+    Tests share it: create your own database (e.g. named after the test) and do not
+    change global variables without restoring them.
+    """
+    _require_mariadbd()
+    with MariaDBServer(SESSION_SERVER_OPTIONS) as srv:
+        yield srv
+
+
+@pytest.fixture
+def mariadb_factory() -> Iterator[Callable[..., MariaDBServer]]:
+    """Factory: ``srv = mariadb_factory({"binlog_row_image": "MINIMAL"})`` gives a started,
+    fresh server with those extra options; every server it made is stopped and removed
+    at the end of the test."""
+    _require_mariadbd()
+    made: list[MariaDBServer] = []
+
+    def make(options: Mapping[str, Any] | None = None, **kw: Any) -> MariaDBServer:
+        srv = MariaDBServer(options, **kw)
+        made.append(srv)
+        return srv.start()
+
+    try:
+        yield make
+    finally:
+        for srv in made:
+            srv.cleanup()
