@@ -13,11 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .constants import EventType
 from .errors import BinlogError, MissingTableMapError
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, RowsEvent,
                      TableMapEvent, UnknownEvent)
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.file import expand_paths, read_events
+
+
+# Events written when a file is opened or closed carry that moment, not a transaction's:
+# like mysqlbinlog, the datetime filters do not stop on them.
+FILE_HEADER_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT,
+                                EventType.GTID_LIST_EVENT, EventType.BINLOG_CHECKPOINT_EVENT,
+                                EventType.PREVIOUS_GTIDS_LOG_EVENT, EventType.STOP_EVENT})
 
 
 @dataclass(slots=True)
@@ -89,7 +97,8 @@ class BinlogReader:
             header = event.header
             if stop is not None and header.offset >= stop:
                 return True
-            if self.stop_datetime is not None and header.timestamp >= self.stop_datetime and header.timestamp:
+            if (self.stop_datetime is not None and header.timestamp >= self.stop_datetime
+                    and header.type_code not in FILE_HEADER_EVENTS):
                 return True
             self.stats.events[event.type_name] += 1
             self.stats.bytes += header.event_size

@@ -1,0 +1,123 @@
+"""`binlog dump` as a user runs it: output formats, filters, exit codes, messages."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
+CHECKSUM_NONE = SAMPLES / "checksum_none.binlog"     # events listed in checksum_none.events.txt
+TYPES_FULL = SAMPLES / "types_full.binlog"
+
+
+def dump(*args, input_path=None):
+    cmd = [sys.executable, "-m", "binlog.cli", "dump", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def records(result) -> list[dict]:
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_json_contract_fields():
+    rows = records(dump(CHECKSUM_NONE))
+    assert rows
+    first = rows[0]
+    assert list(first) == ["file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "before", "after"]
+    assert first["file"] == "checksum_none.binlog" and first["pos"] == 998
+    assert first["gtid"] == "0-1-3" and first["ts"] == "2023-11-14T22:13:20Z"
+    assert first["op"] == "insert" and first["before"] is None
+    assert first["after"]["id"] == 1 and first["after"]["s"] == "one"
+
+
+def test_position_filters_follow_event_offsets():
+    all_rows = records(dump(CHECKSUM_NONE))
+    # 1123 is the GTID 0-1-4 event; 1362 starts GTID 0-1-5 (server's SHOW BINLOG EVENTS).
+    window = records(dump("--start-position", 1123, "--stop-position", 1362, CHECKSUM_NONE))
+    assert [r["gtid"] for r in window] == ["0-1-4"]
+    assert window == [r for r in all_rows if 1123 <= r["pos"] < 1362]
+
+
+def test_datetime_filters():
+    # Every statement of the sample ran with SET timestamp = 1700000000.
+    assert records(dump("--stop-datetime", "2023-11-14 22:13:20", CHECKSUM_NONE)) == []
+    assert records(dump("--start-datetime", "2023-11-14 22:13:21", CHECKSUM_NONE)) == []
+    everything = records(dump(CHECKSUM_NONE))
+    assert records(dump("--start-datetime", "2023-11-14 22:13:20",
+                        "--stop-datetime", "2023-11-14 22:13:21", CHECKSUM_NONE)) == everything
+    # --timezone says which zone the option is in: 23:13:20 in Paris (UTC+1) is 22:13:20 UTC;
+    # it is also the zone TIMESTAMP values are shown in.
+    paris = records(dump("--timezone", "Europe/Paris", "--start-datetime", "2023-11-14 23:13:20",
+                         CHECKSUM_NONE))
+    assert [r["pos"] for r in paris] == [r["pos"] for r in everything]
+    assert paris[0]["after"]["ts"] == "2023-11-14 23:13:20.123"
+    assert everything[0]["after"]["ts"] == "2023-11-14 22:13:20.123"
+
+
+def test_text_format_reads_like_mariadb_binlog_verbose():
+    result = dump("--format", "text", CHECKSUM_NONE)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "# at 998\n" in out
+    assert "end_log_pos 1096" in out
+    assert "### INSERT INTO `cs`.`t`\n### SET\n###   @`id`=1\n" in out
+    assert "### UPDATE `cs`.`t`\n### WHERE\n" in out
+    assert "GTID 0-1-3" in out and "Xid = 32" in out
+
+
+def test_legacy_temporal_without_schema_exits_1_with_remedy():
+    result = dump(SAMPLES / "legacy_temporal.binlog")
+    assert result.returncode == 1
+    err = result.stderr
+    assert "legacy_temporal.binlog @ " in err and "WRITE_ROWS_EVENT_V1" in err
+    assert "column `" in err and "hint:" in err and "schema" in err
+    assert result.stdout == ""     # nothing decoded wrongly before the stop
+
+
+def test_bad_usage_exits_2():
+    assert dump("--format", "yaml", CHECKSUM_NONE).returncode == 2
+    missing = dump("/nonexistent/binlog.000001")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert dump("--start-datetime", "yesterday", CHECKSUM_NONE).returncode == 2
+    assert dump("--timezone", "Mars/Olympus", CHECKSUM_NONE).returncode == 2
+
+
+def test_checksum_mismatch_names_both_values(tmp_path):
+    data = bytearray(TYPES_FULL.read_bytes())
+    data[1000] ^= 0xFF                       # inside an event body
+    broken = tmp_path / "types_full.binlog"
+    broken.write_bytes(bytes(data))
+    result = dump(broken)
+    assert result.returncode == 1
+    assert "CRC32 mismatch: stored 0x" in result.stderr and "computed 0x" in result.stderr
+
+
+def test_unknown_event_is_reported_not_dropped(tmp_path):
+    data = bytearray(CHECKSUM_NONE.read_bytes())
+    assert data[1096 + 4] == 16               # the XID event at 1096 (no checksums here)
+    data[1096 + 4] = 200                      # a type code nobody defines
+    patched = tmp_path / "patched.binlog"
+    patched.write_bytes(bytes(data))
+    result = dump("--stats", patched)
+    assert result.returncode == 0
+    assert "patched.binlog @ 1096: unknown event type 200" in result.stderr
+    assert "1 unknown event(s) reported" in result.stderr
+    assert records(result) == [dict(r, file="patched.binlog") for r in records(dump(CHECKSUM_NONE))]
+
+
+def test_directory_reads_binlogs_in_index_order():
+    rows = records(dump(SAMPLES / "events_misc"))
+    files = [r["file"] for r in rows]
+    assert files == sorted(files) and len(set(files)) >= 2
+
+
+def test_truncated_file_stops_with_offset(tmp_path):
+    cut = tmp_path / "cut.binlog"
+    cut.write_bytes(CHECKSUM_NONE.read_bytes()[:1100])      # inside the XID at 1096
+    result = dump(cut)
+    assert result.returncode == 1
+    assert "cut.binlog @ 1096" in result.stderr and "truncated" in result.stderr
