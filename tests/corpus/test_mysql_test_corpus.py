@@ -9,7 +9,7 @@ import pytest
 from binlog.errors import BinlogError, IncompleteEventError, MalformedEventError, TruncatedError
 from binlog.reader import BinlogReader, RowChange
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "mysql-test"
+from support.paths import CORPUS
 FILES = sorted(p for p in CORPUS.glob("*") if p.name != "README.md")
 
 # file -> (error class, event offset, event type or None): from the corpus README, with

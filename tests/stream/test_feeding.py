@@ -9,7 +9,7 @@ import pytest
 from binlog.errors import BadMagicError, IncompleteEventError
 from binlog.stream import NEED_DATA, EventStream
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "mysql-test"
+from support.paths import CORPUS
 SAMPLES = ["mysql_type_bit.000001", "mariadb-bin.000001", "transaction_compression.000001",
            "json.binlog.000001"]
 
