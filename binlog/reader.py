@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .constants import EventType
-from .errors import BinlogError, MissingTableMapError
-from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, RowsEvent,
-                     TableMapEvent, UnknownEvent)
+from .errors import BinlogError, MissingTableMapError, PrecisionUnknownError
+from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
+                     RowsEvent, TableMapEvent, UnknownEvent)
+from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.file import expand_paths, read_events
 
@@ -62,7 +63,14 @@ class BinlogReader:
     def __init__(self, paths, *, verify_checksums: bool = True, start_position: int | None = None,
                  stop_position: int | None = None, start_datetime: int | None = None,
                  stop_datetime: int | None = None, tz=None,
-                 on_unknown: Callable[[str, UnknownEvent], None] | None = None):
+                 on_unknown: Callable[[str, UnknownEvent], None] | None = None,
+                 schema=None, infer_precision: bool = False,
+                 on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None):
+        """``schema``: an object with ``attributes(table_map, position)`` giving, per
+        column index, what the binlog lacks (precision of legacy temporals, names,
+        signedness, charsets, labels), and optionally ``observe_query(event, position)``
+        (DDL tracking) and ``record_inferred(db, table, {index: N}, position)``; see
+        schema_store.resolver.  Positions are (file name, event offset)."""
         self.files = expand_paths(paths)
         self.verify_checksums = verify_checksums
         self.start_position = start_position
@@ -71,8 +79,12 @@ class BinlogReader:
         self.stop_datetime = stop_datetime
         self.tz = tz
         self.on_unknown = on_unknown
+        self.schema = schema
+        self.infer_precision = infer_precision
+        self.on_inferred = on_inferred
         self.stats = ReadStats()
         self._plans: dict[tuple, DecodePlan] = {}
+        self._inferred: dict[tuple, dict[int, int]] = {}
 
     def changes(self) -> Iterator[RowChange]:
         for item in self.items():
@@ -109,6 +121,8 @@ class BinlogReader:
                 gtid = event.gtid
             elif isinstance(event, TableMapEvent):
                 table_maps[event.table_id] = (event, None)
+            elif isinstance(event, QueryEvent) and self.schema is not None:
+                self.schema.observe_query(event, (name, header.offset))
             elif isinstance(event, UnknownEvent):
                 self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
                 if self.on_unknown:
@@ -129,24 +143,52 @@ class BinlogReader:
                 hint="start reading at the transaction's start (its GTID or BEGIN), not inside it")
         table_map, plan = entry
         if plan is None:
-            plan = self._plan(table_map, fde)
+            plan = self._plan(table_map, fde, (name, table_map.offset))
             table_maps[event.table_id] = (table_map, plan)
         header = event.header
         try:
-            for before, after in decode_rows(event, plan):
-                self.stats.rows[plan.qualified_name] += 1
-                yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
-                                plan.db, plan.table, event.kind, before, after, plan)
+            # The whole event is decoded before any of its rows is given out: a row is
+            # only trusted once the event's bytes were consumed exactly.
+            try:
+                rows = list(decode_rows(event, plan))
+            except PrecisionUnknownError:
+                if not (self.infer_precision and unknown_legacy_columns(plan)):
+                    raise
+                plan = self._infer(name, event, table_map, plan, fde)
+                table_maps[event.table_id] = (table_map, plan)
+                rows = list(decode_rows(event, plan))
         except BinlogError as exc:
             raise exc.add_context(source=name)
+        self.stats.rows[plan.qualified_name] += len(rows)
+        for before, after in rows:
+            yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
+                            plan.db, plan.table, event.kind, before, after, plan)
 
-    def _plan(self, table_map: TableMapEvent, fde) -> DecodePlan:
+    def _infer(self, name, event, table_map, plan, fde) -> DecodePlan:
+        found = infer_precisions(event, plan)
+        key = (table_map.db, table_map.table, table_map.layout_key())
+        self._inferred.setdefault(key, {}).update(found)
+        if self.schema is not None and hasattr(self.schema, "record_inferred"):
+            self.schema.record_inferred(table_map.db, table_map.table, found, (name, event.offset))
+        if self.on_inferred:
+            self.on_inferred(name, event.offset, plan, found)
+        return self._plan(table_map, fde, (name, table_map.offset))
+
+    def _plan(self, table_map: TableMapEvent, fde, position) -> DecodePlan:
         known_zero = not (fde.writes_legacy_hires if fde is not None else True)
+        attributes = {}
+        if self.schema is not None:
+            attributes = self.schema.attributes(table_map, position) or {}
+        inferred = self._inferred.get((table_map.db, table_map.table, table_map.layout_key()), {})
+        for index, n in inferred.items():
+            attributes.setdefault(index, {}).setdefault("precision", n)
         key = (table_map.db, table_map.table, known_zero,
                tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
-                      c.set_values, c.nullable) for c in table_map.columns))
+                      c.set_values, c.nullable) for c in table_map.columns),
+               tuple(sorted((i, tuple(sorted(a.items()))) for i, a in attributes.items())))
         plan = self._plans.get(key)
         if plan is None:
-            plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz)
+            plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz,
+                              schema=attributes)
             self._plans[key] = plan
         return plan
