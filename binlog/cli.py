@@ -43,7 +43,43 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--no-verify-checksum", action="store_true",
                       help="do not verify CRC32 event checksums")
     dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
+    _schema_options(dump)
+    dump.add_argument("--infer-precision", action="store_true",
+                      help="when no schema knows a legacy temporal column's precision, infer it "
+                           "from the row images (only an unambiguous fit is accepted)")
+    dump.add_argument("--no-track-ddl", action="store_true",
+                      help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
+                           "(followed by default)")
+    _schema_commands(sub)
     return parser
+
+
+def _schema_options(p) -> None:
+    p.add_argument("--schema-ddl", action="append", default=[], metavar="FILE",
+                   help="mysqldump/mariadb-dump --no-data file or CREATE TABLE script, as of "
+                        "the binlog's start (repeatable)")
+    p.add_argument("--schema-store", metavar="PATH",
+                   help="SQLite file keeping versioned schemas (created if missing)")
+    p.add_argument("--schema-from", metavar="DSN",
+                   help="snapshot schemas from a live server, e.g. mysql://user:pw@host:3306/db")
+
+
+def _schema_commands(sub) -> None:
+    schema = sub.add_parser("schema", help="inspect and maintain the schema store")
+    ssub = schema.add_subparsers(dest="schema_command", required=True)
+    set_ = ssub.add_parser("set", help="set a column's type and precision (kept in the store)")
+    set_.add_argument("table", metavar="DB.TABLE")
+    set_.add_argument("column", metavar="@N|NAME", help="1-based column number (@3) or name")
+    set_.add_argument("type", metavar="TYPE", help="TIMESTAMP, DATETIME or TIME")
+    set_.add_argument("precision", type=int, metavar="PRECISION", help="fractional digits, 0..6")
+    set_.add_argument("--schema-store", required=True, metavar="PATH")
+    set_.add_argument("--from-position", metavar="FILE:POS",
+                      help="apply from this binlog position on (default: everywhere)")
+    show = ssub.add_parser("show", help="list tables, or one table's versions")
+    show.add_argument("table", nargs="?", metavar="DB.TABLE")
+    show.add_argument("--schema-store", required=True, metavar="PATH")
+    imp = ssub.add_parser("import", help="import DDL files or a live snapshot into the store")
+    _schema_options(imp)
 
 
 def _zone(name: str):
@@ -75,17 +111,54 @@ def _warn_unknown(name, event):
                      f"({h.event_size} bytes) reported and not decoded\n")
 
 
+def _warn(message: str) -> None:
+    sys.stderr.write(f"binlog: warning: {message}\n")
+
+
+def _report_inferred(name, offset, plan, found) -> None:
+    for index, n in sorted(found.items()):
+        col = plan.columns[index]
+        kind = {7: "TIMESTAMP", 12: "DATETIME", 11: "TIME"}.get(col.type, "?")
+        sys.stderr.write(f"binlog: inferred {plan.qualified_name} column {col.label} {kind}({n}) "
+                         f"from the rows event at {name} @ {offset}\n")
+
+
+def open_schema(args, *, required: bool = False):
+    """The schema store the options describe (None when they name none), loaded."""
+    from schema_store.resolver import SchemaResolver
+    from schema_store.store import SchemaStore
+
+    if not (args.schema_store or args.schema_ddl or args.schema_from or required):
+        return None
+    store = SchemaStore(args.schema_store)
+    for path in args.schema_ddl:
+        try:
+            text = open(path, encoding="utf-8", errors="surrogateescape").read()
+        except OSError as exc:
+            raise UsageError(f"cannot read --schema-ddl {path}: {exc.strerror}") from exc
+        store.import_ddl(text, source=f"ddl:{path}")
+    if args.schema_from:
+        from schema_store.live import import_live
+
+        import_live(store, args.schema_from)
+    return SchemaResolver(store, track_ddl=not getattr(args, "no_track_ddl", False), on_warning=_warn)
+
+
 def run_dump(args) -> int:
     from .output.json_lines import JsonLinesWriter
     from .output.text import TextWriter
     from .reader import BinlogReader, RowChange
 
     zone = _zone(args.timezone)
+    # DDL in the binlog is followed by default (an in-memory store when no --schema-store):
+    # a CREATE TABLE inside the binlog gives its legacy columns' precision.
+    schema = open_schema(args, required=not args.no_track_ddl)
     reader = BinlogReader(args.paths, verify_checksums=not args.no_verify_checksum,
                           start_position=args.start_position, stop_position=args.stop_position,
                           start_datetime=_epoch(args.start_datetime, zone),
                           stop_datetime=_epoch(args.stop_datetime, zone), tz=zone,
-                          on_unknown=_warn_unknown)
+                          on_unknown=_warn_unknown, schema=schema,
+                          infer_precision=args.infer_precision, on_inferred=_report_inferred)
     out = sys.stdout.buffer
     writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
     try:
@@ -111,11 +184,80 @@ def _print_stats(stats) -> None:
         err.write(f"binlog:   {len(stats.unknown)} unknown event(s) reported, not decoded\n")
 
 
+def _table_name(text: str) -> tuple[str, str]:
+    db, dot, table = text.partition(".")
+    if not dot or not db or not table:
+        raise UsageError(f"expected DB.TABLE, got {text!r}")
+    return db.strip("`"), table.strip("`")
+
+
+def _position(text: str | None):
+    if text is None:
+        return None
+    name, colon, pos = text.rpartition(":")
+    if not colon or not name or not pos.isdigit():
+        raise UsageError(f"expected FILE:POS, got {text!r}")
+    return (name, int(pos))
+
+
+def run_schema(args) -> int:
+    from schema_store.store import SchemaStore
+
+    if args.schema_command == "import":
+        if not args.schema_store:
+            raise UsageError("schema import needs --schema-store PATH")
+        resolver = open_schema(args, required=True)
+        tables = resolver.store.tables()
+        print(f"{len(tables)} table(s) in {args.schema_store}")
+        return EXIT_OK
+    store = SchemaStore(args.schema_store)
+    if args.schema_command == "set":
+        db, table = _table_name(args.table)
+        kind = args.type.upper()
+        if kind not in ("TIMESTAMP", "DATETIME", "TIME"):
+            raise UsageError(f"TYPE must be TIMESTAMP, DATETIME or TIME, not {args.type!r}")
+        if not 0 <= args.precision <= 6:
+            raise UsageError(f"PRECISION must be 0..6, not {args.precision}")
+        column = args.column
+        column = int(column[1:]) if column.startswith("@") and column[1:].isdigit() else column
+        store.set_override(db, table, column, kind.lower(), args.precision,
+                           position=_position(args.from_position))
+        print(f"{db}.{table} {args.column}: {kind}({args.precision})")
+        return EXIT_OK
+    if args.table:
+        db, table = _table_name(args.table)
+        for position, source, schema in store.history(db, table):
+            where = "baseline" if position is None else f"{position[0]}:{position[1]}"
+            if schema is None:
+                print(f"{where}\t{source}\tdropped")
+                continue
+            cols = ", ".join(_describe_column(c) for c in schema.columns)
+            print(f"{where}\t{source}\t{cols}")
+        for override in store.overrides():
+            if override[0] == db and override[1] == table:
+                print(f"override\t{override}")
+        return EXIT_OK
+    for db, table in store.tables():
+        print(f"{db}.{table}")
+    return EXIT_OK
+
+
+def _describe_column(col) -> str:
+    text = f"{col.name} {col.data_type}"
+    if col.datetime_precision:
+        text += f"({col.datetime_precision})"
+    if col.legacy:
+        text += " /* mariadb-5.3 */"
+    return text
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "dump":
             return run_dump(args)
+        if args.command == "schema":
+            return run_schema(args)
     except UsageError as exc:
         sys.stderr.write(f"binlog: error: {exc.message}\n")
         return EXIT_USAGE

@@ -25,9 +25,12 @@ from .events.table_map import TableMapEvent
 
 LEGACY_TEMPORALS = (T.TIMESTAMP, T.DATETIME, T.TIME)
 
-REMEDY = ("give the table's schema so the column's precision N is known "
-          "(a CREATE TABLE/mysqldump --no-data file, or the schema store); "
-          "the binlog of MariaDB 5.3+ does not record N for legacy TIMESTAMP/DATETIME/TIME columns")
+REMEDY = ("MariaDB 5.3+ does not write the precision N of legacy TIMESTAMP/DATETIME/TIME "
+          "columns (mysql56_temporal_format=OFF) into the binlog, and no schema known here "
+          "gives it. Pass the table's schema as of the binlog's start: --schema-ddl FILE "
+          "(mariadb-dump --no-data), --schema-from mysql://user:pw@host/db, or a "
+          "--schema-store kept up to date; or set it by hand with `binlog schema set "
+          "DB.TABLE @N TYPE N --schema-store PATH`; or try --infer-precision")
 
 
 @dataclass(frozen=True)

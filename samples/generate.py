@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Regenerate the binlog sample corpus from a real MariaDB server.
 
-    python samples/generate.py [--out samples/mariadb-10.11] [--case NAME ...] [--keep]
+    python samples/generate.py [--out DIR] [--case NAME ...] [--keep] [--no-check]
+    python samples/generate.py --server docker:mariadb:10.0 [--case NAME ...]
+    python samples/generate.py --add-server-info [--case NAME ...]
 
-For every case (see CASES) a fresh ``mariadbd`` is started with the case's server options
-(tests/support/mariadb_server.py), ``samples/sql/<case>.sql`` is run statement by statement,
-and the following are written to ``--out``:
+For every case (see CASES) a fresh server is started with the case's server options -
+by default a private local ``mariadbd`` (tests/support/mariadb_server.py); with
+``--server docker:IMAGE`` (or ``--docker IMAGE``) one service of docker/compose.yml through
+testcontainers (tests/support/docker_server.py), output in ``samples/<flavor>-<x.y>/`` -
+``samples/sql/<case>.sql`` is run statement by statement, and the following are written
+to ``--out`` (default ``samples/mariadb-10.11``):
 
 ``<case>.binlog``            the binlog the case wrote (or ``<case>/`` with every file plus
                              ``mariadb-bin.index`` when the case spans several files)
@@ -14,6 +19,8 @@ and the following are written to ``--out``:
                              event positions and types), tab separated
 ``<case>.expected.json``     ground truth taken from the SERVER after every statement
                              (never from a parser); format in samples/README.md
+``<case>.schema.sql``        only with ``--! dump-schema``: real ``mariadb-dump --no-data``
+``<case>.schema-nomarkers.sql``  the same without the ``/* mariadb-5.3 */`` comments
 
 SQL script syntax: statements end with ``;`` at the end of a line (quotes, backticks and
 comments are honoured). Comment lines before a statement are dropped. Directive lines:
@@ -22,8 +29,22 @@ comments are honoured). Comment lines before a statement are dropped. Directive 
                              start again on the same datadir (a new binlog file); the
                              session is re-initialised (time_zone, NAMES) - session
                              variables set by the script must be set again after it.
+``--! set-global NAME=VALUE``  ``SET GLOBAL NAME = VALUE`` on the script's session (a step
+                             with the new value); skipped, and recorded as skipped, when the
+                             server has no such variable (mysql56_temporal_format on 10.0).
+``--! if-variable NAME`` ... ``--! end-if``  the lines between run only when the server
+                             has the global variable NAME (else listed in ``skipped``).
+``--! dump-schema [DB ...]``  ``mariadb-dump --no-data --skip-dump-date --databases DB...``
+                             (default: every non-system database) to ``<case>.schema.sql``
+                             and the marker-free copy; recorded as ``schema_files`` and
+                             ``schema_dump`` (not a step). One per case.
+``--! start-binlog``         everything before it is setup: ``FLUSH BINARY LOGS`` and
+                             ``PURGE BINARY LOGS TO`` the new file, so the stored binlog
+                             starts here; the setup's steps go to ``setup_steps``, the
+                             tables and rows at this point to ``binlog_start``.
 
-The generator needs only PyMySQL and a local MariaDB server; it never imports the parser.
+The generator needs only PyMySQL and a local MariaDB server (or Docker + testcontainers);
+it never imports the parser.
 """
 
 from __future__ import annotations
@@ -42,7 +63,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.mariadb_server import MariaDBServer, find_tool  # noqa: E402
+from support.mariadb_server import MariaDBServer, find_tool, split_version  # noqa: E402
 
 import pymysql  # noqa: E402
 
@@ -63,6 +84,8 @@ class Case:
     #: the binlogs cannot be decoded without an external schema (legacy temporals):
     #: mariadb-binlog -v misreads them, so the generator does not run it as a check.
     legacy: bool = False
+    #: oldest server version the script runs on (other servers skip the case)
+    min_version: tuple[int, ...] | None = None
 
 
 CASES: dict[str, Case] = {
@@ -70,7 +93,7 @@ CASES: dict[str, Case] = {
         "Every MariaDB 10.11 column type family, one table each, with INSERT/UPDATE/DELETE, "
         "min/max/edge values and NULLs; TABLE_MAP carries full optional metadata "
         "(names, signedness, charsets, ENUM/SET labels, geometry types, PK).",
-        {"binlog_row_metadata": "FULL"}),
+        {"binlog_row_metadata": "FULL"}, min_version=(10, 10)),
     "types_nometa": Case(
         "Numbers, dates/times, ASCII text, ENUM/SET, BIT, BLOB with the default "
         "binlog_row_metadata=NO_LOG: column names and signedness are not in the binlog.",
@@ -87,7 +110,7 @@ CASES: dict[str, Case] = {
         "log_bin_compress=ON (min_len 10): QUERY_COMPRESSED_EVENT for long DDL/queries and "
         "WRITE/UPDATE/DELETE_ROWS_COMPRESSED_EVENT_V1 for row events with long values.",
         {"log_bin_compress": "ON", "log_bin_compress_min_len": 10,
-         "binlog_row_metadata": "FULL"}),
+         "binlog_row_metadata": "FULL"}, min_version=(10, 2, 3)),
     "checksum_none": Case(
         "binlog_checksum=NONE: no CRC32 footer on any event (FDE checksum_alg = 0).",
         {"binlog_checksum": "NONE", "binlog_row_metadata": "FULL"}),
@@ -95,13 +118,13 @@ CASES: dict[str, Case] = {
         "MariaDB column compression: TEXT / VARCHAR(500) / BLOB COMPRESSED (binlog types "
         "BLOB_COMPRESSED 140 and VARCHAR_COMPRESSED 141), short (stored uncompressed) and "
         "long values.",
-        {"binlog_row_metadata": "FULL"}),
+        {"binlog_row_metadata": "FULL"}, min_version=(10, 3, 2)),
     "events_misc": Case(
         "Non-row event kinds: INTVAR, RAND and USER_VAR (STATEMENT format), XA "
         "PREPARE/COMMIT/ROLLBACK, multi-statement transactions, multi-table UPDATE, a "
         "large INSERT split into several rows events, TRUNCATE and DDL, ROTATE (FLUSH LOGS) "
         "and a STOP event (server restart): several binlog files.",
-        {"binlog_row_metadata": "FULL"}),
+        {"binlog_row_metadata": "FULL"}, min_version=(10, 5)),
     "legacy_temporal": Case(
         "mysql56_temporal_format=OFF when the tables were created: legacy TIMESTAMP/"
         "DATETIME/TIME type codes 7/12/11 with fractional bytes but no precision in "
@@ -113,6 +136,29 @@ CASES: dict[str, Case] = {
         "The seed report's tables test.tt (TIMESTAMP(6) NOT NULL, VARCHAR(30), "
         "VARCHAR(621), utf8) and test.test2 (TIMESTAMP(2)), created with "
         "mysql56_temporal_format=OFF, default NO_LOG metadata, as on the reporter's server.",
+        {"mysql56_temporal_format": "OFF"}, legacy=True),
+    "temporal_cells": Case(
+        "The seed's four cells, mysql56_temporal_format at CREATE time x at INSERT time "
+        "(tables <create>_<insert>_ts/_dt/_tm): TIMESTAMP/DATETIME/TIME(N), N = 0..6, edge "
+        "values (zero dates, 1000-01-01, 9999-12-31 23:59:59.999999, TIMESTAMP 1970/2038 "
+        "limits, TIME +-838:59:59.999999, -00:00:00.5), NULLs, UPDATEs, DELETEs; the "
+        "CREATE-time value alone decides the format (off_* legacy, on_* MySQL 5.6). "
+        "binlog_row_metadata=FULL.",
+        {"mysql56_temporal_format": "OFF", "binlog_row_metadata": "FULL"}, legacy=True),
+    "temporal_alter": Case(
+        "Legacy tables whose precision changes mid-binlog (ALTER ... MODIFY TIME(2)->TIME(5), "
+        "DATETIME(6)->DATETIME(3), DATETIME->DATETIME(6) same size other encoding), then "
+        "SET GLOBAL mysql56_temporal_format=ON + ALTER TABLE ... FORCE converting every "
+        "temporal column to MySQL 5.6 format, then OFF + ALTER converting back; rows, "
+        "updates and deletes before and after every change (see tables_after). "
+        "binlog_row_metadata=FULL.",
+        {"mysql56_temporal_format": "OFF", "binlog_row_metadata": "FULL"}, legacy=True),
+    "temporal_predump": Case(
+        "Legacy and MySQL-5.6-format tables (all N) and a seed-shaped tt created and filled "
+        "BEFORE the stored binlog (setup_steps), a real mariadb-dump --no-data of them "
+        "(schema_files; rows and metadata at the binlog start in binlog_start), then "
+        "inserts, updates and deletes of pre-existing rows. Default binlog_row_metadata="
+        "NO_LOG: names and legacy precisions come only from the schema dump.",
         {"mysql56_temporal_format": "OFF"}, legacy=True),
 }
 
@@ -232,12 +278,30 @@ def render_expr(col: dict) -> str:
     return f"CAST({c} AS CHAR)"
 
 
+def legacy_rule_marker(data_type: str, column_type: str) -> bool | None:
+    """10.5.1+: legacy (MariaDB 5.3 format) temporal columns carry /* mariadb-5.3 */."""
+    return "mariadb-5.3" in column_type
+
+
+def legacy_rule(version: str, has_mysql56_variable: bool):
+    """How ``columns[].legacy_temporal`` is known on this server: from the
+    ``/* mariadb-5.3 */`` marker (10.5.1+); every TIME/DATETIME/TIMESTAMP is legacy on a
+    server without mysql56_temporal_format (< 10.1.2); unknown (null) in between."""
+    if split_version(version) >= (10, 5, 1):
+        return legacy_rule_marker
+    temporal = ("time", "datetime", "timestamp")
+    if not has_mysql56_variable:
+        return lambda data_type, column_type: data_type.lower() in temporal
+    return lambda data_type, column_type: None if data_type.lower() in temporal else False
+
+
 class Observer:
     """Reads the server's view (tables, rows, GTIDs, positions) on its own connection,
     READ UNCOMMITTED so rows of the script's open (XA) transactions are visible."""
 
-    def __init__(self, srv: MariaDBServer):
+    def __init__(self, srv: MariaDBServer, legacy_rule: Any = None):
         self.srv = srv
+        self.legacy_rule = legacy_rule or legacy_rule_marker
         self.conn = srv.connect()
         with self.conn.cursor() as cur:
             for s in SESSION_INIT:
@@ -251,6 +315,10 @@ class Observer:
         with self.conn.cursor() as cur:
             cur.execute(sql, args)
             return list(cur.fetchall())
+
+    def has_variable(self, name: str) -> bool:
+        return bool(self.q("SELECT COUNT(*) FROM information_schema.GLOBAL_VARIABLES "
+                           "WHERE VARIABLE_NAME = %s", (name.upper(),))[0][0])
 
     def gtid_binlog_pos(self) -> str:
         return self.q("SELECT @@GLOBAL.gtid_binlog_pos")[0][0] or ""
@@ -284,7 +352,7 @@ class Observer:
                    "numeric_scale": None if num_scale is None else int(num_scale),
                    "character_maximum_length": None if char_len is None else int(char_len),
                    "character_octet_length": None if octet_len is None else int(octet_len),
-                   "legacy_temporal": "mariadb-5.3" in column_type}
+                   "legacy_temporal": self.legacy_rule(data_type, column_type)}
             col["render"] = render_kind(col)
             cols.append(col)
         pk = [r[0] for r in self.q(
@@ -317,10 +385,41 @@ class Observer:
 
 # ----------------------------------------------------------------------------- the runner
 
+class CaseSkipped(Exception):
+    """The case does not apply to this server (too old, or no such feature)."""
+
+
+#: Global variables recorded in ``expected.json`` ``server.variables`` when the server has
+#: them (the values in force when the script starts; ``--! set-global`` steps record changes).
+SERVER_VARIABLES = (
+    "server_id", "binlog_format", "binlog_row_image", "binlog_row_metadata",
+    "binlog_checksum", "binlog_annotate_row_events", "log_bin_compress",
+    "log_bin_compress_min_len", "mysql56_temporal_format", "explicit_defaults_for_timestamp",
+    "sql_mode", "gtid_domain_id", "character_set_server", "collation_server",
+    "version_comment")
+
+MARKER_RE = re.compile(r" /\* mariadb-5\.3 \*/")
+
+
+def series_dir(version: str) -> str:
+    """``10.0.38-MariaDB-log`` -> ``mariadb-10.0``; ``8.0.36`` -> ``mysql-8.0``."""
+    head = split_version(version)
+    flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
+    return f"{flavor}-{head[0]}.{head[1]}"
+
+
 class CaseRunner:
-    def __init__(self, name: str, case: Case, out: Path, keep: bool = False):
+    def __init__(self, name: str, case: Case, out: Path | None, keep: bool = False,
+                 server_spec: str = "local"):
         self.name, self.case, self.out, self.keep = name, case, out, keep
+        self.server_spec = server_spec
         self.sql_path = SQL_DIR / f"{name}.sql"
+
+    def make_server(self):
+        if self.server_spec == "local":
+            return MariaDBServer(self.case.options, keep=self.keep)
+        from support.docker_server import DockerServer
+        return DockerServer(self.server_spec, self.case.options, keep=self.keep)
 
     def _session(self) -> pymysql.connections.Connection:
         conn = self.srv.connect()
@@ -330,77 +429,123 @@ class CaseRunner:
         return conn
 
     def run(self) -> dict:
+        """Run the case; raises CaseSkipped when it does not apply to the server."""
         text = self.sql_path.read_text(encoding="utf-8")
         items = split_sql(text)
-        self.srv = MariaDBServer(self.case.options, keep=self.keep)
+        self.srv = self.make_server()
         with self.srv:
+            version = self.srv.version
+            if self.case.min_version and split_version(version) < self.case.min_version:
+                raise CaseSkipped(f"needs server >= {'.'.join(map(str, self.case.min_version))}"
+                                  f", this is {version}")
+            if self.out is None:
+                self.out = HERE / series_dir(version)
             return self._run(items, text)
+
+    # -- server facts ------------------------------------------------------------------
+
+    def _server_info(self, obs: "Observer") -> dict:
+        rows = obs.q("SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM "
+                     "information_schema.GLOBAL_VARIABLES WHERE LOWER(VARIABLE_NAME) IN ("
+                     + ",".join(["%s"] * len(SERVER_VARIABLES)) + ")", SERVER_VARIABLES)
+        found = dict(rows)
+        info: dict[str, Any] = {
+            "version": self.srv.version,
+            "source": self.srv.source,
+            "variables": {k: found[k] for k in SERVER_VARIABLES if k in found},
+        }
+        unsupported = getattr(self.srv, "unsupported_options", None)
+        if unsupported:
+            info["unsupported_options"] = dict(unsupported)
+        return info
+
+    # -- the script --------------------------------------------------------------------
 
     def _run(self, items: list[Item], text: str) -> dict:
         srv = self.srv
         conn = self._session()
         obs = Observer(srv)
+        server_info = self._server_info(obs)
+        obs.legacy_rule = legacy_rule(srv.version, "mysql56_temporal_format"
+                                      in server_info["variables"] or obs.has_variable(
+                                          "mysql56_temporal_format"))
         tables_meta: dict[str, dict] = {}
         data: dict[str, list] = {}
-        steps: list[dict] = []
+        captured = not any(i.directive and i.directive.split()[0] == "start-binlog"
+                           for i in items)
+        setup_steps: list[dict] = []
+        steps: list[dict] = setup_steps if not captured else []
+        main_steps: list[dict] = [] if not captured else steps
+        conditions: list[bool] = []            # --! if-variable stack
+        skipped: list[dict] = []
+        schema_files: list[str] = []
+        binlog_start: dict | None = None
+        schema_dump: dict | None = None
         try:
             for item in items:
+                active = all(conditions)
                 if item.directive:
-                    if item.directive != "restart":
-                        raise SystemExit(f"{self.sql_path}:{item.line}: unknown directive "
-                                         f"--! {item.directive}")
-                    conn.close()
-                    obs.close()
-                    srv.restart()
-                    conn = self._session()
-                    obs = Observer(srv)
-                    steps.append({"sql": "--! restart", "directive": "restart", "gtid": "",
-                                  "binlog_pos": obs.master_status(), "snapshot": {}})
+                    kind, _, arg = item.directive.partition(" ")
+                    arg = arg.strip()
+                    where = f"{self.sql_path}:{item.line}"
+                    if kind == "if-variable":
+                        conditions.append(active and obs.has_variable(arg))
+                        if active and not conditions[-1]:
+                            skipped.append({"line": item.line, "sql": "--! " + item.directive,
+                                            "reason": f"no variable {arg}"})
+                        continue
+                    if kind == "end-if":
+                        if not conditions:
+                            raise SystemExit(f"{where}: --! end-if without --! if-variable")
+                        conditions.pop()
+                        continue
+                    if not active:
+                        skipped.append({"line": item.line, "sql": "--! " + item.directive,
+                                        "reason": "inside a false --! if-variable"})
+                        continue
+                    if kind == "restart":
+                        conn.close()
+                        obs.close()
+                        srv.restart()
+                        conn = self._session()
+                        obs = Observer(srv, obs.legacy_rule)
+                        steps.append({"sql": "--! restart", "directive": "restart",
+                                      "gtid": "", "binlog_pos": obs.master_status(),
+                                      "snapshot": {}})
+                    elif kind == "set-global":
+                        steps.append(self._set_global(conn, obs, arg, where))
+                    elif kind == "dump-schema":
+                        if schema_files:
+                            raise SystemExit(f"{where}: one --! dump-schema per case")
+                        dbs = arg.split() or sorted({d for d, _ in obs.tables()})
+                        schema_files = self._dump_schema(dbs)
+                        # not a step: steps stay what the binlog holds
+                        schema_dump = {"databases": dbs, "binlog_pos": obs.master_status(),
+                                       "gtid_binlog_pos": obs.gtid_binlog_pos()}
+                    elif kind == "start-binlog":
+                        if steps is main_steps:
+                            raise SystemExit(f"{where}: one --! start-binlog per case")
+                        srv.flush_logs()
+                        first = obs.master_status()[0]
+                        obs.q(f"PURGE BINARY LOGS TO '{first}'")
+                        binlog_start = {
+                            "binlog_pos": obs.master_status(),
+                            "gtid_binlog_pos": obs.gtid_binlog_pos(),
+                            "tables": json.loads(json.dumps(tables_meta)),
+                            "snapshot": {k: v for k, v in data.items()
+                                         if tables_meta.get(k) is not None},
+                        }
+                        steps = main_steps
+                    else:
+                        raise SystemExit(f"{where}: unknown directive --! {item.directive}")
                     continue
-                before = obs.gtid_binlog_pos()
-                try:
-                    with conn.cursor() as cur:
-                        cur.execute(item.sql)
-                        if cur.description:
-                            cur.fetchall()
-                except pymysql.err.MySQLError as exc:
-                    raise SystemExit(f"{self.sql_path}:{item.line}: {exc}\n{item.sql[:500]}")
-                after = obs.gtid_binlog_pos()
-                gtid = ""
-                if after != before:
-                    try:
-                        with conn.cursor() as cur:
-                            cur.execute("SELECT @@last_gtid")
-                            gtid = cur.fetchone()[0] or ""
-                    except pymysql.err.MySQLError:   # e.g. XA IDLE/PREPARED state
-                        gtid = ""
-                    if not gtid or gtid not in after.split(","):
-                        gtid = after  # single writer, single domain: the same GTID
-                step: dict[str, Any] = {"sql": item.sql, "gtid": gtid,
-                                        "binlog_pos": obs.master_status()}
-                # which tables exist now, did their shape or content change?
-                now = {f"{d}.{t}": (d, t) for d, t in obs.tables()}
-                changed_meta: dict[str, Any] = {}
-                for key in list(tables_meta):
-                    if key not in now and tables_meta[key] is not None and key in data:
-                        changed_meta[key] = None        # dropped
-                        data.pop(key, None)
-                snapshot: dict[str, list] = {}
-                for key, (d, t) in now.items():
-                    meta = obs.table_meta(d, t)
-                    if tables_meta.get(key) != meta:
-                        changed_meta[key] = meta
-                        tables_meta[key] = meta
-                    rows = obs.snapshot(d, t, meta)
-                    named = re.search(r"(?<![\w$])`?" + re.escape(t) + r"`?(?![\w$])",
-                                      item.sql, re.I) is not None
-                    if named or data.get(key) != rows or key in changed_meta:
-                        snapshot[key] = rows
-                    data[key] = rows
-                step["snapshot"] = snapshot
-                if changed_meta:
-                    step["tables_after"] = changed_meta
-                steps.append(step)
+                if not active:
+                    skipped.append({"line": item.line, "sql": item.sql,
+                                    "reason": "inside a false --! if-variable"})
+                    continue
+                steps.append(self._statement(conn, obs, item, tables_meta, data))
+            if conditions:
+                raise SystemExit(f"{self.sql_path}: --! if-variable without --! end-if")
             # close the last file so every stored file ends with ROTATE (or STOP)
             srv.flush_logs()
             names = srv.binlog_names()[:-1]
@@ -412,9 +557,99 @@ class CaseRunner:
         finally:
             conn.close()
             obs.close()
-        return self._store(names, version, tables_meta, steps, events, text)
+        extra: dict[str, Any] = {}
+        if schema_files:
+            extra["schema_files"] = schema_files
+            extra["schema_dump"] = schema_dump
+        if binlog_start is not None:
+            extra["binlog_start"] = binlog_start
+        return self._store(names, version, tables_meta, main_steps, events, text,
+                           server_info, extra, setup_steps if binlog_start else None, skipped)
 
-    def _store(self, names, version, tables_meta, steps, events, text) -> dict:
+    def _set_global(self, conn, obs: "Observer", arg: str, where: str) -> dict:
+        m = re.fullmatch(r"(\w+)\s*=\s*(.+)", arg)
+        if not m:
+            raise SystemExit(f"{where}: --! set-global NAME=VALUE, got {arg!r}")
+        name, value = m.group(1).lower(), m.group(2).strip()
+        step: dict[str, Any] = {"sql": f"--! set-global {arg}", "directive": "set-global",
+                                "gtid": ""}
+        if obs.has_variable(name):
+            with conn.cursor() as cur:
+                try:
+                    cur.execute(f"SET GLOBAL {name} = {value}")
+                except pymysql.err.MySQLError as exc:
+                    raise SystemExit(f"{where}: {exc}")
+            # the text form SHOW GLOBAL VARIABLES gives (ON/OFF, not 1/0)
+            step["value"] = obs.q("SELECT VARIABLE_VALUE FROM information_schema."
+                                  "GLOBAL_VARIABLES WHERE VARIABLE_NAME = %s",
+                                  (name.upper(),))[0][0]
+        else:
+            step["skipped"] = f"this server has no variable {name}"
+        step["binlog_pos"] = obs.master_status()
+        step["snapshot"] = {}
+        return step
+
+    def _dump_schema(self, dbs: list[str]) -> list[str]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        text = self.srv.dump_schema(dbs)
+        full = f"{self.name}.schema.sql"
+        (self.out / full).write_text(text, encoding="utf-8")
+        files = [full]
+        if MARKER_RE.search(text):
+            bare = f"{self.name}.schema-nomarkers.sql"
+            (self.out / bare).write_text(MARKER_RE.sub("", text), encoding="utf-8")
+            files.append(bare)
+        return files
+
+    def _statement(self, conn, obs: "Observer", item: Item, tables_meta: dict,
+                   data: dict) -> dict:
+        before = obs.gtid_binlog_pos()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(item.sql)
+                if cur.description:
+                    cur.fetchall()
+        except pymysql.err.MySQLError as exc:
+            raise SystemExit(f"{self.sql_path}:{item.line}: {exc}\n{item.sql[:500]}")
+        after = obs.gtid_binlog_pos()
+        gtid = ""
+        if after != before:
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT @@last_gtid")
+                    gtid = cur.fetchone()[0] or ""
+            except pymysql.err.MySQLError:   # e.g. XA IDLE/PREPARED state
+                gtid = ""
+            if not gtid or gtid not in after.split(","):
+                gtid = after  # single writer, single domain: the same GTID
+        step: dict[str, Any] = {"sql": item.sql, "gtid": gtid,
+                                "binlog_pos": obs.master_status()}
+        # which tables exist now, did their shape or content change?
+        now = {f"{d}.{t}": (d, t) for d, t in obs.tables()}
+        changed_meta: dict[str, Any] = {}
+        for key in list(tables_meta):
+            if key not in now and tables_meta[key] is not None and key in data:
+                changed_meta[key] = None        # dropped
+                data.pop(key, None)
+        snapshot: dict[str, list] = {}
+        for key, (d, t) in now.items():
+            meta = obs.table_meta(d, t)
+            if tables_meta.get(key) != meta:
+                changed_meta[key] = meta
+                tables_meta[key] = meta
+            rows = obs.snapshot(d, t, meta)
+            named = re.search(r"(?<![\w$])`?" + re.escape(t) + r"`?(?![\w$])",
+                              item.sql, re.I) is not None
+            if named or data.get(key) != rows or key in changed_meta:
+                snapshot[key] = rows
+            data[key] = rows
+        step["snapshot"] = snapshot
+        if changed_meta:
+            step["tables_after"] = changed_meta
+        return step
+
+    def _store(self, names, version, tables_meta, steps, events, text, server_info,
+               extra, setup_steps, skipped) -> dict:
         out = self.out
         out.mkdir(parents=True, exist_ok=True)
         for old in [out / f"{self.name}.binlog", out / self.name]:
@@ -422,14 +657,19 @@ class CaseRunner:
                 shutil.rmtree(old)
             elif old.exists():
                 old.unlink()
+        if "schema_files" not in extra:
+            for old in [out / f"{self.name}.schema.sql",
+                        out / f"{self.name}.schema-nomarkers.sql"]:
+                if old.exists():
+                    old.unlink()
         if len(names) == 1:
-            shutil.copyfile(self.srv.binlog_dir / names[0], out / f"{self.name}.binlog")
+            self.srv.copy_binlog(names[0], out / f"{self.name}.binlog")
             paths = [f"{self.name}.binlog"]
         else:
             d = out / self.name
             d.mkdir()
             for nm in names:
-                shutil.copyfile(self.srv.binlog_dir / nm, d / nm)
+                self.srv.copy_binlog(nm, d / nm)
             (d / f"{self.srv.binlog_basename}.index").write_text(
                 "".join(nm + "\n" for nm in names))
             paths = [f"{self.name}/{nm}" for nm in names]
@@ -445,11 +685,16 @@ class CaseRunner:
             "case": self.name,
             "description": self.case.description,
             "options": {k: v for k, v in self.srv.options.items()},
+            "server": server_info,
             "session_init": SESSION_INIT,
             "binlog": names,
             "binlog_paths": paths,
+            **{k: extra[k] for k in ("schema_files", "schema_dump") if k in extra},
             "tables": tables_meta,
+            **{k: extra[k] for k in ("binlog_start",) if k in extra},
+            **({"setup_steps": setup_steps} if setup_steps is not None else {}),
             "steps": steps,
+            **({"skipped": skipped} if skipped else {}),
         }
         (out / f"{self.name}.expected.json").write_text(dump_json(expected), encoding="utf-8")
         return expected
@@ -493,7 +738,9 @@ def check_with_mariadb_binlog(out: Path, expected: dict) -> str:
     proc = subprocess.run([tool, "--no-defaults", "-v", "--base64-output=decode-rows", *files],
                           capture_output=True, text=True, errors="replace")
     if proc.returncode != 0:
-        return f"mariadb-binlog failed ({proc.returncode}): {proc.stderr[-800:]}"
+        at = re.findall(r"^# at (\d+)$", proc.stdout, re.M)
+        return (f"mariadb-binlog failed ({proc.returncode})"
+                + (f" after offset {at[-1]}" if at else "") + f": {proc.stderr[-800:]}")
     return ""
 
 
@@ -525,9 +772,19 @@ Real binlog files written by a real MariaDB server, the SQL that made them, and 
 truth the SERVER reported after every statement. Regenerate with
 
     python samples/generate.py [--out samples/mariadb-10.11] [--case NAME ...]
+    python samples/generate.py --server docker:mariadb:10.0 [--case NAME ...]
 
-(needs a local `mariadbd`; see `tests/support/mariadb_server.py`). The SQL scripts live in
-`samples/sql/`; each output directory is named after the server version series.
+The default is a local `mariadbd` (here: MariaDB 10.11 from the Debian package; see
+`tests/support/mariadb_server.py`). `--server docker:IMAGE` (or `--docker IMAGE`) starts
+one service of `docker/compose.yml` through testcontainers (`tests/support/docker_server.py`)
+and writes to `samples/<flavor>-<major.minor>/` (e.g. `samples/mariadb-10.0/`); without a
+reachable Docker engine it stops with an error before doing anything. The SQL scripts live
+in `samples/sql/`; each output directory is named after the server version series, and
+every `expected.json` says which server wrote it (`server`, below).
+
+`python samples/generate.py --add-server-info` adds the `server` key to existing
+`expected.json` files without re-running their cases (the values come from a fresh server
+of the same version started with the case's options; nothing else in the file changes).
 
 ## Files per case (in `mariadb-10.11/`)
 
@@ -537,9 +794,21 @@ truth the SERVER reported after every statement. Regenerate with
 | `<case>.sql` | copy of `sql/<case>.sql` as run |
 | `<case>.events.txt` | `SHOW BINLOG EVENTS IN '<file>'` for every stored file, tab separated: `Log_name Pos Event_type Server_id End_log_pos Info` (newlines/tabs/backslashes in Info escaped as `\\n` `\\t` `\\\\`) |
 | `<case>.expected.json` | server-side ground truth, below |
+| `<case>.schema.sql` | cases with `--! dump-schema` only: the output of a real `mariadb-dump --no-data --skip-dump-date --databases <db>` (10.11's own dump tool over the server's socket) at that point of the script; 10.11 writes `/* mariadb-5.3 */` after the type of every legacy temporal column |
+| `<case>.schema-nomarkers.sql` | the same text with exactly the ` /* mariadb-5.3 */` comments (and their leading space) removed, nothing else. This is how a dump of the same tables looks on servers before 10.5.1, which do not print the marker (10.0/10.1, where the seed's tables come from) - **derived** from the 10.11 dump, not written by a 10.0/10.1 `mysqldump` (those also lack 10.11's first line `/*M!999999\\- enable the sandbox mode */` and may differ in other details, e.g. `utf8` instead of `utf8mb3`). A real old dump comes from `--server docker:mariadb:10.0` |
 
 Every stored file is closed: it ends with ROTATE (the generator runs `FLUSH BINARY LOGS` at
 the end and does not store the new, empty file) or with STOP (a `--! restart` in the script).
+
+## Script directives (`samples/sql/*.sql`)
+
+| directive | effect |
+|---|---|
+| `--! restart` | clean shutdown (the binlog ends with STOP) and start on the same datadir (new file) |
+| `--! set-global NAME=VALUE` | `SET GLOBAL` on the script's session; a step `{"directive": "set-global", "value": <new value as SHOW GLOBAL VARIABLES prints it>}`, or `"skipped": "..."` when the server has no such variable (mysql56_temporal_format on 10.0). On 10.11 the new mysql56_temporal_format applies to the next CREATE/ALTER of the same session (checked: see `temporal_cells`) |
+| `--! if-variable NAME` ... `--! end-if` | the lines between run only if the server has global variable NAME; skipped lines are listed in `skipped` |
+| `--! dump-schema [DB ...]` | writes `<case>.schema.sql` (+ `-nomarkers`); `schema_files`, `schema_dump` in the JSON; not a step |
+| `--! start-binlog` | `FLUSH BINARY LOGS` + `PURGE BINARY LOGS TO` the new file: the stored binlog starts here (its Gtid_list names the setup's GTIDs, its first Binlog_checkpoint the purged file); earlier statements are setup (`setup_steps`), the state at this point is `binlog_start` |
 
 ## `<case>.expected.json`
 
@@ -549,9 +818,16 @@ the end and does not store the new, empty file) or with STOP (a `--! restart` in
  "case": "types_full",
  "description": "...",
  "options": {"server_id": 1, "binlog_format": "ROW", ...}, # server options (besides paths)
+ "server": {"version": "10.11.19-MariaDB-0+deb12u1-log",   # which server wrote the files
+            "source": "local mariadbd (Debian package)",   # or "docker:mariadb:10.0", ...
+            "variables": {"binlog_row_metadata": "FULL",   # SHOW GLOBAL VARIABLES values
+                          "mysql56_temporal_format": "OFF", ...},  # when the script starts
+            "unsupported_options": {...}},                 # docker only: options the server lacks
  "session_init": ["SET time_zone = '+00:00'", "SET NAMES utf8mb4"],
  "binlog": ["mariadb-bin.000001", ...],                    # original names, index order
  "binlog_paths": ["types_full.binlog"],                    # relative to this directory
+ "schema_files": ["<case>.schema.sql", "<case>.schema-nomarkers.sql"],  # --! dump-schema
+ "schema_dump": {"databases": ["tp"], "binlog_pos": [...], "gtid_binlog_pos": "0-1-7"},
  "tables": {"db.tbl": {                                    # latest metadata of every table
     "columns": [{"name", "ordinal", "data_type", "column_type", "charset", "collation",
                  "datetime_precision", "nullable", "numeric_precision", "numeric_scale",
@@ -559,19 +835,26 @@ the end and does not store the new, empty file) or with STOP (a `--! restart` in
                  "legacy_temporal", "render"}, ...],
     "primary_key": ["id"],
     "create_table": "CREATE TABLE ..."}},                   # SHOW CREATE TABLE
+ "binlog_start": {"binlog_pos": [...], "gtid_binlog_pos": "...",  # --! start-binlog only:
+    "tables": {"db.tbl": {...}},                           # metadata and rows of every
+    "snapshot": {"db.tbl": [[...], ...]}},                 # table when the binlog starts
+ "setup_steps": [{...}],                                   # --! start-binlog only: steps before it
  "steps": [{
     "sql": "INSERT ...",                                   # statement text as run
     "gtid": "0-1-5",                                       # GTID it wrote ('' if none)
     "binlog_pos": ["mariadb-bin.000001", 1234],            # SHOW MASTER STATUS after it
     "snapshot": {"db.tbl": [["1", null, "abc"], ...]},     # tables it named or changed
     "tables_after": {"db.tbl": {...} | null}               # only when a table was created,
- }]}                                                       # altered (new metadata) or dropped (null)
+ }],                                                       # altered (new metadata) or dropped (null)
+ "skipped": [{"line", "sql", "reason"}]}                   # --! if-variable / set-global only
 ```
 
 - `columns[].data_type`, `column_type`, `charset`, `collation`, `datetime_precision` are
   `information_schema.COLUMNS` (`column_type` keeps MariaDB's comments, e.g.
   `timestamp(6) /* mariadb-5.3 */` marks a legacy temporal column - `legacy_temporal` is
-  true then - and `text /*M!100301 COMPRESSED*/` a compressed column).
+  true then - and `text /*M!100301 COMPRESSED*/` a compressed column). Servers before
+  10.5.1 print no marker: there `legacy_temporal` is true for every TIME/DATETIME/TIMESTAMP
+  on a server without mysql56_temporal_format (10.0) and null (unknown) on 10.1-10.5.0.
 - Snapshot rows are ordered by the primary key (or by all rendered columns when there is
   none); every value is a string rendered by the server, or null:
   - `render: "char"`: `CAST(col AS CHAR)` in session time zone `+00:00` (TIMESTAMPs are
@@ -590,7 +873,33 @@ the end and does not store the new, empty file) or with STOP (a `--! restart` in
   `@@gtid_binlog_pos`, identical with one writer and one domain); `''` when the statement
   wrote no transaction (SET, SELECT, a statement inside BEGIN..COMMIT before the COMMIT).
 - A `--! restart` directive appears as a step `{"sql": "--! restart", "directive":
-  "restart", "gtid": "", "binlog_pos": [new file, pos], "snapshot": {}}`.
+  "restart", "gtid": "", "binlog_pos": [new file, pos], "snapshot": {}}`; a `--! set-global`
+  as `{"sql": "--! set-global NAME=VALUE", "directive": "set-global", "gtid": "", "value":
+  "ON", "binlog_pos": [...], "snapshot": {}}`.
+- With `--! start-binlog`, a replay must start from `binlog_start.snapshot` (rows that
+  exist before the first stored event; UPDATEs/DELETEs in the binlog name them).
+- `server` was added to the first ten cases afterwards with `--add-server-info` (fresh
+  server, same binary and options, values at start); their other keys are unchanged.
+
+## mysql56_temporal_format: the seed's four cells (`temporal_cells`)
+
+shared/seeds/003 (section 4.6) states that the value of `mysql56_temporal_format` when a
+table is CREATEd decides its format, and the value at INSERT time does not. `temporal_cells`
+reproduces the four cells on 10.11 (same values in every cell; tables
+`tc.<create>_<insert>_ts|dt|tm`, TIMESTAMP/DATETIME/TIME(N), N = 0..6):
+
+| created with | inserted with | tables | `column_type` | TABLE_MAP types (metadata) | decodable from the binlog alone |
+|---|---|---|---|---|---|
+| OFF | OFF | `off_off_*` | `timestamp(N) /* mariadb-5.3 */` ... | TIMESTAMP 7, DATETIME 12, TIME 11 (none) | no: N is only in the schema |
+| OFF | ON | `off_on_*` | `... /* mariadb-5.3 */` | 7 / 12 / 11 (none) | no |
+| ON | OFF | `on_off_*` | `timestamp(N)` ... | TIMESTAMP2 17, DATETIME2 18, TIME2 19 (fsp) | yes |
+| ON | ON | `on_on_*` | `timestamp(N)` ... | 17 / 18 / 19 (fsp) | yes |
+
+The table confirms the seed on 10.11. `mariadb-binlog -vv` started at the `on_off` /
+`on_on` parts of `temporal_cells.binlog` (`--start-position` = the Gtid event before the
+first `on_off_ts` / `on_on_ts` Table_map in `events.txt`) prints `TIMESTAMP(N) meta=N` etc.
+for every column and exits 0; over the whole file it stops (exit 1, nothing on stderr) at
+the first rows event of a legacy table, like for every case with legacy columns.
 
 ## Cases
 """
@@ -601,12 +910,24 @@ README_TAIL = """
 
 - START_ENCRYPTION_EVENT (needs `encrypt_binlog` and a key management plugin), INCIDENT,
   and MySQL-only events (MySQL GTID/PREVIOUS_GTIDS, ROWS v2, TRANSACTION_PAYLOAD, binary
-  JSON): need other servers (see `docker/`).
-- Binlogs written by MariaDB 10.0/10.1 themselves (legacy temporals there are made here
-  with `mysql56_temporal_format=OFF` on 10.11, which writes the same row format).
+  JSON): need other servers (see `docker/`; the generator refuses `mysql:8.0` for now: it
+  records MariaDB GTIDs).
+- Binlogs written by MariaDB 10.0/10.1 themselves: `--server docker:mariadb:10.0` /
+  `docker:mariadb:10.1.9` is written but has never run (no Docker engine where this corpus
+  was made). Until then legacy temporals are made here with `mysql56_temporal_format=OFF`
+  on 10.11, which writes the same row format, and `*.schema-nomarkers.sql` stands in for
+  an old server's dump. On the Docker path a case's options are applied with `SET GLOBAL`
+  (the compose file fixes each server's command line): options the server lacks (e.g.
+  binlog_row_metadata before 10.5) are listed in `server.unsupported_options`; cases whose
+  script needs a newer server are skipped (`Case.min_version`).
+- The seed's `test2` (`ct timestamp(2)`, no NULL clause) is nullable with `DEFAULT NULL`
+  here (explicit_defaults_for_timestamp=ON, the default since 10.10); on the seed's
+  10.0/10.1 master (default OFF) it would have been `NOT NULL DEFAULT CURRENT_TIMESTAMP(2)
+  ON UPDATE ...`: same row bytes, but the TABLE_MAP null bit of the column differs.
 - A TABLE_MAP mixing legacy and MySQL 5.6 temporal columns: 10.11 does not produce one
   (a table-copying ALTER converts every temporal column of the table to the format the
-  global is set to at that moment, in both directions; INSTANT / INPLACE are refused).
+  global is set to at that moment, in both directions; INSTANT / INPLACE are refused:
+  see `temporal_alter`).
 - INET6/INET4/UUID are rendered in their text form; the row image carries them as
   BINARY(16)/BINARY(4) (STRING type code) bytes.
 """
@@ -622,9 +943,14 @@ def write_readme(out: Path) -> None:
         counts = event_counts(out, name)
         opts = ", ".join(f"{k}={v}" for k, v in exp["options"].items())
         parts.append(f"\n### `{name}`\n\n{case.description}\n\n")
-        parts.append(f"- server: `{exp['server_version']}`; options: `{opts}`\n")
-        parts.append(f"- files: {', '.join('`' + p + '`' for p in exp['binlog_paths'])}; "
-                     f"{len(exp['steps'])} steps\n")
+        source = exp.get("server", {}).get("source")
+        parts.append(f"- server: `{exp['server_version']}`"
+                     + (f" ({source})" if source else "") + f"; options: `{opts}`\n")
+        parts.append(f"- files: {', '.join('`' + p + '`' for p in exp['binlog_paths'])}"
+                     + "".join(f", `{p}`" for p in exp.get("schema_files", []))
+                     + f"; {len(exp['steps'])} steps"
+                     + (f" (+ {len(exp['setup_steps'])} setup steps before the binlog)"
+                        if exp.get("setup_steps") else "") + "\n")
         parts.append("- events (SHOW BINLOG EVENTS): "
                      + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())) + "\n")
         types = [t if len(t) <= 60 else t[:45] + "...)" for t in column_types(exp)]
@@ -638,29 +964,102 @@ def write_readme(out: Path) -> None:
     readme.write_text("".join(parts), encoding="utf-8")
 
 
+def add_server_info(name: str, case: Case, out: Path, keep: bool = False) -> str:
+    """Add ``server`` to an existing expected.json without re-running the case: a fresh
+    server with the case's options tells the values in force at the start of a run.
+    Everything else in the file stays byte for byte."""
+    path = out / f"{name}.expected.json"
+    if not path.exists():
+        return "no expected.json"
+    text = path.read_text(encoding="utf-8")
+    exp = json.loads(text)
+    if "server" in exp:
+        return "has server already"
+    runner = CaseRunner(name, case, out, keep=keep)
+    runner.srv = runner.make_server()
+    with runner.srv:
+        if runner.srv.version != exp["server_version"]:
+            raise SystemExit(f"{name}: recorded by {exp['server_version']}, this server is "
+                             f"{runner.srv.version}: regenerate the case instead")
+        obs = Observer(runner.srv)
+        try:
+            info = runner._server_info(obs)
+        finally:
+            obs.close()
+    new: dict[str, Any] = {}
+    for k, v in exp.items():
+        new[k] = v
+        if k == "options":
+            new["server"] = info
+    if dump_json(exp) != text:
+        raise SystemExit(f"{path}: not in the generator's JSON layout, not touched")
+    path.write_text(dump_json(new), encoding="utf-8")
+    return "server info added"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="output directory (default: samples/mariadb-10.11 for the local "
+                         "server, samples/<flavor>-<major.minor> of the server otherwise)")
     ap.add_argument("--case", action="append", choices=sorted(CASES),
                     help="only this case (repeatable); default: all")
+    ap.add_argument("--server", default="local",
+                    help="'local' (default: a private mariadbd from this machine) or "
+                         "'docker:IMAGE' / 'docker:SERVICE' of docker/compose.yml, e.g. "
+                         "docker:mariadb:10.0 (needs a Docker engine and testcontainers)")
+    ap.add_argument("--docker", metavar="IMAGE",
+                    help="same as --server docker:IMAGE")
     ap.add_argument("--keep", action="store_true", help="keep the servers' temp dirs")
     ap.add_argument("--no-check", action="store_true",
                     help="do not decode the results with mariadb-binlog")
+    ap.add_argument("--add-server-info", action="store_true",
+                    help="only add the 'server' key to existing expected.json files "
+                         "(no case is re-run; the binlogs stay as they are)")
     args = ap.parse_args(argv)
+    spec = f"docker:{args.docker}" if args.docker else args.server
+    if spec != "local":
+        if not spec.startswith("docker:"):
+            ap.error(f"--server {spec!r}: use 'local' or 'docker:IMAGE'")
+        from support.docker_server import DockerServerError, check_docker, resolve_service
+        try:
+            resolve_service(spec)
+            check_docker()
+        except DockerServerError as exc:
+            print(f"generate.py: {spec}: {exc}", file=sys.stderr)
+            return 2
+    out = args.out or (DEFAULT_OUT if spec == "local" else None)
     names = args.case or list(CASES)
+    if args.add_server_info:
+        if spec != "local":
+            ap.error("--add-server-info works with the local server only")
+        for name in names:
+            print(f"{name}: {add_server_info(name, CASES[name], out, keep=args.keep)}")
+        return 0
     failed = 0
     for name in names:
         case = CASES[name]
-        runner = CaseRunner(name, case, args.out, keep=args.keep)
-        exp = runner.run()
-        msg = ""
-        if not args.no_check and not case.legacy:
-            msg = check_with_mariadb_binlog(args.out, exp)
-        counts = event_counts(args.out, name)
+        runner = CaseRunner(name, case, out, keep=args.keep, server_spec=spec)
+        try:
+            exp = runner.run()
+        except CaseSkipped as exc:
+            print(f"{name}: skipped ({exc})")
+            continue
+        out = runner.out
+        msg = note = ""
+        if not args.no_check:
+            msg = check_with_mariadb_binlog(out, exp)
+            if case.legacy and msg:
+                # expected: it misreads legacy hires columns (see README)
+                note, msg = msg.splitlines()[0], ""
+        counts = event_counts(out, name)
         print(f"{name}: {len(exp['steps'])} steps, files {exp['binlog']}, "
-              f"{sum(counts.values())} events" + (f"  CHECK FAILED: {msg}" if msg else ""))
+              f"{sum(counts.values())} events"
+              + (f"  (legacy, as expected {note})" if note else "")
+              + (f"  CHECK FAILED: {msg}" if msg else ""))
         failed += bool(msg)
-    write_readme(args.out)
+    if out is not None:
+        write_readme(out)
     return 1 if failed else 0
 
 

@@ -1,0 +1,27 @@
+"""Versioned table schemas for the binlog parser: DDL import, live snapshot, overrides.
+
+The parser never talks to a database; it asks ``SchemaStore.schema(db, table, position)``
+for what the binlog lacks (legacy temporal precision, names, signedness, charsets,
+ENUM/SET labels, primary key).
+"""
+from .ddl import (AddColumn, AddPrimaryKey, AddSystemVersioning, AlterDatabase, AlterOp, AlterTable,
+                  Catalog, ChangeColumn, ConvertCharset, CreateDatabase, CreateTable, CreateTableLike,
+                  CreateTableSelect, DdlAction, DropColumn, DropDatabase, DropPrimaryKey,
+                  DropSystemVersioning, DropTable, Force, Ignored, ModifyColumn, RenameColumn,
+                  RenameTable, RenameTo, TableDefaults, TruncateTable, Use, parse_column_type,
+                  parse_script)
+from .errors import DdlParseError, SchemaError, SchemaMismatchError, SchemaNotFoundError
+from .model import ColumnSchema, TableSchema, table_from_json, table_to_json
+from .store import Position, SchemaStore, position_key
+
+__all__ = [
+    "ColumnSchema", "TableSchema", "table_to_json", "table_from_json",
+    "SchemaStore", "Position", "position_key",
+    "SchemaError", "SchemaNotFoundError", "SchemaMismatchError", "DdlParseError",
+    "parse_script", "parse_column_type", "Catalog", "DdlAction", "CreateTable",
+    "CreateTableLike", "CreateTableSelect", "AlterTable", "AlterOp", "AddColumn", "DropColumn",
+    "ModifyColumn", "ChangeColumn", "RenameColumn", "RenameTo", "AddPrimaryKey",
+    "DropPrimaryKey", "Force", "ConvertCharset", "TableDefaults", "AddSystemVersioning",
+    "DropSystemVersioning", "DropTable", "RenameTable", "TruncateTable", "CreateDatabase",
+    "AlterDatabase", "DropDatabase", "Use", "Ignored",
+]

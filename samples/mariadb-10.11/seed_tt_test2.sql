@@ -14,3 +14,6 @@ NULL,
 NULL);
 create table test2(ct timestamp(2));
 insert into test2(ct) values("2022/11/10 21:12:33.99");
+-- The schema as a dump made now would show it (the CREATEs above stay in the binlog; the
+-- dump is an extra, harmless input for schema-aware decoding).
+--! dump-schema test

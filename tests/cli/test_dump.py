@@ -70,12 +70,35 @@ def test_text_format_reads_like_mariadb_binlog_verbose():
 
 
 def test_legacy_temporal_without_schema_exits_1_with_remedy():
-    result = dump(SAMPLES / "legacy_temporal.binlog")
+    # The tables of temporal_predump were created before its binlog: no DDL to follow.
+    result = dump(SAMPLES / "temporal_predump.binlog")
+    assert result.returncode == 1
+    assert "temporal_predump.binlog @ " in result.stderr and "--schema-ddl" in result.stderr
+    assert result.stdout == ""
+    # With its CREATE TABLEs in the binlog, the same kind of table decodes by default...
+    assert dump(SAMPLES / "legacy_temporal.binlog").returncode == 0
+    # ...and stops when DDL tracking is off.
+    result = dump("--no-track-ddl", SAMPLES / "legacy_temporal.binlog")
     assert result.returncode == 1
     err = result.stderr
     assert "legacy_temporal.binlog @ " in err and "WRITE_ROWS_EVENT_V1" in err
     assert "column `" in err and "hint:" in err and "schema" in err
     assert result.stdout == ""     # nothing decoded wrongly before the stop
+
+
+def test_schema_dump_file_decodes_tables_created_before_the_binlog():
+    for dump_file in ("temporal_predump.schema.sql", "temporal_predump.schema-nomarkers.sql"):
+        result = dump("--schema-ddl", SAMPLES / dump_file, SAMPLES / "temporal_predump.binlog")
+        rows = records(result)
+        # binlog_row_metadata is unset in this case: the names come from the dump.
+        assert rows and not any(key.startswith("@") for r in rows
+                                for image in (r["before"], r["after"]) if image for key in image)
+
+
+def test_infer_precision_refuses_an_ambiguous_event():
+    result = dump("--no-track-ddl", "--infer-precision", SAMPLES / "legacy_temporal.binlog")
+    assert result.returncode == 1
+    assert "fit more than one precision" in result.stderr and "N=5" in result.stderr
 
 
 def test_bad_usage_exits_2():

@@ -440,6 +440,37 @@ class MariaDBServer:
             self._version = self.query("SELECT VERSION()")[0][0]
         return self._version
 
+    # -- corpus tooling (samples/generate.py) ----------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """Where this server comes from, for the sample corpus's ``server.source``:
+        ``local mariadbd (Debian package)`` when dpkg owns the binary."""
+        try:
+            proc = subprocess.run(["dpkg", "-S", str(Path(self.mariadbd).resolve())],
+                                  capture_output=True, text=True)
+            if proc.returncode == 0 and proc.stdout.strip():
+                return "local mariadbd (Debian package)"
+        except OSError:
+            pass
+        return f"local mariadbd ({self.mariadbd})"
+
+    def copy_binlog(self, name: str, dest: str | os.PathLike) -> None:
+        """Copy the binlog file ``name`` (as in SHOW BINARY LOGS) to ``dest``, byte exact."""
+        shutil.copyfile(self.binlog_dir / name, dest)
+
+    def dump_schema(self, databases: Iterable[str], *extra: str) -> str:
+        """``mariadb-dump --no-data --skip-dump-date --databases DB...`` over the socket;
+        returns the dump text exactly as the tool wrote it."""
+        tool = find_tool("mariadb-dump", "mysqldump", env="MARIADB_DUMP")
+        cmd = [tool, "--no-defaults", f"--socket={self.socket}", "--user=root",
+               "--no-data", "--skip-dump-date", *extra, "--databases", *databases]
+        proc = subprocess.run(cmd, capture_output=True)
+        if proc.returncode != 0:
+            raise MariaDBServerError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n"
+                                     f"{proc.stderr.decode('utf-8', 'replace')[-2000:]}")
+        return proc.stdout.decode("utf-8")
+
 
 @atexit.register
 def _stop_all() -> None:

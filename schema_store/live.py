@@ -1,0 +1,161 @@
+"""Snapshot table schemas from a live server through PyMySQL (``--schema-from DSN``).
+
+DSN: ``mysql://user:pass@host:port/db`` or ``mariadb://...``; ``?unix_socket=/path`` to
+connect over a socket.  Without a database in the DSN every non-system database is read.
+
+Everything comes from INFORMATION_SCHEMA: COLUMNS (COLUMN_TYPE is parsed for ``unsigned``,
+ENUM/SET labels, ``COMPRESSED`` and, on MariaDB 10.5.1+, the ``/* mariadb-5.3 */`` legacy
+marker), STATISTICS (the primary key), TABLES (table collation, system versioning),
+SCHEMATA (database defaults).  On servers older than MariaDB 10.5.1 (and on MySQL) the
+marker is never printed, so ``legacy`` is None there.
+"""
+from __future__ import annotations
+
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
+from .errors import SchemaError
+from .model import TEMPORAL_FSP_TYPES, ColumnSchema, TableSchema, charset_of_collation
+
+SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
+
+
+def parse_dsn(dsn: str) -> dict:
+    """DSN -> keyword arguments for ``pymysql.connect`` (plus ``'database'``)."""
+    parts = urlsplit(dsn)
+    if parts.scheme.lower() not in ("mysql", "mariadb"):
+        raise SchemaError(f"bad DSN {dsn!r}: expected mysql://user:pass@host:port/db or mariadb://...")
+    kw: dict = {"user": unquote(parts.username) if parts.username else "root",
+                "password": unquote(parts.password) if parts.password else ""}
+    if parts.hostname:
+        kw["host"] = parts.hostname
+    if parts.port:
+        kw["port"] = parts.port
+    db = unquote(parts.path.lstrip("/"))
+    kw["database"] = db or None
+    query = parse_qs(parts.query)
+    if "unix_socket" in query:
+        kw["unix_socket"] = query["unix_socket"][0]
+    for name in ("connect_timeout", "read_timeout"):
+        if name in query:
+            kw[name] = float(query[name][0])
+    return kw
+
+
+def _server_prints_marker(version: str) -> bool | None:
+    """True for MariaDB >= 10.5.1 (legacy marker in COLUMN_TYPE), else None (unknown)."""
+    if "mariadb" not in version.lower():
+        return None
+    head = version.split("-")[0]
+    nums = tuple(int(p) for p in head.split(".") if p.isdigit())
+    return True if nums >= (10, 5, 1) else None
+
+
+def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, str | None]], str]:
+    """Read all tables: (schemas, database defaults, host label)."""
+    import pymysql
+
+    kw = parse_dsn(dsn)
+    database = kw.pop("database")
+    host = kw.get("host") or "localhost"
+    try:
+        conn = pymysql.connect(charset="utf8mb4", **kw)
+    except pymysql.err.MySQLError as exc:
+        raise SchemaError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT VERSION()")
+        markers = _server_prints_marker(cur.fetchone()[0])
+        if database:
+            where, args = "TABLE_SCHEMA = %s", (database,)
+            swhere = "SCHEMA_NAME = %s"
+        else:
+            where = "TABLE_SCHEMA NOT IN (" + ", ".join(["%s"] * len(SYSTEM_DATABASES)) + ")"
+            args = SYSTEM_DATABASES
+            swhere = "SCHEMA_NAME NOT IN (" + ", ".join(["%s"] * len(SYSTEM_DATABASES)) + ")"
+        cur.execute("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME "
+                    f"FROM information_schema.SCHEMATA WHERE {swhere}", args)
+        databases = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_COLLATION "
+                    f"FROM information_schema.TABLES WHERE {where}", args)
+        tables = {(r[0], r[1]): (r[2], r[3]) for r in cur.fetchall()
+                  if r[2] in ("BASE TABLE", "SYSTEM VERSIONED", "SEQUENCE")}
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, "
+                    "IS_NULLABLE, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, "
+                    "CHARACTER_SET_NAME, COLLATION_NAME, CHARACTER_MAXIMUM_LENGTH, EXTRA "
+                    f"FROM information_schema.COLUMNS WHERE {where} "
+                    "ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
+        columns: dict[tuple[str, str], list] = {}
+        extras: dict[tuple[str, str], list[str]] = {}
+        for row in cur.fetchall():
+            key = (row[0], row[1])
+            if key not in tables:
+                continue
+            columns.setdefault(key, []).append(_column(row, markers, host))
+            extras.setdefault(key, []).append((row[12] or "").upper())
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+                    f"WHERE {where} AND INDEX_NAME = 'PRIMARY' "
+                    "ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX", args)
+        pks: dict[tuple[str, str], list[str]] = {}
+        for db, table, col in cur.fetchall():
+            pks.setdefault((db, table), []).append(col)
+    finally:
+        conn.close()
+
+    schemas = []
+    for key in sorted(columns):
+        ttype, tcoll = tables[key]
+        cols = columns[key]
+        if ttype == "SYSTEM VERSIONED" and not any("ROW START" in e for e in extras[key]):
+            # implicit row_start/row_end: hidden from COLUMNS but present in row images
+            cols = cols + list(SYSTEM_VERSIONING_COLUMNS)
+        schemas.append(TableSchema(
+            db=key[0], table=key[1], columns=tuple(cols), primary_key=tuple(pks.get(key, ())),
+            source=f"live:{host}", charset=charset_of_collation(tcoll) if tcoll else None,
+            collation=tcoll))
+    return schemas, databases, host
+
+
+def _column(row, markers: bool | None, host: str) -> ColumnSchema:
+    (db, table, name, data_type, column_type, is_nullable, nprec, nscale, dtprec, cs, coll,
+     maxlen, _extra) = row
+    try:
+        parsed = parse_column_type(column_type, name)
+    except SchemaError as exc:
+        exc.add_context(table=f"{db}.{table}", column=name, source=f"live:{host}")
+        raise
+    data_type = data_type.lower()
+    legacy = None
+    if data_type in TEMPORAL_FSP_TYPES and markers:
+        legacy = bool(parsed.legacy)
+    if data_type in ("char", "varchar", "binary", "varbinary"):
+        length = int(maxlen) if maxlen is not None else None
+    elif data_type == "bit":
+        length = int(nprec) if nprec is not None else parsed.length
+    else:
+        length = None
+    return ColumnSchema(
+        name=name, data_type=data_type, unsigned=parsed.unsigned,
+        nullable=(is_nullable == "YES"), length=length,
+        numeric_precision=int(nprec) if nprec is not None else None,
+        numeric_scale=int(nscale) if nscale is not None else None,
+        datetime_precision=int(dtprec) if dtprec is not None and data_type in TEMPORAL_FSP_TYPES else None,
+        legacy=legacy, charset=cs, collation=coll,
+        enum_values=parsed.enum_values, set_values=parsed.set_values,
+        compressed=parsed.compressed)
+
+
+def import_live(store, dsn: str, *, position=None) -> list[tuple[str, str]]:
+    """Snapshot ``dsn`` into ``store`` as versions at ``position`` (None: baseline)."""
+    schemas, databases, host = snapshot(dsn)
+    source = f"live:{host}"
+    for db, (cs, coll) in sorted(databases.items()):
+        store.set_database(db, cs, coll, position, source=source)
+    out = []
+    for schema in schemas:
+        store.add_version(schema, position, source=source)
+        out.append((schema.db, schema.table))
+    return out
+
+
+__all__ = ["parse_dsn", "snapshot", "import_live", "SYSTEM_DATABASES"]

@@ -1,0 +1,195 @@
+"""The bridge between the parser and the schema store.
+
+``SchemaResolver(store)`` is what ``binlog.reader.BinlogReader(schema=...)`` calls:
+
+- ``attributes(table_map, position)``: per column index, what the TABLE_MAP lacks and
+  the schema version in force at that position knows - the precision N of legacy
+  TIMESTAMP/DATETIME/TIME columns above all, then names, signedness, charsets and
+  ENUM/SET labels.  A schema that contradicts the TABLE_MAP (column count, a type the
+  binlog type code cannot be, a different fsp or name) is a ``SchemaMismatchError``:
+  never a guess.
+- ``observe_query(event, position)``: DDL in QUERY events makes new schema versions at
+  its position (CREATE/ALTER/DROP/RENAME/TRUNCATE TABLE, CREATE/DROP DATABASE, USE).
+- ``record_inferred(db, table, {index: N}, position)``: keeps what --infer-precision found.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from binlog.constants import BINARY_COLLATION, ColumnType as T
+from binlog.charsets import CHARSET_CODECS
+
+from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
+from .model import ColumnSchema, TableSchema
+
+_INTS = {"tinyint": {T.TINY}, "smallint": {T.SHORT}, "mediumint": {T.INT24},
+         "int": {T.LONG}, "integer": {T.LONG}, "bigint": {T.LONGLONG}}
+_TEXT_BLOBS = {T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED}
+_GEOMETRY = ("geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+             "multipolygon", "geometrycollection")
+
+# information_schema DATA_TYPE -> the TABLE_MAP type codes such a column can have.
+BINLOG_TYPES: dict[str, set[int]] = {
+    **_INTS,
+    "boolean": {T.TINY}, "bool": {T.TINY},
+    "float": {T.FLOAT}, "double": {T.DOUBLE}, "real": {T.DOUBLE}, "double precision": {T.DOUBLE},
+    "decimal": {T.NEWDECIMAL, T.DECIMAL}, "numeric": {T.NEWDECIMAL, T.DECIMAL},
+    "bit": {T.BIT}, "year": {T.YEAR}, "date": {T.DATE, T.NEWDATE},
+    "time": {T.TIME, T.TIME2}, "datetime": {T.DATETIME, T.DATETIME2},
+    "timestamp": {T.TIMESTAMP, T.TIMESTAMP2},
+    "char": {T.STRING}, "binary": {T.STRING},
+    "varchar": {T.VARCHAR, T.VAR_STRING, T.VARCHAR_COMPRESSED},
+    "varbinary": {T.VARCHAR, T.VAR_STRING, T.VARCHAR_COMPRESSED},
+    "enum": {T.ENUM, T.STRING}, "set": {T.SET, T.STRING},
+    "json": {T.JSON, *_TEXT_BLOBS},
+    "inet6": {T.STRING}, "inet4": {T.STRING}, "uuid": {T.STRING},
+    "vector": {T.VECTOR, T.VARCHAR},
+    **{name: set(_TEXT_BLOBS) for name in ("tinytext", "text", "mediumtext", "longtext",
+                                           "tinyblob", "blob", "mediumblob", "longblob")},
+    **{name: {T.GEOMETRY} for name in _GEOMETRY},
+}
+LEGACY_CODES = {T.TIMESTAMP, T.DATETIME, T.TIME}
+FSP_CODES = {T.TIMESTAMP2, T.DATETIME2, T.TIME2}
+BINARY_TYPES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob",
+                "inet6", "inet4", "uuid", *_GEOMETRY}
+
+# A QUERY whose text starts like this may change a schema; everything else (BEGIN,
+# COMMIT, DML, SET...) is not parsed at all.
+_DDL_START = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(create|alter|drop|rename|truncate|use)\b", re.I | re.S)
+_DDL_TABLE = re.compile(r"\btable\s+(?:if\s+(?:not\s+)?exists\s+)?`?([\w$]+)`?(?:\.`?([\w$]+)`?)?", re.I)
+
+
+def column_attributes(table_map, schema: TableSchema) -> dict[int, dict]:
+    """What the schema adds to each TABLE_MAP column; SchemaMismatchError on contradiction."""
+    name = table_map.qualified_name
+    if len(schema.columns) != len(table_map.columns):
+        raise SchemaMismatchError(
+            f"TABLE_MAP has {len(table_map.columns)} columns, the schema ({schema.source}) "
+            f"has {len(schema.columns)}", table=name,
+            hint="the schema is not the one in force at this position: give the schema as of "
+                 "the binlog's start (DDL after it is tracked from the binlog itself)")
+    has_signedness = 1 in table_map.optional
+    out = {}
+    for col, spec in zip(table_map.columns, schema.columns):
+        _check_type(col, spec, name, schema.source)
+        out[col.index] = _column_extras(col, spec, has_signedness)
+    return out
+
+
+def _check_type(col, spec: ColumnSchema, table: str, source: str) -> None:
+    allowed = BINLOG_TYPES.get(spec.data_type)
+    label = col.label
+    if allowed is not None and col.type not in allowed and col.binlog_type not in allowed:
+        raise SchemaMismatchError(
+            f"binlog type code {col.binlog_type} cannot be a {spec.data_type.upper()} column "
+            f"(`{spec.name}` in {source})", table=table, column=label)
+    if col.name is not None and col.name != spec.name:
+        raise SchemaMismatchError(f"TABLE_MAP names the column `{col.name}`, the schema "
+                                  f"({source}) `{spec.name}`", table=table, column=label)
+    if col.type in FSP_CODES and spec.datetime_precision not in (None, col.precision):
+        raise SchemaMismatchError(
+            f"binlog says {spec.data_type.upper()}({col.precision}), the schema ({source}) "
+            f"{spec.data_type.upper()}({spec.datetime_precision})", table=table, column=label)
+
+
+def _column_extras(col, spec: ColumnSchema, has_signedness: bool) -> dict:
+    extras = {}
+    if col.type in LEGACY_CODES and spec.datetime_precision is not None:
+        extras["precision"] = spec.datetime_precision
+    if col.name is None:
+        extras["name"] = spec.name
+    if not has_signedness and spec.unsigned:
+        extras["unsigned"] = True
+    if col.collation is None and col.encoding is None:
+        if spec.data_type in BINARY_TYPES or spec.charset == "binary":
+            extras["collation"] = BINARY_COLLATION
+        elif spec.charset:
+            extras["encoding"] = CHARSET_CODECS.get(spec.charset)
+    if col.type == T.ENUM and col.enum_values is None and spec.enum_values:
+        extras["enum_values"] = tuple(spec.enum_values)
+    if col.type == T.SET and col.set_values is None and spec.set_values:
+        extras["set_values"] = tuple(spec.set_values)
+    return {k: v for k, v in extras.items() if v is not None}
+
+
+def override_attributes(table_map, overrides: dict) -> dict[int, dict]:
+    """`binlog schema set` (or inferred) precisions for a table no schema describes:
+    column given by 1-based number or by the name the TABLE_MAP carries."""
+    by_name = {c.name.lower(): c for c in table_map.columns if c.name}
+    out = {}
+    for ref, override in overrides.items():
+        if isinstance(ref, int):
+            col = table_map.columns[ref - 1] if 1 <= ref <= len(table_map.columns) else None
+        else:
+            col = by_name.get(ref)
+        if col is None:
+            raise SchemaMismatchError(f"the override of column {ref!r} names no column of the "
+                                      f"TABLE_MAP ({len(table_map.columns)} columns)",
+                                      table=table_map.qualified_name)
+        allowed = BINLOG_TYPES.get((override["data_type"] or "").lower(), set())
+        if col.binlog_type not in allowed:
+            raise SchemaMismatchError(
+                f"override says {override['data_type'].upper()}, the binlog type code is "
+                f"{col.binlog_type}", table=table_map.qualified_name, column=col.label)
+        if col.type in LEGACY_CODES:
+            out[col.index] = {"precision": override["precision"]}
+    return out
+
+
+class SchemaResolver:
+    def __init__(self, store, *, track_ddl: bool = True,
+                 on_warning: Callable[[str], None] | None = None):
+        self.store = store
+        self.track_ddl = track_ddl
+        self.on_warning = on_warning or (lambda message: None)
+
+    def attributes(self, table_map, position) -> dict[int, dict]:
+        schema = self.store.schema(table_map.db, table_map.table, position)
+        try:
+            if schema is None:
+                return override_attributes(table_map,
+                                           self.store.overrides_for(table_map.db, table_map.table, position))
+            return column_attributes(table_map, schema)
+        except SchemaMismatchError as exc:
+            raise exc.add_context(event_offset=table_map.offset, event_type=table_map.type_name)
+
+    def observe_query(self, event, position) -> None:
+        if not self.track_ddl or not _DDL_START.match(event.query):
+            return
+        source = f"binlog:{position[0]}:{position[1]}"
+        try:
+            from .ddl import parse_script
+
+            actions = parse_script(event.query, source=source, default_db=event.db or None)
+        except DdlParseError as exc:
+            self._forget_tables(event, position, source, exc)
+            return
+        db = event.db or None
+        catalog = self.store.catalog_at(position, current_db=db)
+        before = self.store.catalog_at(position, current_db=db)
+        changed = []
+        for action in actions:
+            try:
+                changed.extend(catalog.apply(action))
+            except SchemaNotFoundError:
+                # ALTER/RENAME of a table no schema source knows: it stays unknown, and a
+                # legacy column of it stops the run with the remedy when its rows come.
+                continue
+        self.store.save_catalog_changes(catalog, dict.fromkeys(changed), position,
+                                        source=source, before=before)
+
+    def _forget_tables(self, event, position, source, exc) -> None:
+        """A DDL statement we cannot parse: the tables it names have an unknown schema
+        from here on (so a legacy column stops the run instead of using a stale N)."""
+        db = event.db or None
+        for m in _DDL_TABLE.finditer(event.query):
+            table_db, table = (m.group(1), m.group(2)) if m.group(2) else (db, m.group(1))
+            if table_db:
+                self.store.drop_table(table_db, table, position, source=f"{source} (unparsed DDL)")
+        self.on_warning(f"{position[0]} @ {position[1]}: DDL not understood, schema of the "
+                        f"tables it names is now unknown: {exc}")
+
+    def record_inferred(self, db, table, found: dict[int, int], position) -> None:
+        for index, precision in found.items():
+            self.store.record_inferred(db, table, index, precision, position)
