@@ -233,9 +233,10 @@ def run_schema(args) -> int:
                 continue
             cols = ", ".join(_describe_column(c) for c in schema.columns)
             print(f"{where}\t{source}\t{cols}")
-        for override in store.overrides():
-            if override[0] == db and override[1] == table:
-                print(f"override\t{override}")
+        for o in store.overrides(db, table):
+            column = f"@{o['column']}" if isinstance(o["column"], int) else o["column"]
+            since = "everywhere" if o["position"] is None else f"from {o['position'][0]}:{o['position'][1]}"
+            print(f"{o['kind']}\t{column}\t{o['data_type']}({o['precision']})\t{since}\t{o['source']}")
         return EXIT_OK
     for db, table in store.tables():
         print(f"{db}.{table}")

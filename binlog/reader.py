@@ -29,6 +29,9 @@ FILE_HEADER_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION_EVENT, EventType.RO
                                 EventType.PREVIOUS_GTIDS_LOG_EVENT, EventType.STOP_EVENT})
 
 
+_TEMPORAL_NAMES = {7: "timestamp", 12: "datetime", 11: "time"}
+
+
 @dataclass(slots=True)
 class RowChange:
     file: str
@@ -169,7 +172,10 @@ class BinlogReader:
         key = (table_map.db, table_map.table, table_map.layout_key())
         self._inferred.setdefault(key, {}).update(found)
         if self.schema is not None and hasattr(self.schema, "record_inferred"):
-            self.schema.record_inferred(table_map.db, table_map.table, found, (name, event.offset))
+            types = {i: _TEMPORAL_NAMES[plan.columns[i].type] for i in found}
+            # Kept from the TABLE_MAP's position on: that is where the next run looks it up.
+            self.schema.record_inferred(table_map.db, table_map.table, found, (name, table_map.offset),
+                                        types=types)
         if self.on_inferred:
             self.on_inferred(name, event.offset, plan, found)
         return self._plan(table_map, fde, (name, table_map.offset))

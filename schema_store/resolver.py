@@ -190,6 +190,7 @@ class SchemaResolver:
         self.on_warning(f"{position[0]} @ {position[1]}: DDL not understood, schema of the "
                         f"tables it names is now unknown: {exc}")
 
-    def record_inferred(self, db, table, found: dict[int, int], position) -> None:
+    def record_inferred(self, db, table, found: dict[int, int], position, types=None) -> None:
         for index, precision in found.items():
-            self.store.record_inferred(db, table, index, precision, position)
+            self.store.record_inferred(db, table, index, precision, position,
+                                       data_type=(types or {}).get(index))
