@@ -51,7 +51,26 @@ def build_parser() -> argparse.ArgumentParser:
                       help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
                            "(followed by default)")
     _schema_commands(sub)
+    for module in _command_modules():
+        module.add_parser(sub)          # each sets run=... on its parser
     return parser
+
+
+# Further subcommands live in their own modules: each has add_parser(subparsers), which
+# registers its parser with set_defaults(run=<function(args) -> exit code>).
+COMMAND_MODULES = ("binlog.commands.stats", "binlog.commands.apply", "binlog.commands.verify",
+                   "spark_ingest.command")
+
+
+def _command_modules():
+    import importlib
+
+    for name in COMMAND_MODULES:
+        try:
+            yield importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:     # the module exists but something it needs is missing
+                raise
 
 
 def _schema_options(p) -> None:
@@ -259,6 +278,8 @@ def main(argv=None) -> int:
             return run_dump(args)
         if args.command == "schema":
             return run_schema(args)
+        if hasattr(args, "run"):
+            return args.run(args)
     except UsageError as exc:
         sys.stderr.write(f"binlog: error: {exc.message}\n")
         return EXIT_USAGE
