@@ -44,6 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="do not verify CRC32 event checksums")
     dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
     _schema_options(dump)
+    dump.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
+                      help="keep only matching tables (wildcards %% _ *; repeatable)")
+    dump.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
+                      help="drop matching tables (wildcards %% _ *; repeatable)")
+    dump.add_argument("--database", action="append", default=[], metavar="DB",
+                      help="keep only tables of this database (repeatable)")
     dump.add_argument("--infer-precision", action="store_true",
                       help="when no schema knows a legacy temporal column's precision, infer it "
                            "from the row images (only an unambiguous fit is accepted)")
@@ -163,6 +169,12 @@ def open_schema(args, *, required: bool = False):
     return SchemaResolver(store, track_ddl=not getattr(args, "no_track_ddl", False), on_warning=_warn)
 
 
+def table_filter(args):
+    from .filters import TableFilter
+
+    return TableFilter(args.table, args.exclude_table, args.database)
+
+
 def run_dump(args) -> int:
     from .output.json_lines import JsonLinesWriter
     from .output.text import TextWriter
@@ -176,7 +188,7 @@ def run_dump(args) -> int:
                           start_position=args.start_position, stop_position=args.stop_position,
                           start_datetime=_epoch(args.start_datetime, zone),
                           stop_datetime=_epoch(args.stop_datetime, zone), tz=zone,
-                          on_unknown=_warn_unknown, schema=schema,
+                          on_unknown=_warn_unknown, schema=schema, table_filter=table_filter(args),
                           infer_precision=args.infer_precision, on_inferred=_report_inferred)
     out = sys.stdout.buffer
     writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
@@ -199,6 +211,9 @@ def _print_stats(stats) -> None:
     err.write(f"binlog: {stats.files} file(s), {sum(stats.events.values())} events, {stats.bytes} bytes\n")
     for table, count in sorted(stats.rows.items()):
         err.write(f"binlog:   {table}: {count} rows\n")
+    if stats.skipped_events:
+        err.write(f"binlog:   filtered tables: {stats.skipped_events} rows events, "
+                  f"{stats.skipped_bytes} bytes skipped undecoded\n")
     if stats.unknown:
         err.write(f"binlog:   {len(stats.unknown)} unknown event(s) reported, not decoded\n")
 

@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 from .constants import EventType
 from .errors import BinlogError, MissingTableMapError, PrecisionUnknownError
+from .events.base import SkippedRowsEvent
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
                      RowsEvent, TableMapEvent, UnknownEvent)
 from .infer import infer_precisions, unknown_legacy_columns
@@ -60,6 +61,8 @@ class ReadStats:
     unknown: list = field(default_factory=list)
     files: int = 0
     bytes: int = 0
+    skipped_events: int = 0     # rows events of filtered tables, never decoded
+    skipped_bytes: int = 0
 
 
 class BinlogReader:
@@ -67,7 +70,7 @@ class BinlogReader:
                  stop_position: int | None = None, start_datetime: int | None = None,
                  stop_datetime: int | None = None, tz=None,
                  on_unknown: Callable[[str, UnknownEvent], None] | None = None,
-                 schema=None, infer_precision: bool = False,
+                 schema=None, infer_precision: bool = False, table_filter=None,
                  on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None):
         """``schema``: an object with ``attributes(table_map, position)`` giving, per
         column index, what the binlog lacks (precision of legacy temporals, names,
@@ -85,6 +88,7 @@ class BinlogReader:
         self.schema = schema
         self.infer_precision = infer_precision
         self.on_inferred = on_inferred
+        self.table_filter = table_filter if table_filter is not None and table_filter.active else None
         self.stats = ReadStats()
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
@@ -105,11 +109,18 @@ class BinlogReader:
     def _read_file(self, path: Path, start: int | None, stop: int | None):
         name = path.name
         table_maps: dict[int, tuple[TableMapEvent, DecodePlan | None]] = {}
+        filtered: set[int] = set()       # table_ids whose TABLE_MAP the filter rejected
         gtid = None
         fde = None
         self.stats.files += 1
-        for event in read_events(path, verify_checksums=self.verify_checksums, start_position=start):
+        skip = filtered.__contains__ if self.table_filter else None
+        for event in read_events(path, verify_checksums=self.verify_checksums, start_position=start,
+                                 skip_rows=skip):
             header = event.header
+            if isinstance(event, SkippedRowsEvent):
+                self.stats.skipped_events += 1
+                self.stats.skipped_bytes += header.event_size
+                continue
             if stop is not None and header.offset >= stop:
                 return True
             if (self.stop_datetime is not None and header.timestamp >= self.stop_datetime
@@ -123,6 +134,11 @@ class BinlogReader:
             elif isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
                 gtid = event.gtid
             elif isinstance(event, TableMapEvent):
+                if self.table_filter and not self.table_filter.keeps(event.db, event.table):
+                    filtered.add(event.table_id)
+                    table_maps.pop(event.table_id, None)
+                    continue
+                filtered.discard(event.table_id)
                 table_maps[event.table_id] = (event, None)
             elif isinstance(event, QueryEvent) and self.schema is not None:
                 self.schema.observe_query(event, (name, header.offset))

@@ -30,3 +30,9 @@ class OpaqueEvent(Event):
     """A known event whose body matters to no row change (LOAD DATA blocks, group
     replication VIEW_CHANGE/TRANSACTION_CONTEXT, IGNORABLE); kept raw."""
     body: bytes
+
+
+@dataclass
+class SkippedRowsEvent(Event):
+    """A rows event of a filtered table, stepped over by its length, never decoded."""
+    table_id: int

@@ -50,13 +50,13 @@ def directory_binlogs(directory: Path) -> list[Path]:
 
 
 def read_events(path, *, verify_checksums: bool = True, start_position: int | None = None,
-                chunk: int = CHUNK) -> Iterator:
+                chunk: int = CHUNK, skip_rows=None) -> Iterator:
     """Yield the events of one binlog file.
 
     With ``start_position``, the FORMAT_DESCRIPTION at the file's start is still read
     (it says how to frame everything), then reading jumps to the position."""
     path = Path(path)
-    stream = EventStream(path.name, verify_checksums=verify_checksums)
+    stream = EventStream(path.name, verify_checksums=verify_checksums, skip_rows=skip_rows)
     with open(path, "rb") as fh:
         jumped = start_position is None or start_position <= 4
         while True:
