@@ -169,13 +169,13 @@ class BinlogReader:
             # The whole event is decoded before any of its rows is given out: a row is
             # only trusted once the event's bytes were consumed exactly.
             try:
-                rows = list(decode_rows(event, plan))
+                rows = decode_rows(event, plan)
             except PrecisionUnknownError:
                 if not (self.infer_precision and unknown_legacy_columns(plan)):
                     raise
                 plan = self._infer(name, event, table_map, plan, fde)
                 table_maps[event.table_id] = (table_map, plan)
-                rows = list(decode_rows(event, plan))
+                rows = decode_rows(event, plan)
         except BinlogError as exc:
             raise exc.add_context(source=name)
         self.stats.rows[plan.qualified_name] += len(rows)

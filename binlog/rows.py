@@ -53,12 +53,25 @@ class DecodePlan:
     decoders: list
     json_columns: list[int]
     by_key: dict = field(default_factory=dict)
+    _walks: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.by_key = {c.key: c for c in self.columns}
 
     def column_by_key(self, key):
         return self.by_key.get(key)
+
+    def walk(self, present_bitmap: bytes):
+        """The precomputed walk of a row image with these present columns, cached:
+        (NULL-bitmap size, [(null byte, null mask, key, decoder, column), ...])."""
+        walk = self._walks.get(present_bitmap)
+        if walk is None:
+            present = present_columns(present_bitmap, len(self.columns))
+            steps = tuple((k >> 3, 1 << (k & 7), self.columns[ci].key, self.decoders[ci],
+                           self.columns[ci]) for k, ci in enumerate(present))
+            walk = ((len(present) + 7) >> 3, steps)
+            self._walks[present_bitmap] = walk
+        return walk
 
     @property
     def qualified_name(self) -> str:
@@ -109,28 +122,77 @@ def present_columns(bitmap: bytes, width: int) -> list[int]:
     return [i for i in range(width) if bitmap[i >> 3] >> (i & 7) & 1]
 
 
-def decode_rows(event: RowsEvent, plan: DecodePlan):
-    """Yield (before, after) per row; dicts keyed by column key (name or @n)."""
+def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
+    """(before, after) per row, dicts keyed by column key (name or @n); the whole event
+    is decoded and must be consumed exactly."""
     if event.width != len(plan.columns):
         raise MalformedEventError(
             f"rows event has {event.width} columns, its TABLE_MAP has {len(plan.columns)}",
             table=plan.qualified_name)
+    if event.partial:
+        return list(_decode_partial(event, plan))
+    data, end = event.data, len(event.data)
+    walk = plan.walk(event.present)
+    out = []
+    append = out.append
+    pos = 0
+    try:
+        if event.kind == UPDATE:
+            walk_after = plan.walk(event.present_after)
+            while pos < end:
+                before, pos = _image_fast(data, pos, end, walk)
+                after, pos = _image_fast(data, pos, end, walk_after)
+                append((before, after))
+        elif event.kind == "insert":
+            while pos < end:
+                after, pos = _image_fast(data, pos, end, walk)
+                append((None, after))
+        else:
+            while pos < end:
+                before, pos = _image_fast(data, pos, end, walk)
+                append((before, None))
+    except _ValueError as failure:
+        raise _at(failure.error, event, plan, failure.pos, failure.col)
+    return out
+
+
+class _ValueError(Exception):
+    """Carries a decoder's BinlogError out of the hot loop with where it happened."""
+
+    def __init__(self, error, pos, col):
+        self.error, self.pos, self.col = error, pos, col
+
+
+def _image_fast(data, pos, end, walk):
+    """One row image along a precomputed walk: (null byte, mask, key, decoder, column)."""
+    nbytes, steps = walk
+    if pos + nbytes > end:
+        raise _ValueError(TruncatedError(f"need {nbytes} bytes for the NULL bitmap, "
+                                         f"{end - pos} left"), pos, None)
+    nulls = data[pos:pos + nbytes]
+    pos += nbytes
+    row = {}
+    for byte, mask, key, decode, col in steps:
+        if nulls[byte] & mask:
+            row[key] = None
+        else:
+            try:
+                row[key], pos = decode(data, pos, end, col)
+            except BinlogError as exc:
+                raise _ValueError(exc, pos, col) from exc
+    return row, pos
+
+
+def _decode_partial(event, plan):
     data, end = event.data, len(event.data)
     present = present_columns(event.present, event.width)
-    present_after = present_columns(event.present_after, event.width) if event.present_after else None
+    present_after = present_columns(event.present_after, event.width)
     pos = 0
     while pos < end:
-        if event.kind == UPDATE:
-            before, pos = _image(event, plan, present, pos, end)
-            partial_bits, pos = _partial_bits(event, plan, pos, end) if event.partial else (None, pos)
-            after, pos = _image(event, plan, present_after, pos, end, partial_bits, before)
-            yield before, after
-        elif event.kind == "insert":
-            after, pos = _image(event, plan, present, pos, end)
-            yield None, after
-        else:
-            before, pos = _image(event, plan, present, pos, end)
-            yield before, None
+        before, pos = _image(event, plan, present, pos, end)
+        partial_bits, pos = _partial_bits(event, plan, pos, end)
+        after, pos = _image(event, plan, present_after, pos, end, partial_bits, before)
+        yield before, after
 
 
 def _image(event, plan, present, pos, end, partial_bits=None, before=None):

@@ -14,33 +14,55 @@ def bytes_renderer(encoding: str = "hex"):
 
 def render_row(row: dict | None, plan, render_bytes) -> dict | None:
     """JSON-ready copy of a row: bytes of binary columns as hex/base64; bytes of columns
-    whose charset the binlog does not give as UTF-8 text when valid, else hex."""
+    whose charset the binlog does not give as UTF-8 text when valid, else hex; DECIMAL
+    as exact digits.  Only the columns whose type can hold such values are looked at."""
     if row is None:
         return None
-    out = {}
-    for key, value in row.items():
+    keys = _render_keys(plan)
+    if not keys:
+        return row
+    out = dict(row)
+    for key, col in keys:
+        value = out.get(key)
+        if value is None:
+            continue
         if isinstance(value, (bytes, bytearray)):
-            value = _render_bytes(value, plan, key, render_bytes)
+            out[key] = _render_bytes(value, col, render_bytes)
         elif isinstance(value, Decimal):
-            value = format(value, "f")   # exact digits, never exponent form (0E-30)
+            out[key] = format(value, "f")   # exact digits, never exponent form (0E-30)
         elif hasattr(value, "as_json"):
-            value = value.as_json()
-        out[key] = value
+            out[key] = value.as_json()
     return out
 
 
-def _render_bytes(value, plan, key, render_bytes):
-    col = plan.column_by_key(key) if hasattr(plan, "column_by_key") else None
+# Types whose decoded values are never bytes, Decimal or partial JSON.
+_PLAIN_TYPES = frozenset({1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 247, 248})
+
+
+def _render_keys(plan) -> tuple:
+    keys = getattr(plan, "_render_keys", None)
+    if keys is None:
+        keys = tuple((c.key, c) for c in plan.columns
+                     if c.type not in _PLAIN_TYPES and not (c.encoding and c.type in _TEXT_TYPES))
+        plan._render_keys = keys
+    return keys
+
+
+# Text columns with a known codec decode to str.
+_TEXT_TYPES = frozenset({15, 253, 254, 252, 249, 250, 251, 140, 141})
+
+
+# GEOMETRY values are SRID + WKB: binary whatever the charset metadata says.
+_ALWAYS_BINARY = {255}
+
+
+def _render_bytes(value, col, render_bytes):
     if col is not None and col.collation is None and col.type not in _ALWAYS_BINARY:
         try:
             return bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             pass
     return render_bytes(bytes(value))
-
-
-# GEOMETRY values are SRID + WKB: binary whatever the charset metadata says.
-_ALWAYS_BINARY = {255}
 
 
 def json_default(value):

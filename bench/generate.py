@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Generate the benchmark binlogs on a real, local mariadbd (tests/support harness).
+
+    python bench/generate.py [--rows 100000] [--tables 10] [--out bench/data]
+
+Two binlog sets, each with --tables tables of mixed types, --rows inserted rows per
+table, then updates of 20% and deletes of 10% of the rows:
+  bench/data/mysql56/   temporal columns in MySQL 5.6 format (the default)
+  bench/data/legacy/    the same tables created with mysql56_temporal_format=OFF
+                        (legacy MariaDB 5.3 hires columns) + schema.sql (mariadb-dump)
+The server is left running only with --keep (python-mysql-replication streams from it).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from support.mariadb_server import MariaDBServer, find_tool  # noqa: E402
+
+TABLE = """CREATE TABLE {db}.t{n} (
+  id INT NOT NULL PRIMARY KEY, a INT, b BIGINT UNSIGNED, c VARCHAR(64), d DECIMAL(12,2),
+  e DATETIME(6), f TIMESTAMP(3) NULL, g DOUBLE, h TEXT, i DATE, j ENUM('red','green','blue'),
+  k TIME(2), l TINYINT, m CHAR(8)
+) CHARACTER SET utf8mb4"""
+
+FILL = """INSERT INTO {db}.t{n}
+SELECT seq, CAST(seq AS SIGNED) * 7 - 350000, seq * 1000003, CONCAT('value-', seq, '-', MD5(seq)),
+       seq / 7, '2024-01-01 00:00:00.000000' + INTERVAL seq SECOND + INTERVAL (seq % 1000000) MICROSECOND,
+       '2023-06-01 12:00:00.000' + INTERVAL seq SECOND, seq / 3.0, REPEAT('x', seq % 50),
+       '2000-01-01' + INTERVAL (seq % 9000) DAY, 1 + seq % 3,
+       SEC_TO_TIME(CAST(seq % 300000 AS SIGNED) - 150000) + INTERVAL (seq % 100) * 10000 MICROSECOND,
+       seq % 128, LPAD(seq % 100000, 8, '0')
+FROM {db}.seq_1_to_{rows}"""
+
+
+def generate(out: Path, rows: int, tables: int, legacy: bool, keep: bool):
+    options = {"binlog_row_metadata": "FULL", "max_binlog_size": 1 << 30,
+               "innodb_buffer_pool_size": "256M", "innodb_flush_log_at_trx_commit": 2,
+               "sync_binlog": 0}
+    if legacy:
+        options["mysql56_temporal_format"] = "OFF"
+    srv = MariaDBServer(options).start()
+    db = "bench"
+    srv.execute(f"CREATE DATABASE {db}")
+    for n in range(tables):
+        srv.execute(TABLE.format(db=db, n=n))
+    if legacy:
+        dump = subprocess.run([find_tool("mariadb-dump", "mysqldump"), "-S", str(srv.socket), "-uroot",
+                               "--no-data", "--databases", db], capture_output=True, text=True, check=True)
+        (out / "schema.sql").write_text(dump.stdout)
+    srv.flush_logs()
+    first = srv.master_status()[0]
+    started = time.time()
+    for n in range(tables):
+        srv.execute(FILL.format(db=db, n=n, rows=rows))
+    for n in range(tables):
+        srv.execute(f"UPDATE {db}.t{n} SET a = a + 1, c = CONCAT(c, '!'), e = e + INTERVAL 1 SECOND "
+                    f"WHERE id % 5 = 0")
+        srv.execute(f"DELETE FROM {db}.t{n} WHERE id % 10 = 3")
+    srv.flush_logs()
+    names = srv.binlog_names()
+    files = [p for p in srv.binlog_files() if names.index(p.name) >= names.index(first)][:-1]
+    for path in files:
+        shutil.copy(path, out / path.name)
+    (out / "mariadb-bin.index").write_text("".join(f"{p.name}\n" for p in files))
+    size = sum(p.stat().st_size for p in files)
+    print(f"{out}: {len(files)} file(s), {size / 1e6:.1f} MB in {time.time() - started:.0f} s "
+          f"on {srv.version}", flush=True)
+    if keep:
+        return srv
+    srv.cleanup()
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "data")
+    args = parser.parse_args(argv)
+    for kind in ("mysql56", "legacy"):
+        out = args.out / kind
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        generate(out, args.rows, args.tables, kind == "legacy", keep=False)
+
+
+if __name__ == "__main__":
+    main()
