@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import os
+
 from .column import Column
 from .constants import ColumnType as T
 from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
@@ -24,6 +26,17 @@ from .events.rows import UPDATE, RowsEvent
 from .events.table_map import TableMapEvent
 
 LEGACY_TEMPORALS = (T.TIMESTAMP, T.DATETIME, T.TIME)
+
+# The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
+if os.environ.get("BINLOG_PURE"):
+    _speedups = None
+else:
+    try:
+        from . import _speedups
+    except ImportError:
+        _speedups = None
+
+_KIND_CODES = {"insert": 0, "update": 1, "delete": 2}
 
 REMEDY = ("MariaDB 5.3+ does not write the precision N of legacy TIMESTAMP/DATETIME/TIME "
           "columns (mysql56_temporal_format=OFF) into the binlog, and no schema known here "
@@ -69,7 +82,13 @@ class DecodePlan:
             present = present_columns(present_bitmap, len(self.columns))
             steps = tuple((k >> 3, 1 << (k & 7), self.columns[ci].key, self.decoders[ci],
                            self.columns[ci]) for k, ci in enumerate(present))
-            walk = ((len(present) + 7) >> 3, steps)
+            nbytes = (len(present) + 7) >> 3
+            compiled = None
+            if _speedups is not None:
+                compiled = _speedups.compile_walk(nbytes, tuple(
+                    (byte, mask, key) + speed_spec(col) + (decode, col)
+                    for byte, mask, key, decode, col in steps))
+            walk = (nbytes, steps, compiled)
             self._walks[present_bitmap] = walk
         return walk
 
@@ -118,6 +137,39 @@ def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, t
     return DecodePlan(table_map.db, table_map.table, columns, decoders, json_columns)
 
 
+# Kinds of binlog/_speedups.c, by real column type.
+K_PY, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR, K_DATE = range(10)
+K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2, K_TIME2 = range(10, 19)
+K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM = range(19, 25)
+_FIXED_KINDS = {T.TINY: K_TINY, T.SHORT: K_SHORT, T.INT24: K_INT24, T.LONG: K_LONG,
+                T.LONGLONG: K_LONGLONG, T.FLOAT: K_FLOAT, T.DOUBLE: K_DOUBLE, T.YEAR: K_YEAR,
+                T.DATE: K_DATE, T.DATETIME2: K_DT2, T.TIME2: K_TIME2, T.VARCHAR: K_VARCHAR,
+                T.VAR_STRING: K_VARCHAR, T.STRING: K_STRING, T.BLOB: K_BLOB,
+                T.TINY_BLOB: K_BLOB, T.MEDIUM_BLOB: K_BLOB, T.LONG_BLOB: K_BLOB,
+                T.GEOMETRY: K_BLOB, T.NEWDECIMAL: K_DECIMAL, T.BIT: K_BIT, T.ENUM: K_ENUM}
+_LEGACY_KINDS = {T.TIMESTAMP: (K_TS0, K_TS_HIRES), T.DATETIME: (K_DT0, K_DT_HIRES),
+                 T.TIME: (K_TIME0, K_TIME_HIRES)}
+
+
+def speed_spec(col: Column) -> tuple:
+    """(kind, n, length, unsigned, precision, scale, pad_binary, encoding, labels) of a
+    column for the compiled walk; kind K_PY calls the column's Python decoder."""
+    t, n = col.type, col.precision
+    kind = _FIXED_KINDS.get(t, K_PY)
+    if t in _LEGACY_KINDS and n is not None and col.tz is None:
+        kind = _LEGACY_KINDS[t][0 if n == 0 else 1]
+    elif t == T.TIMESTAMP2 and col.tz is None:
+        kind = K_TS2
+    if kind in (K_DT2, K_TIME2, K_TS2, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES) and not (
+            isinstance(n, int) and 0 <= n <= 6):
+        kind = K_PY
+    encoding = None if t == T.GEOMETRY else col.encoding
+    labels = col.enum_values if t == T.ENUM else None
+    precision = n if isinstance(n, int) else 0
+    return (kind, precision if kind != K_DECIMAL else 0, col.length, int(col.unsigned),
+            precision, col.scale, int(t == T.STRING and col.is_binary), encoding, labels)
+
+
 def present_columns(bitmap: bytes, width: int) -> list[int]:
     return [i for i in range(width) if bitmap[i >> 3] >> (i & 7) & 1]
 
@@ -133,6 +185,16 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
         return list(_decode_partial(event, plan))
     data, end = event.data, len(event.data)
     walk = plan.walk(event.present)
+    if end and not walk[0] and (event.kind != UPDATE or not plan.walk(event.present_after)[0]):
+        # No column present: row images take no bytes, so the loop below would never advance.
+        raise _at(MalformedEventError(f"{end} bytes of rows data but no column is present"),
+                  event, plan, 0)
+    if walk[2] is not None:
+        walk_after = plan.walk(event.present_after) if event.kind == UPDATE else walk
+        try:
+            return _speedups.decode_event(data, _KIND_CODES[event.kind], walk[2], walk_after[2])
+        except _speedups.Fallback:
+            pass     # decode again in Python: it raises the typed error with its context
     out = []
     append = out.append
     pos = 0
@@ -165,7 +227,7 @@ class _ValueError(Exception):
 
 def _image_fast(data, pos, end, walk):
     """One row image along a precomputed walk: (null byte, mask, key, decoder, column)."""
-    nbytes, steps = walk
+    nbytes, steps, _ = walk
     if pos + nbytes > end:
         raise _ValueError(TruncatedError(f"need {nbytes} bytes for the NULL bitmap, "
                                          f"{end - pos} left"), pos, None)
