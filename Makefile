@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 
-.PHONY: install install-dev server-deps demo test samples
+.PHONY: install install-dev server-deps demo test samples bench
 
 install:
 	$(PIP) install -q -e .
@@ -34,3 +34,8 @@ test: install-dev server-deps
 # Regenerate the sample corpus on the local mariadbd (see samples/README.md).
 samples: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) samples/generate.py
+
+# Decoder benchmark (issue 4): generates 2 x 205 MB binlogs on the local mariadbd the
+# first time, then times every contender on one core; see BENCHMARKS.md.
+bench: install-dev server-deps
+	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/run.py
