@@ -20,6 +20,10 @@ class JsonLinesWriter:
         self._head = b""
 
     def record(self, change) -> dict:
+        """The JSON object of one row change, as plain JSON values (what `write` prints)."""
+        return orjson.loads(_dumps(self._record(change), default=json_default))
+
+    def _record(self, change) -> dict:
         plan = change.plan
         return {
             "file": change.file, "pos": change.pos, "ts": iso_ts(change.ts),

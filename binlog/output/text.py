@@ -67,6 +67,8 @@ def _literal(value) -> str:
         return repr(value)
     if isinstance(value, Decimal):
         return format(value, "f")
+    if hasattr(value, "as_json"):
+        value = value.as_json()
     if isinstance(value, (dict, list)):
         value = json.dumps(value, ensure_ascii=False, default=str)
     text = str(value).replace("\\", "\\\\").replace("'", "\\'")

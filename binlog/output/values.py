@@ -20,7 +20,7 @@ def render_row(row: dict | None, plan, render_bytes) -> dict | None:
         return None
     keys = _render_keys(plan)
     if not keys:
-        return row
+        return row       # DECIMAL and partial JSON are left to json_default
     out = dict(row)
     for key, col in keys:
         value = out.get(key)
@@ -35,8 +35,10 @@ def render_row(row: dict | None, plan, render_bytes) -> dict | None:
     return out
 
 
-# Types whose decoded values are never bytes, Decimal or partial JSON.
-_PLAIN_TYPES = frozenset({1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 247, 248})
+# Types whose decoded values are never bytes; DECIMAL (246) and MySQL JSON (245) are
+# rendered by json_default (orjson calls it for Decimal and PartialJson values).
+_PLAIN_TYPES = frozenset({1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 245, 246,
+                          247, 248})
 
 
 def _render_keys(plan) -> tuple:
@@ -68,6 +70,8 @@ def _render_bytes(value, col, render_bytes):
 def json_default(value):
     if isinstance(value, Decimal):
         return format(value, "f")
+    if hasattr(value, "as_json"):
+        return value.as_json()
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).hex()
     raise TypeError(f"cannot render {type(value).__name__}")
