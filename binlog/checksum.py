@@ -1,0 +1,154 @@
+"""TiCDC-compatible CRC32 row checksums (shared/seeds/000, TiCDC ``buildChecksumBytes``).
+
+    checksum = 0
+    for column in columns, in table (column ID) order:
+        checksum = crc32.update(checksum, encode(column))
+
+``encode`` by the column's MySQL type:
+
+- TINYINT, SMALLINT, MEDIUMINT, INT, BIGINT, YEAR: the value as UINT64, little-endian
+  (negative values as their two's complement: ``uint64(int64(v))``);
+- FLOAT, DOUBLE: the value as a double, its IEEE 754 bits as UINT64 little-endian (a
+  FLOAT's float32 value widened exactly);
+- BIT: the bits as UINT64; ENUM: its 1-based index, SET: its bitmask, as UINT64;
+- TIMESTAMP, DATE, TIME, DATETIME, DECIMAL, JSON: their text (MySQL's form: temporals
+  with exactly N fraction digits, TIMESTAMP in UTC; DECIMAL with its exact digits);
+- CHAR, VARCHAR, TEXT, BLOB, BINARY...: their bytes (text in the column's charset);
+- NULL and GEOMETRY: nothing.
+
+CRC32 is IEEE (``zlib.crc32``, Go's ``crc32.IEEETable``).  Checksums need the whole row:
+a partial image (binlog_row_image=MINIMAL/NOBLOB) has none.
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from .charsets import CHARSET_CODECS
+from .constants import ColumnType as T
+
+_INTS = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR})
+_TEXT_FORMS = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
+                         T.TIMESTAMP, T.TIMESTAMP2})
+_U64 = struct.Struct("<Q")
+_F64 = struct.Struct("<d")
+
+
+class ChecksumError(ValueError):
+    pass
+
+
+def _u64(value: int) -> bytes:
+    return _U64.pack(int(value) & 0xFFFFFFFFFFFFFFFF)
+
+
+def _utc_timestamp(text: str, tz) -> str:
+    """A TIMESTAMP rendered in ``tz`` back to UTC (the zero date stays)."""
+    if tz is None or text.startswith("0000-00-00"):
+        return text
+    head, dot, frac = text.partition(".")
+    local = datetime.strptime(head, "%Y-%m-%d %H:%M:%S").replace(tzinfo=tz)
+    utc = local.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return utc + (dot + frac if dot else "")
+
+
+def _enum_number(value, labels) -> int:
+    if isinstance(value, int):
+        return value
+    if value == "" or labels is None:
+        return 0
+    return labels.index(value) + 1
+
+
+def _set_number(value, labels) -> int:
+    if isinstance(value, int):
+        return value
+    if not value:
+        return 0
+    if labels is None:
+        raise ChecksumError("SET labels unknown")
+    mask = 0
+    for part in value.split(","):
+        mask |= 1 << labels.index(part)
+    return mask
+
+
+def _decimal_text(value) -> str:
+    if not isinstance(value, Decimal):
+        value = Decimal(str(value))
+    if value == 0:
+        value = abs(value)          # no "-0.00"
+    return format(value, "f")
+
+
+def encode_value(value, col) -> bytes:
+    """The bytes ``encode(column)`` gives for one decoded value (binlog.column.Column)."""
+    if value is None:
+        return b""
+    t = col.type
+    if t in _INTS:
+        return _u64(value)
+    if t in (T.FLOAT, T.DOUBLE):
+        v = float(value)
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ChecksumError("invalid float value")
+        return _F64.pack(v)
+    if t == T.BIT:
+        return _u64(value)
+    if t == T.ENUM:
+        return _u64(_enum_number(value, col.enum_values))
+    if t == T.SET:
+        return _u64(_set_number(value, col.set_values))
+    if t in (T.GEOMETRY, T.NULL):
+        return b""
+    if t == T.NEWDECIMAL:
+        return _decimal_text(value).encode("ascii")
+    if t in _TEXT_FORMS:
+        text = str(value)
+        if t in (T.TIMESTAMP, T.TIMESTAMP2):
+            text = _utc_timestamp(text, col.tz)
+        return text.encode("ascii")
+    if t == T.JSON:
+        from .output.sql import json_text
+
+        return (value if isinstance(value, str) else json_text(value)).encode("utf-8")
+    if t == T.VECTOR:
+        return struct.pack(f"<{len(value)}f", *value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        codec = col.encoding or _codec_of(col) or "utf-8"
+        return value.encode(codec)
+    if isinstance(value, int):
+        return _u64(value)
+    raise ChecksumError(f"no checksum encoding for a {type(value).__name__} of type {t}")
+
+
+def _codec_of(col):
+    from .output.sql import charset_of
+
+    return CHARSET_CODECS.get(charset_of(col) or "")
+
+
+def row_checksum(row: dict | None, columns) -> int | None:
+    """CRC32 of a complete row image (dict keyed by column key), columns in table order;
+    None for no image or a partial one."""
+    if row is None or len(row) != len(columns):
+        return None
+    crc = 0
+    for col in columns:
+        if col.key not in row:
+            return None
+        data = encode_value(row[col.key], col)
+        if data:
+            crc = zlib.crc32(data, crc)
+    return crc
+
+
+def change_checksums(change) -> dict:
+    """{"current": after image's checksum, "previous": before image's} (TiCDC's names)."""
+    cols = change.plan.columns
+    return {"current": row_checksum(change.after, cols),
+            "previous": row_checksum(change.before, cols)}

@@ -1,0 +1,685 @@
+"""``binlog apply --to DSN SRC...``: replay binlog row changes on a target through PyMySQL.
+
+Exactly once, across crashes: a checkpoint row on the target (``--checkpoint-table``,
+default ``binlog_apply.checkpoint``) is updated *in the same target transaction* as the
+data of the source transactions it covers, so after a crash, a kill -9 or Ctrl-C either
+both are committed or neither is.  A new run reads the checkpoint and starts where it
+says; source transactions that end at or before it are skipped.  Several source
+transactions go into one target transaction (``--batch-transactions``, ``--batch-rows``);
+a source transaction is never split.
+
+Checkpoint table::
+
+    name          VARCHAR(64) PRIMARY KEY   --checkpoint-name: one row per replication stream
+    binlog_file   VARCHAR(255)              file of the last applied transaction's end
+    binlog_pos    BIGINT UNSIGNED           byte after its COMMIT: the next one starts here
+    gtid          VARCHAR(255)              GTID of the last applied transaction
+    gtid_pos      TEXT                      MariaDB: the last GTID of every domain (d-s-n,...)
+    resume_file   VARCHAR(255)              where the next run starts reading: binlog_file/
+    resume_pos    BIGINT UNSIGNED           pos, or earlier while an XA PREPARE is pending
+    transactions  BIGINT UNSIGNED           source transactions applied (all runs)
+    row_changes   BIGINT UNSIGNED           row changes applied (all runs)
+    updated_at    TIMESTAMP(6)
+
+DDL (CREATE/ALTER/DROP/RENAME/TRUNCATE) is replayed under the source's sql_mode; as DDL
+commits implicitly, its checkpoint follows it in a transaction of its own, and the first
+DDL after a resume tolerates "already exists / does not exist" errors (it may have been
+applied just before a crash).
+
+Errors: a lost connection (or a deadlock / lock wait timeout) rolls back the open batch
+and, with ``--retries``, reconnects and resumes from the checkpoint; anything else the
+target refuses (duplicate key, foreign key, a value out of range, a missing table) stops
+the run with the source transaction (GTID, file, positions), the row (its number in the
+transaction, operation, table, key) and the server's message.  Exit codes: 0 done, 1 a
+decoding error, 2 bad usage, 5 the target failed, 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+from ..output.sql import _short
+from ._common import EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, warn
+
+CONNECTION_ERRORS = {2003, 2006, 2013, 2014, 2055, 1927, 4031, 1053}
+RETRYABLE_ERRORS = {1205, 1213}          # lock wait timeout, deadlock
+DDL_ALREADY_DONE = {1050, 1051, 1007, 1008, 1060, 1061, 1091, 1146, 1176}
+MAX_STATEMENT_BYTES = 4 << 20
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("apply", help="apply binlog row changes to a target server (checkpointed)")
+    add_reader_options(p)
+    p.add_argument("--to", required=True, metavar="DSN",
+                   help="the target: mysql://user:pw@host:port/ (or ?unix_socket=/path)")
+    p.add_argument("--checkpoint-table", default="binlog_apply.checkpoint", metavar="DB.TABLE",
+                   help="checkpoint table on the target (created if missing; default "
+                        "binlog_apply.checkpoint)")
+    p.add_argument("--checkpoint-name", default="default", metavar="NAME",
+                   help="row of the checkpoint table for this stream (default 'default')")
+    p.add_argument("--reset-checkpoint", action="store_true",
+                   help="ignore the stored checkpoint: start at the first file (or "
+                        "--start-position) and overwrite it")
+    p.add_argument("--batch-transactions", type=int, default=200, metavar="N",
+                   help="source transactions per target commit (default 200)")
+    p.add_argument("--batch-rows", type=int, default=5000, metavar="N",
+                   help="commit once a batch holds this many row changes (default 5000)")
+    p.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
+                   help="REPLACE / DELETE by key (idempotent, default); --no-safe for plain "
+                        "INSERT/UPDATE/DELETE, which fail on a row that is not as expected")
+    p.add_argument("--split-updates", action="store_true",
+                   help="apply each transaction as TiCDC would: net changes, key-changing "
+                        "UPDATEs as DELETE + INSERT, DELETEs first")
+    p.add_argument("--no-ddl", action="store_true",
+                   help="do not replay DDL (CREATE/ALTER/DROP/RENAME/TRUNCATE); it is reported")
+    p.add_argument("--skip-statements", action="store_true",
+                   help="skip statement-based changes (binlog_format=STATEMENT/MIXED) with a "
+                        "warning instead of stopping")
+    p.add_argument("--retries", type=int, default=3, metavar="N",
+                   help="on a lost connection or deadlock: reconnect and resume from the "
+                        "checkpoint up to N times (default 3)")
+    p.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..errors import UsageError
+
+    if "." not in args.checkpoint_table:
+        raise UsageError("--checkpoint-table must be DB.TABLE")
+    if args.batch_transactions < 1 or args.batch_rows < 1:
+        raise UsageError("--batch-transactions and --batch-rows must be at least 1")
+    applier = Applier(args)
+    try:
+        return applier.run()
+    except TargetError as exc:
+        sys.stderr.write(f"binlog: error: {exc}\n")
+        applier.report(final=False)
+        return EXIT_TARGET
+    except KeyboardInterrupt:
+        applier.abort()
+        cp = applier.checkpoint_text()
+        sys.stderr.write(f"binlog: interrupted: the open batch was rolled back; the target's "
+                         f"checkpoint is {cp}; run the same command to resume\n")
+        return 130
+
+
+class ConnectionLost(Exception):
+    pass
+
+
+def _pos_key(position):
+    from schema_store.store import file_key
+
+    return (file_key(position[0]), position[1])
+
+
+class Applier:
+    def __init__(self, args):
+        self.args = args
+        db, _, table = args.checkpoint_table.partition(".")
+        from ..output.sql import quote_ident
+
+        self.cp_db, self.cp_table = db.strip("`"), table.strip("`")
+        self.cp_ident = f"{quote_ident(self.cp_db)}.{quote_ident(self.cp_table)}"
+        self.conn = None
+        self.schema = None
+        self.stats = {"transactions": 0, "rows": 0, "ddl": 0, "skipped": 0, "commits": 0}
+        self.checkpoint = None      # dict as stored on the target
+        self.fault = _parse_fault(os.environ.get("BINLOG_APPLY_FAULT"))
+
+    # -- connection ----------------------------------------------------------------------
+    def _connect(self):
+        from ..output.sql import SESSION_SETUP
+
+        conn = connect(self.args.to, autocommit=False)
+        try:
+            with conn.cursor() as cur:
+                for stmt in SESSION_SETUP:
+                    cur.execute(stmt)
+        except Exception as exc:
+            raise self._translate(exc, None) from exc
+        self.conn = conn
+        self._live_cache = {}
+
+    def abort(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.rollback()
+            except Exception:
+                pass
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+            self.conn = None
+
+    def _live(self, db, table):
+        from ..replay.keys import load_live_tables
+
+        key = (db, table)
+        if key not in self._live_cache:
+            found = load_live_tables(self.conn, db, table)
+            self._live_cache[key] = found.get(key)
+        return self._live_cache[key]
+
+    # -- checkpoint ----------------------------------------------------------------------
+    def _ensure_checkpoint_table(self) -> None:
+        from ..output.sql import quote_ident
+
+        with self.conn.cursor() as cur:
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote_ident(self.cp_db)}")
+            cur.execute(f"""CREATE TABLE IF NOT EXISTS {self.cp_ident} (
+  name         VARCHAR(64)     NOT NULL PRIMARY KEY,
+  binlog_file  VARCHAR(255)    NOT NULL,
+  binlog_pos   BIGINT UNSIGNED NOT NULL,
+  gtid         VARCHAR(255)    NULL,
+  gtid_pos     TEXT            NULL,
+  resume_file  VARCHAR(255)    NOT NULL,
+  resume_pos   BIGINT UNSIGNED NOT NULL,
+  transactions BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  row_changes  BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  updated_at   TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""")
+        self.conn.commit()
+
+    def _load_checkpoint(self):
+        with self.conn.cursor() as cur:
+            cur.execute(f"SELECT binlog_file, binlog_pos, gtid, gtid_pos, resume_file, resume_pos, "
+                        f"transactions, row_changes FROM {self.cp_ident} WHERE name = %s",
+                        (self.args.checkpoint_name,))
+            row = cur.fetchone()
+        self.conn.commit()
+        if row is None:
+            return None
+        f, p, gtid, gtid_pos, rf, rp, txs, rows = row
+        return {"file": f, "pos": int(p), "gtid": gtid, "gtid_pos": gtid_pos,
+                "resume_file": rf, "resume_pos": int(rp), "transactions": int(txs),
+                "row_changes": int(rows)}
+
+    def _checkpoint_sql(self, end, gtid, resume, txs, rows) -> str:
+        from ..output.sql import quote_text
+
+        gtid_pos = self._gtid_pos_text()
+        values = [quote_text(self.args.checkpoint_name), quote_text(end[0]), str(end[1]),
+                  quote_text(gtid) if gtid else "NULL",
+                  quote_text(gtid_pos) if gtid_pos else "NULL",
+                  quote_text(resume[0]), str(resume[1]), str(txs), str(rows)]
+        return (f"INSERT INTO {self.cp_ident} (name, binlog_file, binlog_pos, gtid, gtid_pos, "
+                f"resume_file, resume_pos, transactions, row_changes) VALUES ({', '.join(values)}) "
+                "ON DUPLICATE KEY UPDATE binlog_file = VALUES(binlog_file), binlog_pos = "
+                "VALUES(binlog_pos), gtid = VALUES(gtid), gtid_pos = VALUES(gtid_pos), resume_file "
+                "= VALUES(resume_file), resume_pos = VALUES(resume_pos), transactions = "
+                "VALUES(transactions), row_changes = VALUES(row_changes)")
+
+    def _gtid_pos_text(self) -> str | None:
+        if not self.gtid_domains:
+            return None
+        return ",".join(self.gtid_domains[d] for d in sorted(self.gtid_domains))
+
+    def _note_gtid(self, gtid: str | None) -> None:
+        if gtid and gtid.count("-") == 2 and gtid.replace("-", "").isdigit():
+            self.gtid_domains[int(gtid.split("-")[0])] = gtid
+
+    def checkpoint_text(self) -> str:
+        cp = self.checkpoint
+        if cp is None:
+            return "not set (nothing applied yet)"
+        return f"{cp['file']}:{cp['pos']}" + (f" (GTID {cp['gtid']})" if cp.get("gtid") else "")
+
+    # -- main loop -----------------------------------------------------------------------
+    def run(self) -> int:
+        from .. import cli
+
+        import pymysql
+
+        self.schema = cli.open_schema(self.args, required=not self.args.no_track_ddl)
+        attempts = 0
+        while True:
+            try:
+                try:
+                    self._connect()
+                    self._ensure_checkpoint_table()
+                    self._run_once()
+                except (pymysql.err.Error, OSError) as exc:
+                    # anything not already translated (checkpoint table, information_schema)
+                    raise self._translate(exc, None) from exc
+                self.report(final=True)
+                return 0
+            except ConnectionLost as exc:
+                self.abort()
+                attempts += 1
+                if attempts > self.args.retries:
+                    raise TargetError(f"{exc}; gave up after {self.args.retries} retries",
+                                      hint="the target's checkpoint says where to resume: run "
+                                           "the same command again") from None
+                delay = min(2 ** (attempts - 1), 10)
+                warn(f"{exc}; reconnecting in {delay}s and resuming from the checkpoint "
+                     f"(retry {attempts} of {self.args.retries})")
+                time.sleep(delay)
+            finally:
+                if self.conn is not None:
+                    try:
+                        self.conn.close()
+                    except Exception:
+                        pass
+                    self.conn = None
+
+    def _run_once(self) -> None:
+        from ..cli import table_filter
+        from ..filters import TableFilter
+        from ..output.sql import SqlRenderer
+        from ..replay.keys import KeyCatalog
+        from ..replay.transactions import TxAssembler
+        from ..sources.file import expand_paths
+        from ..errors import UsageError
+
+        args = self.args
+        self.checkpoint = None if args.reset_checkpoint else self._load_checkpoint()
+        if args.reset_checkpoint:
+            args.reset_checkpoint = False         # a retry resumes from what this run wrote
+        files = expand_paths(args.paths)
+        start_position = args.start_position
+        self.applied = None
+        self.gtid_domains = {}
+        self.totals = (0, 0)
+        if self.checkpoint is not None:
+            cp = self.checkpoint
+            names = [f.name for f in files]
+            if cp["resume_file"] not in names:
+                if all(_pos_key((n, 0)) < _pos_key((cp["resume_file"], 0)) for n in names):
+                    sys.stderr.write(f"binlog apply: the checkpoint ({self.checkpoint_text()}) is "
+                                     f"past every file given: nothing to do\n")
+                    return
+                raise UsageError(
+                    f"the target's checkpoint resumes at {cp['resume_file']}:{cp['resume_pos']}, "
+                    f"which is not among the files given ({names[0]} ... {names[-1]})",
+                    hint="give the files from that one on, or --reset-checkpoint to start over")
+            files = files[names.index(cp["resume_file"]):]
+            start_position = cp["resume_pos"]
+            self.applied = (cp["file"], cp["pos"])
+            self.totals = (cp["transactions"], cp["row_changes"])
+            for g in (cp["gtid_pos"] or "").split(","):
+                self._note_gtid(g.strip())
+            if args.start_position is not None:
+                warn(f"--start-position ignored: resuming from the checkpoint {self.checkpoint_text()}")
+        base = table_filter(args)
+        tf = TableFilter(base.include, base.exclude + [f"{self.cp_db}.{self.cp_table}"], base.databases)
+        self.filter = tf
+        reader = make_reader(args, paths=files, start_position=start_position, schema=self.schema,
+                             table_filter=tf)
+        self.keys = KeyCatalog(schema=self.schema, live=self._live)
+        self.renderer = SqlRenderer(self.keys, safe=args.safe)
+        assembler = TxAssembler(on_warning=warn)
+        self.assembler = assembler
+        self.batch_txs = 0
+        self.batch_rows = 0
+        self.pending_cp = None
+        self.batch_done = []        # (transaction, checkpoint) applied in the open batch
+        self.first_unit = self.checkpoint is not None
+        from ..reader import RowChange
+
+        for item in reader.items():
+            if not isinstance(item, RowChange):
+                self.keys.observe(item.event)
+            for unit in assembler.feed(item):
+                self._unit(unit)
+        for unit in assembler.finish():
+            sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its COMMIT; not "
+                             f"applied (the next run resumes before it)\n")
+        self._commit()
+
+    # -- units ---------------------------------------------------------------------------
+    def _done(self, end) -> bool:
+        return self.applied is not None and end is not None and _pos_key(end) <= _pos_key(self.applied)
+
+    def _unit(self, unit) -> None:
+        from ..replay.transactions import DDL, Statement
+
+        if isinstance(unit, Statement):
+            if self._done(unit.end):
+                return
+            if unit.kind == DDL:
+                self._ddl(unit)
+            elif unit.kind == "dml":
+                try:
+                    self._statement_change(unit, None)
+                except TargetError:
+                    self._keep_batch_before_failure()
+                    raise
+                self._advance(unit.end, unit.gtid, rows=0)
+            else:
+                warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                self._advance(unit.end, unit.gtid, rows=0)
+            self.first_unit = False
+            return
+        tx = unit
+        if self._done(tx.end):
+            self.stats["skipped"] += 1
+            return
+        self.first_unit = False
+        try:
+            for statement in tx.statements:
+                self._statement_change(statement, tx)
+            if tx.changes:
+                self._apply_transaction(tx)
+        except TargetError:
+            self._keep_batch_before_failure()
+            raise
+        self._advance(tx.end, tx.gtid, rows=len(tx.changes))
+        self.batch_done.append((tx, self.pending_cp))
+        self.stats["transactions"] += 1
+        self.stats["rows"] += len(tx.changes)
+        if self.batch_txs >= self.args.batch_transactions or self.batch_rows >= self.args.batch_rows:
+            self._commit()
+
+    def _statement_change(self, statement, tx) -> None:
+        where = f"{statement.file} @ {statement.pos}"
+        text = _short(statement.query, 200)
+        if self.args.skip_statements:
+            warn(f"{where}: statement-based change skipped (--skip-statements): {text}")
+            return
+        raise TargetError(f"{where}{' in ' + tx.label if tx else ''}: a statement-based change "
+                          f"cannot be replayed row by row: {text}",
+                          hint="the source must log with binlog_format=ROW; --skip-statements "
+                               "skips such statements (their changes are then missing)")
+
+    def _advance(self, end, gtid, rows) -> None:
+        self._note_gtid(gtid)
+        pending = self.assembler.pending_start
+        resume = end if pending is None or _pos_key(end) < _pos_key(pending) else pending
+        txs, total_rows = self.totals
+        self.totals = (txs + 1, total_rows + rows)
+        self.pending_cp = (end, gtid, resume, self.totals)
+        self.batch_txs += 1
+        self.batch_rows += rows
+
+    def _commit(self) -> None:
+        if self.pending_cp is None:
+            return
+        end, gtid, resume, totals = self.pending_cp
+        self.stats["commits"] += 1
+        n = self.stats["commits"]
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(self._checkpoint_sql(end, gtid, resume, *totals))
+            if self.fault == ("kill-before-commit", n):
+                os.kill(os.getpid(), signal.SIGKILL)
+            if self.fault == ("drop-connection-before-commit", n):
+                self.fault = None
+                import socket
+
+                self.conn._sock.shutdown(socket.SHUT_RDWR)
+            self.conn.commit()
+        except Exception as exc:
+            raise self._translate(exc, None, what=f"the commit of a batch ending at {end[0]}:{end[1]}") from exc
+        self.checkpoint = {"file": end[0], "pos": end[1], "gtid": gtid}
+        self.applied = end
+        self.pending_cp = None
+        self.batch_txs = self.batch_rows = 0
+        self.batch_done = []
+        if self.fault == ("kill-after-commit", n):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def _keep_batch_before_failure(self) -> None:
+        """A transaction failed for good: roll back, apply again and commit the batch's
+        transactions before it, so the checkpoint stops right before the failing one."""
+        done = self.batch_done
+        self.batch_done = []
+        self.abort_batch()
+        self.pending_cp = None
+        if not done:
+            return
+        try:
+            for tx, _ in done:
+                if tx.changes:
+                    self._apply_transaction(tx)
+            self.pending_cp = done[-1][1]
+            self._commit()
+        except (TargetError, ConnectionLost):
+            self.abort_batch()
+
+    def abort_batch(self) -> None:
+        try:
+            self.conn.rollback()
+        except Exception:
+            pass
+
+    # -- DDL -----------------------------------------------------------------------------
+    def _ddl_kept(self, statement) -> bool:
+        from ..output.sql import ddl_kept
+
+        return ddl_kept(statement, self.filter)
+
+    def _ddl(self, statement) -> None:
+        from ..output.sql import ddl_statements
+
+        where = f"{statement.file} @ {statement.pos}" + (f" GTID {statement.gtid}" if statement.gtid else "")
+        if self.args.no_ddl or not self._ddl_kept(statement):
+            if self.args.no_ddl:
+                warn(f"{where}: DDL not replayed (--no-ddl): {_short(statement.query)}")
+            self._advance(statement.end, statement.gtid, rows=0)
+            return
+        self._commit()          # DDL commits implicitly: the data before it goes first
+        tolerant = self.first_unit
+        import pymysql
+
+        try:
+            with self.conn.cursor() as cur:
+                for stmt in ddl_statements(statement):
+                    try:
+                        cur.execute(stmt)
+                    except pymysql.err.MySQLError as exc:
+                        code = exc.args[0] if exc.args else None
+                        if tolerant and code in DDL_ALREADY_DONE:
+                            warn(f"{where}: {exc.args[1] if len(exc.args) > 1 else exc} - taken as "
+                                 f"applied before the interruption")
+                            continue
+                        raise
+        except Exception as exc:
+            error = self._translate(exc, None)
+            if isinstance(error, TargetError):
+                error.message = f"{where}: DDL failed: {error.message}\n  statement: {statement.query.strip()[:300]}"
+            raise error from exc
+        finally:
+            self.keys.invalidate()
+            self._live_cache = {}
+        self.stats["ddl"] += 1
+        self._advance(statement.end, statement.gtid, rows=0)
+        self._commit()
+
+    # -- row changes ---------------------------------------------------------------------
+    def _apply_transaction(self, tx) -> None:
+        for stmt in self._statements(tx):
+            self._execute(stmt, tx)
+
+    def _statements(self, tx):
+        """[(sql, [(index, change, single_sql)...])]: batched statements with, for each,
+        the single-row statements that do the same (to name a failing row)."""
+        r = self.renderer
+        if self.args.split_updates:
+            from ..replay.split import split_transaction
+
+            parts = split_transaction(tx.changes, self.keys.keys)
+            index = {id(ch): i for i, ch in enumerate(tx.changes)}
+            for ch, sql in r.split_statements(*parts):
+                yield sql, [(index.get(id(ch)), ch, sql)]
+            return
+        groups = []
+        for i, ch in enumerate(tx.changes):
+            if groups and groups[-1][0] == (ch.file, ch.pos, ch.op):
+                groups[-1][1].append((i, ch))
+            else:
+                groups.append(((ch.file, ch.pos, ch.op), [(i, ch)]))
+        for (_, _, op), rows in groups:
+            yield from self._group_statements(op, rows)
+
+    def _group_statements(self, op, rows):
+        r = self.renderer
+        first = rows[0][1]
+        keys = self.keys.keys(first)
+        batchable = (keys.identity is not None and r.safe
+                     and all(r.complete(ch, ch.after) for _, ch in rows if op != "delete"))
+        if not batchable or len(rows) == 1:
+            for i, ch in rows:
+                for sql in r.statements(ch):
+                    yield sql, [(i, ch, sql)]
+            return
+        if op in ("delete", "update"):
+            yield from self._batched_deletes(rows, keys)
+        if op in ("insert", "update"):
+            yield from self._batched_replaces(rows)
+
+    def _batched_deletes(self, rows, keys):
+        from ..output.sql import literal, quote_ident
+
+        r = self.renderer
+        first = rows[0][1]
+        names = r._names(first, keys)
+        cols = first.plan.columns
+        identity = keys.identity
+        chunk, size = [], 0
+
+        def flush():
+            if not chunk:
+                return None
+            if len(identity) == 1:
+                col = cols[identity[0]]
+                cond = (f"{quote_ident(names[col.index])} IN ("
+                        + ", ".join(literal(ch.before[col.key], col) for _, ch in chunk) + ")")
+            else:
+                cond = " OR ".join(
+                    "(" + " AND ".join(f"{quote_ident(names[i])} = {literal(ch.before[cols[i].key], cols[i])}"
+                                       for i in identity) + ")" for _, ch in chunk)
+            sql = f"DELETE FROM {r.table(first)} WHERE {cond}"
+            return sql, [(i, ch, r.delete(ch, ch.before)) for i, ch in chunk]
+
+        for i, ch in rows:
+            if any(ch.before.get(cols[k].key) is None for k in identity):
+                out = flush()
+                if out:
+                    yield out
+                chunk, size = [], 0
+                yield r.delete(ch, ch.before), [(i, ch, r.delete(ch, ch.before))]
+                continue
+            chunk.append((i, ch))
+            size += 64
+            if len(chunk) >= 1000:
+                yield flush()
+                chunk, size = [], 0
+        out = flush()
+        if out:
+            yield out
+
+    def _batched_replaces(self, rows):
+        r = self.renderer
+        chunk, size, head = [], 0, None
+        for i, ch in rows:
+            sql = r.insert(ch, ch.after)
+            h, _, values = sql.partition(" VALUES ")
+            if head is not None and (h != head or size + len(values) > MAX_STATEMENT_BYTES):
+                yield head + " VALUES " + ", ".join(v for _, _, v, _ in chunk), \
+                    [(j, c, s) for j, c, _, s in chunk]
+                chunk, size = [], 0
+            head = h
+            chunk.append((i, ch, values, sql))
+            size += len(values)
+        if chunk:
+            yield head + " VALUES " + ", ".join(v for _, _, v, _ in chunk), \
+                [(j, c, s) for j, c, _, s in chunk]
+
+    def _execute(self, stmt, tx) -> None:
+        import pymysql
+
+        sql, rows = stmt
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(sql)
+            return
+        except pymysql.err.MySQLError as exc:
+            error = exc
+        except Exception as exc:   # socket errors, broken pipes...
+            raise self._translate(exc, tx) from exc
+        code = error.args[0] if error.args else None
+        if code in CONNECTION_ERRORS or code in RETRYABLE_ERRORS or len(rows) == 1:
+            raise self._translate(error, tx, rows[0] if len(rows) == 1 else None, sql) from error
+        # A multi-row statement failed (and was rolled back alone): find the row.
+        for row in rows:
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(row[2])
+            except pymysql.err.MySQLError as exc:
+                raise self._translate(exc, tx, row, row[2]) from exc
+        raise self._translate(error, tx, None, sql) from error
+
+    def _translate(self, exc, tx, row=None, sql=None, what=None):
+        """A target failure as ConnectionLost (retried) or TargetError (stops the run)."""
+        import pymysql
+
+        code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args else None
+        message = exc.args[1] if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) > 1 else str(exc)
+        what = what or (tx.label if tx is not None else
+                        "its bookkeeping (checkpoint table, information_schema)")
+        if (isinstance(exc, (pymysql.err.InterfaceError, OSError, ConnectionError))
+                or code in CONNECTION_ERRORS):
+            return ConnectionLost(f"connection to the target lost while applying {what} "
+                                  f"({message}); nothing of it was committed")
+        if code in RETRYABLE_ERRORS:
+            return ConnectionLost(f"{message} while applying {what}; rolled back")
+        if not isinstance(exc, pymysql.err.MySQLError):
+            return exc
+        text = f"the target refused {what}"
+        if row is not None and row[1] is not None:
+            index, change, _ = row
+            n = len(tx.changes) if tx is not None else 0
+            text += (f", row {index + 1 if index is not None else '?'} of {n}: {change.op} of "
+                     f"`{change.db}`.`{change.table}` {self._row_key(change)} "
+                     f"(binlog {change.file} @ {change.pos})")
+        text += f": error {code}: {message}"
+        if sql is not None:
+            text += f"\n  statement: {sql if len(sql) < 400 else sql[:400] + '...'}"
+        hint = ("nothing of this transaction was committed; the checkpoint stops right before "
+                "it, so the same command resumes here once the cause is fixed")
+        if code == 1146:
+            hint += ("; create the table on the target first (mariadb-dump --no-data from the "
+                     "source), or start the apply before its CREATE TABLE")
+        elif code in (1062, 1452, 1451, 1048, 1364):
+            hint += ("; the target's rows or constraints differ from the source's: compare with "
+                     "`binlog verify-rows`")
+        return TargetError(text, hint)
+
+    def _row_key(self, change) -> str:
+        keys = self.keys.keys(change)
+        image = change.before if change.before is not None else change.after
+        cols = change.plan.columns
+        identity = keys.identity or tuple(c.index for c in cols[:4])
+        parts = []
+        for i in identity:
+            col = cols[i]
+            name = keys.names[i] if keys.names else (col.name or f"@{i + 1}")
+            value = image.get(col.key) if image else None
+            parts.append(f"{name}={value!r}")
+        return "(" + ", ".join(parts) + ")"
+
+    # -- report --------------------------------------------------------------------------
+    def report(self, final: bool) -> None:
+        if self.args.quiet and final:
+            return
+        s = self.stats
+        sys.stderr.write(f"binlog apply: {s['transactions']} transaction(s), {s['rows']} row "
+                         f"change(s), {s['ddl']} DDL applied in {s['commits']} commit(s)"
+                         + (f"; {s['skipped']} already applied, skipped" if s['skipped'] else "")
+                         + f"; checkpoint {self.checkpoint_text()}\n")
+
+
+def _parse_fault(text):
+    """Test hook (BINLOG_APPLY_FAULT): ``kill-after-commit:N``, ``kill-before-commit:N``
+    (SIGKILL this process right after / just before the N-th target commit of the run),
+    ``drop-connection-before-commit:N`` (close the socket: a lost connection)."""
+    if not text:
+        return None
+    kind, _, n = text.partition(":")
+    return (kind, int(n)) if n.isdigit() else None

@@ -1,0 +1,560 @@
+"""``--format sql`` and ``--format flashback``: statements that replay (or undo) changes.
+
+Literals are exact and cannot break out of their quotes, whatever the bytes:
+
+- integers as decimal digits; DECIMAL with its exact digits (``format(d, 'f')``);
+  FLOAT/DOUBLE as Python's shortest round-trip ``repr`` of the double, always with an
+  exponent so the server parses a double (a FLOAT's value widened to double reads back to
+  the same float32); YEAR 0 as ``'0000'`` (a bare 0
+  would mean 2000); BIT as ``b'1010'``.
+- temporals as the decoded text with exactly the column's N fraction digits; TIMESTAMP in
+  UTC, with the session's ``time_zone`` set to ``'+00:00'`` by the header.
+- text: quoted when the column's charset is utf8mb3/utf8mb4 or the text is pure ASCII
+  (the stream's connection charset is utf8mb4), with every special byte escaped as
+  ``mysql_real_escape_string`` does - NUL ``\\0``, newline ``\\n``, CR ``\\r``, ctrl-Z
+  ``\\Z``, quotes ``\\'`` ``\\"``, backslash ``\\\\`` - under a session ``sql_mode``
+  the header sets (so ``NO_BACKSLASH_ESCAPES`` cannot be on); any other text as its bytes
+  in the column's charset with an introducer, ``_latin1 X'e9ff'``: never re-encoded.
+- binary strings, BLOBs, GEOMETRY (SRID + WKB, what the server stores) and text whose
+  charset the binlog does not give: hex ``X'..'``.
+
+Safe mode (the default): INSERT as REPLACE, UPDATE as DELETE by key + REPLACE, DELETE by
+key - each statement sets a row to the state the source gave it, so replaying a range
+twice, or after a crash in the middle, ends in the same contents.  The key is the primary
+key, else a NOT NULL unique key, else every column (NULL-safe, byte-exact for strings,
+``LIMIT 1``); see ``binlog.replay.keys``.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import sys
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from ..charsets import CHARSET_CODECS, COLLATIONS
+from ..constants import BINARY_COLLATION, ColumnType as T
+from ..errors import BinlogError
+
+INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
+TEMPORAL_TYPES = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
+                            T.TIMESTAMP, T.TIMESTAMP2})
+UTF8_CHARSETS = frozenset({"utf8mb4", "utf8mb3", "utf8"})
+#: Columns a row's WHERE (without a key) cannot compare: MySQL binary JSON, VECTOR.
+NOT_COMPARABLE = frozenset({T.JSON, T.VECTOR})
+
+#: The session a replay runs in: backslash escapes on, AUTO_INCREMENT 0 kept, zero dates
+#: allowed and not strict - like a replica applying row events, since every value comes from
+#: a row the source holds (ENUM's '' error value, zero dates, ... exist only non-strict).
+SESSION_SQL_MODE = "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION"
+SESSION_SETUP = (
+    "SET NAMES utf8mb4",
+    f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'",
+    "SET SESSION time_zone = '+00:00'",
+    "SET SESSION foreign_key_checks = 0",
+)
+
+_ESCAPES = str.maketrans({"\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z",
+                          "'": "\\'", '"': '\\"', "\\": "\\\\"})
+_CODEC_CHARSET = {}
+for _name, _codec in CHARSET_CODECS.items():
+    if _codec and _codec not in _CODEC_CHARSET and _name != "utf8":
+        _CODEC_CHARSET[_codec] = _name
+_CODEC_CHARSET["utf-8"] = "utf8mb4"
+
+
+class SqlRenderError(BinlogError):
+    """A change that cannot be written as SQL (no column names, a partial image...)."""
+
+
+def quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def charset_of(col) -> str | None:
+    if col.collation is not None:
+        return "binary" if col.collation == BINARY_COLLATION else COLLATIONS.get(col.collation)
+    if col.encoding:
+        return _CODEC_CHARSET.get(col.encoding)
+    return None
+
+
+def quote_text(text: str) -> str:
+    return "'" + text.translate(_ESCAPES) + "'"
+
+
+def text_literal(text: str, col) -> str:
+    charset = charset_of(col)
+    if charset in UTF8_CHARSETS or text.isascii() or (charset is None and col.encoding is None):
+        return quote_text(text)
+    codec = col.encoding or CHARSET_CODECS.get(charset)
+    data = text.encode(codec)
+    return f"_{charset} X'{data.hex()}'"
+
+
+def hex_literal(data) -> str:
+    return f"X'{bytes(data).hex()}'"
+
+
+def float_literal(value: float) -> str:
+    value = float(value)
+    if not math.isfinite(value):
+        raise SqlRenderError(f"{value!r} cannot be stored by MySQL/MariaDB")
+    text = repr(value)
+    # An exponent makes the server read a double literal (no DECIMAL detour; -0.0 stays -0).
+    return text if "e" in text else text + "e0"
+
+
+def json_text(value) -> str:
+    """MySQL's own text form of a JSON value (``{"a": 1, "b": [1, 2]}``)."""
+    import json
+
+    def default(v):
+        if isinstance(v, Decimal):
+            return float(v)
+        if isinstance(v, (bytes, bytearray)):
+            return bytes(v).decode("utf-8", "replace")
+        return str(v)
+
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=default)
+
+
+def literal(value, col) -> str:
+    """The SQL literal of a decoded value of ``col`` (binlog.column.Column)."""
+    if value is None:
+        return "NULL"
+    t = col.type
+    if hasattr(value, "as_json"):
+        raise SqlRenderError("a JSON partial update whose base document is not in the binlog "
+                             "(binlog_row_image=MINIMAL) cannot be replayed as SQL",
+                             column=col.label)
+    if t in INT_TYPES:
+        return str(int(value))
+    if t == T.YEAR:
+        return "'0000'" if value == 0 else str(int(value))
+    if t == T.BIT:
+        return f"b'{int(value):b}'"
+    if t in (T.FLOAT, T.DOUBLE):
+        return float_literal(value)
+    if t == T.NEWDECIMAL:
+        return format(value, "f") if isinstance(value, Decimal) else str(Decimal(str(value)))
+    if t == T.JSON:
+        return quote_text(json_text(value))
+    if t == T.VECTOR:
+        return hex_literal(struct.pack(f"<{len(value)}f", *value))
+    if t in (T.ENUM, T.SET) and isinstance(value, int):
+        return str(value)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return float_literal(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return hex_literal(value)
+    if isinstance(value, str):
+        if t in TEMPORAL_TYPES:
+            return quote_text(value)
+        return text_literal(value, col)
+    if isinstance(value, (dict, list)):
+        return quote_text(json_text(value))
+    raise SqlRenderError(f"no SQL literal for a {type(value).__name__} value", column=col.label)
+
+
+def _string_bytes(value, col) -> bytes | None:
+    """The stored bytes of a string value (for byte-exact comparison), else None."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, str) and col.type not in TEMPORAL_TYPES | {T.ENUM, T.SET, T.JSON}:
+        codec = col.encoding or CHARSET_CODECS.get(charset_of(col) or "")
+        if codec:
+            return value.encode(codec)
+    return None
+
+
+class SqlRenderer:
+    """SQL statements for row changes; ``keys`` is a binlog.replay.keys.KeyCatalog."""
+
+    def __init__(self, keys, *, safe: bool = True):
+        self.keys = keys
+        self.safe = safe
+
+    # -- names ---------------------------------------------------------------------------
+    def table(self, change) -> str:
+        return f"{quote_ident(change.db)}.{quote_ident(change.table)}"
+
+    def _names(self, change, tk) -> list[str]:
+        cols = change.plan.columns
+        if tk.names is not None:
+            return list(tk.names)
+        names = [c.name for c in cols]
+        if not all(names):
+            raise SqlRenderError(
+                "the binlog does not carry column names (binlog_row_metadata is not FULL) and "
+                "no schema gives them", table=f"{change.db}.{change.table}",
+                source=change.file, event_offset=change.pos,
+                hint="pass --schema-ddl FILE, --schema-from DSN or --schema-store PATH")
+        return names
+
+    def _present(self, row, change, tk):
+        """(column, name, value) of the image's columns that are written."""
+        names = self._names(change, tk)
+        out = []
+        for col in change.plan.columns:
+            if col.index in tk.skip:
+                continue
+            key = col.key
+            if key in row:
+                out.append((col, names[col.index], row[key]))
+        return out
+
+    # -- statements ----------------------------------------------------------------------
+    def insert(self, change, row, *, replace: bool | None = None) -> str:
+        tk = self.keys.keys(change)
+        items = self._present(row, change, tk)
+        verb = "REPLACE" if (self.safe if replace is None else replace) else "INSERT"
+        cols = ", ".join(quote_ident(n) for _, n, _ in items)
+        vals = ", ".join(literal(v, c) for c, _, v in items)
+        return f"{verb} INTO {self.table(change)} ({cols}) VALUES ({vals})"
+
+    def where(self, change, row) -> tuple[str, bool]:
+        """(condition, by_key): the row's key, or every comparable column."""
+        tk = self.keys.keys(change)
+        names = self._names(change, tk)
+        cols = change.plan.columns
+        identity = tk.identity
+        if identity and all(cols[i].key in row and row[cols[i].key] is not None for i in identity):
+            return " AND ".join(f"{quote_ident(names[i])} = {literal(row[cols[i].key], cols[i])}"
+                                for i in identity), True
+        parts = []
+        for col in cols:
+            if col.key not in row or col.type in NOT_COMPARABLE or col.index in tk.skip:
+                continue
+            value = row[col.key]
+            name = quote_ident(names[col.index])
+            if value is None:
+                parts.append(f"{name} IS NULL")
+                continue
+            raw = _string_bytes(value, col)
+            if raw is not None:
+                parts.append(f"CAST({name} AS BINARY) = {hex_literal(raw)}")
+            else:
+                parts.append(f"{name} = {literal(value, col)}")
+        if not parts:
+            raise SqlRenderError("the row image has no column a WHERE clause can compare",
+                                 table=f"{change.db}.{change.table}", source=change.file,
+                                 event_offset=change.pos)
+        return " AND ".join(parts), False
+
+    def delete(self, change, row) -> str:
+        cond, _ = self.where(change, row)
+        return f"DELETE FROM {self.table(change)} WHERE {cond} LIMIT 1"
+
+    def update(self, change, before, after) -> str:
+        tk = self.keys.keys(change)
+        items = self._present(after, change, tk)
+        sets = ", ".join(f"{quote_ident(n)} = {literal(v, c)}" for c, n, v in items)
+        cond, _ = self.where(change, before)
+        return f"UPDATE {self.table(change)} SET {sets} WHERE {cond} LIMIT 1"
+
+    def complete(self, change, row) -> bool:
+        return row is not None and len(row) == len(change.plan.columns)
+
+    def statements(self, change) -> list[str]:
+        """The statements replaying one change, in order."""
+        op = change.op
+        if op == "insert":
+            return [self.insert(change, change.after)]
+        if op == "delete":
+            return [self.delete(change, change.before)]
+        if self.safe and self.complete(change, change.after):
+            return [self.delete(change, change.before), self.insert(change, change.after)]
+        return [self.update(change, change.before, change.after)]
+
+    def split_statements(self, deletes, passthrough, puts) -> list[tuple[object, str]]:
+        """Statements of a split transaction: every DELETE first (the DELETE half of a safe
+        UPDATE included), the unchainable tables in order, then REPLACE/INSERT/UPDATE."""
+        out = [(ch, self.delete(ch, ch.before)) for ch in deletes]
+        late = []
+        for ch in puts:
+            if ch.op == "update" and self.safe and self.complete(ch, ch.after):
+                out.append((ch, self.delete(ch, ch.before)))
+                late.append((ch, self.insert(ch, ch.after)))
+            elif ch.op == "update":
+                late.append((ch, self.update(ch, ch.before, ch.after)))
+            else:
+                late.append((ch, self.insert(ch, ch.after)))
+        for ch in passthrough:
+            out.extend((ch, s) for s in self.statements(ch))
+        return out + late
+
+
+def invert(change):
+    """The change that undoes ``change`` (flashback)."""
+    from dataclasses import replace
+
+    if change.op == "insert":
+        return replace(change, op="delete", before=change.after, after=None)
+    if change.op == "delete":
+        return replace(change, op="insert", before=None, after=change.before)
+    return replace(change, op="update", before=change.after, after=change.before)
+
+
+# -- sql_mode of DDL replay --------------------------------------------------------------------
+
+_SQL_MODE_BITS = {
+    0: "REAL_AS_FLOAT", 1: "PIPES_AS_CONCAT", 2: "ANSI_QUOTES", 3: "IGNORE_SPACE",
+    6: "NO_UNSIGNED_SUBTRACTION", 19: "NO_AUTO_VALUE_ON_ZERO", 20: "NO_BACKSLASH_ESCAPES",
+    21: "STRICT_TRANS_TABLES", 22: "STRICT_ALL_TABLES", 23: "NO_ZERO_IN_DATE",
+    24: "NO_ZERO_DATE", 25: "ALLOW_INVALID_DATES", 26: "ERROR_FOR_DIVISION_BY_ZERO",
+    29: "HIGH_NOT_PRECEDENCE", 30: "NO_ENGINE_SUBSTITUTION", 31: "PAD_CHAR_TO_FULL_LENGTH",
+}
+
+
+def query_sql_mode(event) -> str | None:
+    """The sql_mode the source ran a QUERY event under (status var Q_SQL_MODE_CODE),
+    as the portable mode names, or None when the event does not say."""
+    data = getattr(event, "status_vars", b"") or b""
+    pos = 0
+    fixed = {0: 4, 3: 4, 4: 6, 7: 2, 8: 2, 9: 8, 10: 4, 13: 3, 16: 1, 17: 8, 18: 2, 19: 1,
+             20: 1, 128: 3, 129: 8, 130: 1}
+    while pos < len(data):
+        code = data[pos]
+        pos += 1
+        if code == 1:
+            if pos + 8 > len(data):
+                return None
+            mask = int.from_bytes(data[pos:pos + 8], "little")
+            return ",".join(name for bit, name in sorted(_SQL_MODE_BITS.items()) if mask >> bit & 1)
+        if code in fixed:
+            pos += fixed[code]
+        elif code in (5, 6):          # time zone / catalog: u8 length + text
+            if pos >= len(data):
+                return None
+            pos += 1 + data[pos]
+        elif code == 2:               # old catalog: u8 length + text + NUL
+            if pos >= len(data):
+                return None
+            pos += 2 + data[pos]
+        else:
+            return None               # a code whose length we do not know: stop
+    return None
+
+
+def ddl_statements(statement) -> list[str]:
+    """What replays a DDL statement: USE its database, its sql_mode, the text, our mode."""
+    out = []
+    # LOG_EVENT_SUPPRESS_USE_F (0x8): CREATE/DROP DATABASE carry the database they create
+    # or drop as their db, not one to USE.
+    if statement.db and not statement.event.header.flags & 0x8:
+        out.append(f"USE {quote_ident(statement.db)}")
+    mode = query_sql_mode(statement.event)
+    if mode is not None:
+        out.append(f"SET SESSION sql_mode = '{mode}'")
+    out.append(statement.query)
+    if mode is not None:
+        out.append(f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'")
+    return out
+
+
+def ddl_kept(statement, table_filter) -> bool:
+    """Whether a DDL statement concerns a table the filter keeps (database statements: a
+    database the filter can keep).  Without an active filter every DDL is kept."""
+    import re
+
+    if table_filter is None or not table_filter.active:
+        return True
+    q = statement.query
+    m = re.search(r"\b(?:DATABASE|SCHEMA)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?`?([^`\s;]+)`?", q, re.I)
+    if m and not re.search(r"\bTABLE\b", q[:m.start()], re.I):
+        return table_filter.keeps(m.group(1), "")
+    found = False
+    for m in re.finditer(r"\b(?:TABLE|INTO|ON|TO)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
+                         r"(`(?:[^`]|``)+`|[\w$]+)(?:\.(`(?:[^`]|``)+`|[\w$]+))?", q, re.I):
+        a, b = m.group(1).strip("`"), (m.group(2) or "").strip("`")
+        db, table = (a, b) if b else (statement.db, a)
+        found = True
+        if db and table_filter.keeps(db, table):
+            return True
+    return not found
+
+
+# -- the writer --------------------------------------------------------------------------------
+
+def _when(ts: int) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _comment(text: str) -> str:
+    return "-- " + text.replace("\r", " ").replace("\n", " ")
+
+
+def _short(query: str, n: int = 80) -> str:
+    text = " ".join(query.split())
+    return text if len(text) <= n else text[:n] + "..."
+
+
+class SqlWriter:
+    """Writer for ``binlog dump --format sql|flashback``: ``event(item)`` and
+    ``write(change)`` in stream order, ``close()`` at the end (flashback writes
+    everything then, newest transaction first)."""
+
+    def __init__(self, out, *, keys, safe: bool = True, flashback: bool = False,
+                 split_updates: bool = False, on_warning=None, table_filter=None):
+        from ..replay.transactions import TxAssembler
+
+        self.out = out
+        self.keys = keys
+        self.renderer = SqlRenderer(keys, safe=safe)
+        self.flashback = flashback
+        self.split_updates = split_updates
+        self.table_filter = table_filter
+        self.warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
+        self.assembler = TxAssembler(on_warning=self.warn)
+        self.pending: list[str] = []      # flashback: blocks, oldest first
+        self.transactions = 0
+        self._header()
+
+    def _emit(self, text: str) -> None:
+        self.out.write(text.encode("utf-8", "surrogateescape"))
+
+    def _header(self) -> None:
+        kind = "flashback (undo, newest first)" if self.flashback else "replay"
+        lines = [f"-- binlog dump --format {'flashback' if self.flashback else 'sql'}: {kind}; "
+                 f"{'safe mode (REPLACE / DELETE by key)' if self.renderer.safe else 'plain INSERT/UPDATE/DELETE'}"]
+        lines += [s + ";" for s in SESSION_SETUP]
+        self._emit("\n".join(lines) + "\n")
+
+    # -- writer interface ----------------------------------------------------------------
+    def event(self, item) -> None:
+        self.keys.observe(item.event)
+        for unit in self.assembler.feed(item):
+            self._unit(unit)
+
+    def write(self, change) -> None:
+        for unit in self.assembler.feed(change):
+            self._unit(unit)
+
+    def close(self) -> None:
+        for unit in self.assembler.finish():
+            self._unit(unit)
+        if self.flashback:
+            for block in reversed(self.pending):
+                self._emit(block)
+            self.pending.clear()
+
+    # -- units ---------------------------------------------------------------------------
+    def _unit(self, unit) -> None:
+        from ..replay.transactions import DDL, Statement
+
+        if isinstance(unit, Statement):
+            where = f"{unit.file} @ {unit.pos}" + (f" GTID {unit.gtid}" if unit.gtid else "")
+            if self.flashback:
+                if unit.kind in (DDL, "dml"):
+                    self.warn(f"{where}: {unit.kind.upper()} cannot be undone by flashback: "
+                              f"{_short(unit.query)}")
+                    self.pending.append(_comment(f"not undone ({where}): {_short(unit.query, 200)}") + "\n")
+                return
+            if unit.kind == DDL and not ddl_kept(unit, self.table_filter):
+                self._emit(_comment(f"DDL of a filtered table not replayed ({where}): "
+                                    f"{_short(unit.query, 200)}") + "\n")
+            elif unit.kind == DDL:
+                body = [_comment(f"DDL at {where}, {_when(unit.ts)}")]
+                for stmt in ddl_statements(unit):
+                    body.append(_terminated(stmt))
+                self._emit("\n".join(body) + "\n")
+            elif unit.kind == "dml":
+                self.warn(f"{where}: statement-based change not replayed (binlog_format must be "
+                          f"ROW): {_short(unit.query)}")
+                self._emit(_comment(f"statement-based change NOT replayed ({where}): "
+                                    f"{_short(unit.query, 200)}") + "\n")
+            else:
+                self._emit(_comment(f"not replayed ({where}): {_short(unit.query, 200)}") + "\n")
+            return
+        self._transaction(unit)
+
+    def _transaction(self, tx) -> None:
+        head = f"{tx.label}, {_when(tx.ts)}, server {tx.server_id}, {len(tx.changes)} row change(s)"
+        if tx.incomplete:
+            self.warn(f"{tx.label}: the input ends before its COMMIT: not replayed")
+            text = _comment(f"incomplete {head}: the input ends before its COMMIT, not replayed") + "\n"
+            (self.pending.append if self.flashback else self._emit)(text)
+            return
+        for statement in tx.statements:
+            self.warn(f"{statement.file} @ {statement.pos}: statement-based change inside "
+                      f"{tx.label} not replayed: {_short(statement.query)}")
+        changes = tx.changes
+        if self.flashback:
+            for ch in changes:
+                for image in (ch.before, ch.after):
+                    if image is not None and not self.renderer.complete(ch, image):
+                        raise SqlRenderError(
+                            "flashback needs whole row images; this one is partial "
+                            "(binlog_row_image=MINIMAL or NOBLOB)", table=f"{ch.db}.{ch.table}",
+                            source=ch.file, event_offset=ch.pos,
+                            hint="only ranges written with binlog_row_image=FULL can be undone")
+            changes = [invert(ch) for ch in reversed(changes)]
+        if not changes:
+            return
+        if self.split_updates:
+            from ..replay.split import split_transaction
+
+            parts = split_transaction(changes, self.keys.keys)
+            statements = [s for _, s in self.renderer.split_statements(*parts)]
+        else:
+            statements = [s for ch in changes for s in self.renderer.statements(ch)]
+        lines = [_comment(("undo of " if self.flashback else "") + head), "BEGIN;"]
+        lines += [s + ";" for s in statements]
+        lines.append("COMMIT;")
+        block = "\n".join(lines) + "\n"
+        self.transactions += 1
+        if self.flashback:
+            self.pending.append(block)
+        else:
+            self._emit(block)
+
+
+def _terminated(statement: str) -> str:
+    """A statement with its terminator; a body containing ';' (routines, triggers) goes
+    between DELIMITER lines as mysqlbinlog does."""
+    if ";" in statement:
+        return f"DELIMITER /*!*/;\n{statement}\n/*!*/;\nDELIMITER ;"
+    return statement + ";"
+
+
+def writer_for_args(args, out, schema):
+    """The writer ``binlog dump`` uses for --format sql|flashback."""
+    from ..replay.keys import KeyCatalog
+
+    live = None
+    if getattr(args, "schema_from", None):
+        live = live_tables_from_dsn(args.schema_from)
+    keys = KeyCatalog(schema=schema, live=live)
+    from ..cli import table_filter
+
+    return SqlWriter(out, keys=keys, safe=getattr(args, "safe", True),
+                     flashback=args.format == "flashback",
+                     split_updates=getattr(args, "split_updates", False),
+                     table_filter=table_filter(args))
+
+
+def live_tables_from_dsn(dsn: str):
+    """``live(db, table)`` over a one-time information_schema read of a server."""
+    import pymysql
+
+    from schema_store.live import parse_dsn
+    from ..replay.keys import load_live_tables
+
+    kw = parse_dsn(dsn)
+    database = kw.pop("database")
+    try:
+        conn = pymysql.connect(charset="utf8mb4", **kw)
+    except pymysql.err.MySQLError as exc:
+        raise SqlRenderError(f"cannot connect to {kw.get('host', 'localhost')} for the keys: {exc}") from exc
+    try:
+        tables = load_live_tables(conn, database)
+    finally:
+        conn.close()
+    return lambda db, table: tables.get((db, table))

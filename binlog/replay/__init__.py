@@ -1,0 +1,1 @@
+"""Replay of row changes: transactions, keys, TiCDC-style update splitting, writers."""

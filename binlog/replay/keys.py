@@ -1,0 +1,200 @@
+"""Which columns find a row: primary keys and non-null unique keys for replay.
+
+A replayed UPDATE or DELETE names its row by the **primary key**; without one by the first
+unique key whose columns are all NOT NULL; without either by every column (NULL-safe,
+``LIMIT 1``).  Where the keys come from, first found wins:
+
+1. a live server's ``information_schema`` (``binlog apply``: the target itself; ``binlog
+   dump``: the ``--schema-from`` server), which also knows the unique keys, generated
+   columns (never written) and, when the binlog has no column names, the names by position;
+2. the TABLE_MAP's optional metadata (``binlog_row_metadata=FULL``: SIMPLE_PRIMARY_KEY);
+3. the schema store (``--schema-ddl`` / ``--schema-store``: the primary key as of the
+   event's position).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..events import TableMapEvent
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    primary: tuple[int, ...] | None            # column indices of the primary key
+    uniques: tuple[tuple[int, ...], ...] = ()  # NOT NULL unique keys (the primary key first)
+    names: tuple[str, ...] | None = None       # column names when the binlog has none
+    skip: frozenset[int] = frozenset()         # generated columns: never written
+    source: str = "none"
+
+    @property
+    def identity(self) -> tuple[int, ...] | None:
+        """Columns that find one row: the primary key, else a NOT NULL unique key."""
+        if self.primary:
+            return self.primary
+        return self.uniques[0] if self.uniques else None
+
+
+@dataclass
+class LiveTable:
+    """One table as ``information_schema`` describes it."""
+    db: str
+    table: str
+    columns: list[str]
+    data_types: list[str]
+    column_types: list[str]
+    nullable: list[bool]
+    generated: set[str] = field(default_factory=set)
+    datetime_precision: list[int | None] = field(default_factory=list)
+    charsets: list[str | None] = field(default_factory=list)
+    primary: tuple[str, ...] = ()
+    uniques: list[tuple[str, ...]] = field(default_factory=list)   # every UNIQUE index
+
+    def index(self, name: str) -> int | None:
+        low = name.lower()
+        for i, col in enumerate(self.columns):
+            if col.lower() == low:
+                return i
+        return None
+
+    def not_null_uniques(self) -> list[tuple[str, ...]]:
+        keys = [self.primary] if self.primary else []
+        for key in self.uniques:
+            if all(not self.nullable[self.index(c)] for c in key) and key not in keys:
+                keys.append(key)
+        return keys
+
+
+def load_live_tables(conn, db: str | None = None, table: str | None = None,
+                     exclude_dbs=("information_schema", "mysql", "performance_schema", "sys")
+                     ) -> dict[tuple[str, str], LiveTable]:
+    """Columns, primary and unique keys of tables on a live server (a PyMySQL connection)."""
+    where, args = [], []
+    if db is not None:
+        where.append("TABLE_SCHEMA = %s")
+        args.append(db)
+    else:
+        where.append("TABLE_SCHEMA NOT IN (" + ", ".join(["%s"] * len(exclude_dbs)) + ")")
+        args.extend(exclude_dbs)
+    if table is not None:
+        where.append("TABLE_NAME = %s")
+        args.append(table)
+    cond = " AND ".join(where)
+    tables: dict[tuple[str, str], LiveTable] = {}
+    with conn.cursor() as cur:
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, "
+                    "IS_NULLABLE, EXTRA, DATETIME_PRECISION, CHARACTER_SET_NAME FROM information_schema.COLUMNS "
+                    f"WHERE {cond} ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
+        for sch, tbl, col, dtype, ctype, nullable, extra, dtp, charset in cur.fetchall():
+            sch, tbl, col = _text(sch), _text(tbl), _text(col)
+            t = tables.get((sch, tbl))
+            if t is None:
+                t = tables[(sch, tbl)] = LiveTable(sch, tbl, [], [], [], [])
+            t.columns.append(col)
+            t.data_types.append(_text(dtype).lower())
+            t.column_types.append(_text(ctype))
+            t.nullable.append(_text(nullable) == "YES")
+            t.datetime_precision.append(None if dtp is None else int(dtp))
+            t.charsets.append(_text(charset).lower() if charset else None)
+            extra = _text(extra or "").upper()
+            if "GENERATED" in extra or extra in ("VIRTUAL", "PERSISTENT", "STORED"):
+                t.generated.add(col)
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME "
+                    f"FROM information_schema.STATISTICS WHERE {cond} "
+                    "ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", args)
+        indexes: dict[tuple, list] = {}
+        for sch, tbl, name, non_unique, col in cur.fetchall():
+            if int(non_unique):
+                continue
+            key = (_text(sch), _text(tbl), _text(name))
+            indexes.setdefault(key, []).append(_text(col))
+        for (sch, tbl, name), cols in indexes.items():
+            t = tables.get((sch, tbl))
+            if t is None:
+                continue
+            if name == "PRIMARY":
+                t.primary = tuple(cols)
+            else:
+                t.uniques.append(tuple(cols))
+    return tables
+
+
+def _text(value):
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, (bytes, bytearray)) else value
+
+
+class KeyCatalog:
+    """Key choice per table for a run.  ``live(db, table) -> LiveTable | None`` is asked
+    first; ``schema`` is the SchemaResolver of the run (or None)."""
+
+    def __init__(self, *, schema=None, live=None):
+        self.schema = schema
+        self.live = live
+        self.table_map_pk: dict[tuple[str, str], tuple[tuple[int, ...], int]] = {}
+        self._cache: dict[tuple, TableKeys] = {}
+
+    def observe(self, event) -> None:
+        """Feed events (TABLE_MAPs carry the primary key with binlog_row_metadata=FULL)."""
+        if isinstance(event, TableMapEvent) and event.primary_key is not None:
+            entry = (tuple(event.primary_key), len(event.columns))
+            key = (event.db, event.table)
+            if self.table_map_pk.get(key) != entry:
+                self.table_map_pk[key] = entry
+                self._cache = {k: v for k, v in self._cache.items() if k[:2] != key}
+
+    def invalidate(self) -> None:
+        """After DDL: ask the sources again."""
+        self._cache.clear()
+
+    def keys(self, change) -> TableKeys:
+        plan = change.plan
+        ckey = (change.db, change.table, id(plan))
+        found = self._cache.get(ckey)
+        if found is None:
+            found = self._cache[ckey] = self._resolve(change)
+        return found
+
+    def _resolve(self, change) -> TableKeys:
+        plan = change.plan
+        cols = plan.columns
+        if self.live is not None:
+            live = self.live(change.db, change.table)
+            if live is not None:
+                keys = _from_live(live, cols)
+                if keys is not None:
+                    return keys
+        entry = self.table_map_pk.get((change.db, change.table))
+        if entry is not None and entry[1] == len(cols) and all(i < len(cols) for i in entry[0]):
+            pk = entry[0] or None
+            return TableKeys(pk, (pk,) if pk else (), source="table_map")
+        if self.schema is not None and hasattr(self.schema, "store"):
+            schema = self.schema.store.schema(change.db, change.table, (change.file, change.pos))
+            if schema is not None and schema.primary_key:
+                index = _name_index(cols)
+                pk = tuple(index.get(n.lower(), -1) for n in schema.primary_key)
+                if all(i >= 0 for i in pk):
+                    return TableKeys(pk, (pk,), source="schema")
+        return TableKeys(None, source="none")
+
+
+def _name_index(cols) -> dict[str, int]:
+    return {c.name.lower(): c.index for c in cols if c.name}
+
+
+def _from_live(live: LiveTable, cols) -> TableKeys | None:
+    names = None
+    if all(c.name for c in cols):
+        index = _name_index(cols)
+    elif len(live.columns) == len(cols):
+        names = tuple(live.columns)
+        index = {n.lower(): i for i, n in enumerate(live.columns)}
+    else:
+        return None
+
+    def indices(key):
+        out = tuple(index.get(n.lower(), -1) for n in key)
+        return out if all(i >= 0 for i in out) else None
+
+    pk = indices(live.primary) if live.primary else None
+    uniques = tuple(k for k in (indices(key) for key in live.not_null_uniques()) if k)
+    skip = frozenset(i for n in live.generated if (i := index.get(n.lower())) is not None)
+    return TableKeys(pk, uniques, names, skip, source="live")

@@ -1,0 +1,292 @@
+"""Source transactions from the event stream: what replay, flashback and stats work on.
+
+``TxAssembler.feed(item)`` takes what ``BinlogReader.items()`` yields (``SourceEvent``s
+and ``RowChange``s, in order) and returns the units that became complete:
+
+- ``Transaction``: the row changes of one committed source transaction, with its GTID,
+  where it starts (the GTID or BEGIN event) and where it ends (the byte after its
+  COMMIT/XID event: the position a replay resumes from).
+- ``Statement``: a QUERY event outside a transaction (DDL, administrative statements),
+  or a statement-based change inside one (``Transaction.statements``).
+
+Boundaries (MariaDB ``sql/log_event.cc``, MySQL binlog layout): a GTID event starts a
+group (MariaDB writes no BEGIN query after it, MySQL does); BEGIN starts one when no GTID
+did; XID or QUERY ``COMMIT`` ends it; a QUERY other than BEGIN/COMMIT/XA/SAVEPOINT outside
+an explicit transaction is a statement group of its own (DDL).  MariaDB XA: ``XA START``
+opens the group (its GTID event carries the XID), ``XA_PREPARE`` ends it as *prepared*;
+a later ``XA COMMIT xid`` (in a group of its own) commits the prepared changes, ``XA
+ROLLBACK xid`` drops them.  A transaction whose COMMIT is not in the input (a range cut
+inside it) is given out by ``finish()`` as incomplete: replay never applies it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..events import (MariaGtidEvent, MysqlGtidEvent, QueryEvent, RowsEvent, XaPrepareEvent,
+                      XidEvent)
+from ..reader import RowChange, SourceEvent
+
+Position = tuple[str, int]
+
+_XID_TEXT = re.compile(r"X'([0-9a-fA-F]*)'\s*,\s*X'([0-9a-fA-F]*)'\s*,\s*(\d+)")
+_FIRST_WORDS = re.compile(r"^\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?(?:\s+([A-Za-z]+))?", re.S)
+
+#: Statement kinds (``classify_query``).
+DDL, DML, ADMIN, CONTROL = "ddl", "dml", "admin", "control"
+
+_DDL_OBJECTS = {"TABLE", "DATABASE", "SCHEMA", "INDEX", "VIEW", "TRIGGER", "PROCEDURE",
+                "FUNCTION", "EVENT", "SEQUENCE", "PACKAGE"}
+_DML_WORDS = {"INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD", "CALL", "DO", "SELECT",
+              "WITH", "HANDLER", "EXECUTE"}
+
+
+def classify_query(query: str) -> str:
+    """``ddl`` (schema changes a replay must repeat: CREATE/ALTER/DROP/RENAME/TRUNCATE of
+    tables, databases, indexes, views, routines...), ``dml`` (a statement-based data
+    change), ``control`` (BEGIN, COMMIT, ROLLBACK, XA, SAVEPOINT) or ``admin``
+    (GRANT, FLUSH, ANALYZE, CREATE USER...: not data, not replayed)."""
+    m = _FIRST_WORDS.match(query)
+    if not m:
+        return ADMIN
+    w1 = (m.group(1) or "").upper()
+    w2 = (m.group(2) or "").upper()
+    w3 = (m.group(3) or "").upper()
+    if w1 in ("BEGIN", "COMMIT", "ROLLBACK", "XA", "SAVEPOINT", "RELEASE"):
+        return CONTROL
+    if w1 == "TRUNCATE" or w1 == "RENAME" and w2 == "TABLE":
+        return DDL
+    if w1 in ("CREATE", "ALTER", "DROP"):
+        # CREATE [OR REPLACE] [TEMPORARY|UNIQUE|FULLTEXT|SPATIAL|DEFINER=...] object
+        words = [w2, w3]
+        if any(w in _DDL_OBJECTS for w in words):
+            return DDL
+        if w2 in ("OR", "UNIQUE", "FULLTEXT", "SPATIAL", "ALGORITHM", "DEFINER", "SQL",
+                  "ONLINE", "IGNORE", "TEMPORARY", "AGGREGATE"):
+            # CREATE OR REPLACE TABLE / CREATE DEFINER=`u`@`h` TRIGGER ...: look further
+            rest = query[m.end(1):].upper()
+            if re.search(r"\b(TABLE|VIEW|TRIGGER|PROCEDURE|FUNCTION|EVENT|SEQUENCE|INDEX|PACKAGE)\b", rest):
+                return DDL
+        return ADMIN            # CREATE USER / ROLE / SERVER, DROP USER ...
+    if w1 in _DML_WORDS:
+        return DML
+    return ADMIN
+
+
+def xid_key(format_id: int, gtrid: bytes, bqual: bytes) -> str:
+    return f"{gtrid.hex()}:{bqual.hex()}:{format_id}"
+
+
+def xid_key_from_text(query: str) -> str | None:
+    m = _XID_TEXT.search(query)
+    if not m:
+        # XA COMMIT 'name' (a plain string): MariaDB logs the X'..' form, keep a fallback
+        q = re.search(r"'((?:[^'\\]|\\.)*)'", query)
+        if not q:
+            return None
+        return f"{q.group(1).encode('utf-8').hex()}::1"
+    return f"{m.group(1).lower()}:{m.group(2).lower()}:{int(m.group(3))}"
+
+
+@dataclass
+class Statement:
+    """A QUERY event to replay (or report): DDL, or a statement-based change."""
+    file: str
+    pos: int
+    end: Position
+    ts: int
+    server_id: int
+    gtid: str | None
+    db: str
+    query: str
+    kind: str
+    event: QueryEvent
+
+
+@dataclass
+class Transaction:
+    gtid: str | None
+    start: Position                 # first event of the group (GTID / BEGIN)
+    end: Position | None = None     # byte after the COMMIT/XID event (None: not committed)
+    ts: int = 0                     # timestamp of the first event
+    commit_ts: int = 0
+    server_id: int = 0
+    changes: list[RowChange] = field(default_factory=list)
+    statements: list[Statement] = field(default_factory=list)   # statement-based changes inside
+    events: int = 0
+    bytes: int = 0                  # bytes of all its events
+    rows_bytes: int = 0             # bytes of its rows events
+    xid: tuple | None = None        # (format_id, gtrid, bqual) for XA
+    explicit: bool = False          # BEGIN seen / GTID of a transactional group
+    standalone: bool = False        # MariaDB FL_STANDALONE: a DDL group
+    rolled_back: bool = False       # ended by ROLLBACK (changes of non-transactional tables)
+    incomplete: bool = False        # the input ended before its COMMIT
+
+    @property
+    def label(self) -> str:
+        where = f"{self.start[0]} @ {self.start[1]}"
+        if self.end is not None:
+            end = self.end[1] if self.end[0] == self.start[0] else f"{self.end[0]} @ {self.end[1]}"
+            where += f"..{end}"
+        return f"transaction {self.gtid} ({where})" if self.gtid else f"transaction at {where}"
+
+    def __len__(self) -> int:
+        return len(self.changes)
+
+
+def event_end(file: str, event) -> Position:
+    h = event.header
+    return (file, h.offset + h.event_size)
+
+
+class TxAssembler:
+    """Push events and row changes in; complete ``Transaction``/``Statement`` units out."""
+
+    def __init__(self, on_warning=None):
+        self.current: Transaction | None = None
+        self.prepared: dict[str, Transaction] = {}
+        self.on_warning = on_warning or (lambda message: None)
+
+    # -- input -------------------------------------------------------------------------
+    def feed(self, item) -> list:
+        if isinstance(item, RowChange):
+            tx = self.current
+            if tx is None:   # a range starting inside a transaction, or no GTID/BEGIN at all
+                tx = self.current = Transaction(None, (item.file, item.pos), ts=item.ts,
+                                                server_id=item.server_id)
+            tx.changes.append(item)
+            return []
+        if not isinstance(item, SourceEvent):
+            return []
+        event, file = item.event, item.file
+        h = event.header
+        out: list = []
+        if isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
+            out.extend(self._abandon("a new GTID event starts"))
+            tx = Transaction(event.gtid, (file, h.offset), ts=h.timestamp, server_id=h.server_id)
+            if isinstance(event, MariaGtidEvent):
+                tx.standalone = event.standalone
+                tx.explicit = not event.standalone
+                tx.xid = event.xid
+            self.current = tx
+            self._count(tx, event)
+            return out
+        tx = self.current
+        if tx is not None:
+            self._count(tx, event)
+        if isinstance(event, XidEvent):
+            return self._commit(event_end(file, event), h.timestamp)
+        if isinstance(event, XaPrepareEvent):
+            if tx is not None:
+                key = xid_key(event.format_id, event.gtrid, event.bqual)
+                tx.xid = (event.format_id, event.gtrid, event.bqual)
+                self.prepared[key] = tx
+                self.current = None
+            return []
+        if isinstance(event, QueryEvent):
+            return self._query(file, event)
+        return out
+
+    def finish(self) -> list:
+        """End of input: the open transaction (if it has anything) comes out incomplete."""
+        out = []
+        tx = self.current
+        self.current = None
+        if tx is not None and (tx.changes or tx.statements):
+            tx.incomplete = True
+            out.append(tx)
+        for key, prepared in self.prepared.items():
+            self.on_warning(f"{prepared.label}: XA PREPARE without XA COMMIT/ROLLBACK in the "
+                            f"input ({len(prepared.changes)} row changes not given out)")
+        return out
+
+    @property
+    def pending_start(self) -> Position | None:
+        """Where the oldest XA-prepared (not yet committed) group starts: a resume point
+        must not be after it, or its changes would be lost."""
+        starts = [tx.start for tx in self.prepared.values()]
+        if not starts:
+            return None
+        from schema_store.store import file_key
+
+        return min(starts, key=lambda p: (file_key(p[0]), p[1]))
+
+    # -- helpers -------------------------------------------------------------------------
+    @staticmethod
+    def _count(tx: Transaction, event) -> None:
+        size = event.header.event_size
+        tx.events += 1
+        tx.bytes += size
+        if isinstance(event, RowsEvent):
+            tx.rows_bytes += size
+
+    def _abandon(self, why: str) -> list:
+        tx = self.current
+        self.current = None
+        if tx is not None and (tx.changes or tx.statements):
+            self.on_warning(f"{tx.label}: no COMMIT before {why}; its {len(tx.changes)} row "
+                            f"changes are not replayed")
+        return []
+
+    def _commit(self, end: Position, ts: int) -> list:
+        tx = self.current
+        self.current = None
+        if tx is None:
+            return []
+        tx.end = end
+        tx.commit_ts = ts
+        return [tx]
+
+    def _query(self, file: str, event: QueryEvent) -> list:
+        h = event.header
+        query = event.query
+        word = query.lstrip()[:16].upper()
+        end = event_end(file, event)
+        tx = self.current
+        if word.startswith("BEGIN"):
+            if tx is None or tx.changes or tx.statements:
+                self._abandon("BEGIN")
+                tx = self.current = Transaction(None, (file, h.offset), ts=h.timestamp,
+                                                server_id=h.server_id)
+                self._count(tx, event)
+            tx.explicit = True
+            tx.standalone = False
+            return []
+        if word.startswith("COMMIT"):
+            return self._commit(end, h.timestamp)
+        if word.startswith("ROLLBACK") and not word.startswith("ROLLBACK TO"):
+            if tx is not None and tx.changes:
+                # Only changes of non-transactional tables survive a ROLLBACK: the source
+                # kept them, so a replay keeps them too.
+                self.on_warning(f"{tx.label} ended with ROLLBACK after changing rows of "
+                                f"non-transactional tables: those changes are replayed")
+                tx.rolled_back = True
+                return self._commit(end, h.timestamp)
+            self.current = None
+            return []
+        kind = classify_query(query)
+        if kind == CONTROL:
+            if word.startswith("XA COMMIT") or word.startswith("XA ROLLBACK"):
+                key = xid_key_from_text(query)
+                prepared = self.prepared.pop(key, None) if key else None
+                self.current = None
+                if word.startswith("XA ROLLBACK"):
+                    return []
+                if prepared is None:
+                    self.on_warning(f"{file} @ {h.offset}: {query.strip()[:80]}: its XA PREPARE is "
+                                    f"not in the input; nothing to commit")
+                    return []
+                # committed now: the changes take the COMMIT's GTID and end position
+                prepared.gtid = tx.gtid if tx is not None and tx.gtid else prepared.gtid
+                prepared.end = end
+                prepared.commit_ts = h.timestamp
+                return [prepared]
+            return []         # XA START / XA END / SAVEPOINT / RELEASE SAVEPOINT
+        statement = Statement(file, h.offset, end, h.timestamp, h.server_id,
+                              tx.gtid if tx is not None else None, event.db, query, kind, event)
+        if tx is not None and tx.explicit and not tx.standalone:
+            tx.statements.append(statement)       # statement-based change inside a transaction
+            return []
+        # A statement group of its own (DDL): it ends the group.
+        self.current = None
+        return [statement]
