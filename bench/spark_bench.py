@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Spark ingestion benchmarks (results in bench/SPARK_RESULTS.md).
+
+    python bench/spark_bench.py generate [--out bench/data/spark] [--mb 160]
+    python bench/spark_bench.py run [--data bench/data/spark] [--repeat 1]
+
+``generate`` writes a directory of binlogs on a real local mariadbd (tests/support
+harness): mixed-type OLTP transactions (200-row INSERTs, UPDATEs, DELETEs) over 3
+tables, rotated at 40 MB (max_binlog_size), about --mb MB in all.
+``run`` measures, on that directory: a single `binlog dump --format json` process; Spark
+start-up; `binlog ingest` at local[1] and local[2] (the ratio); one large file read
+unsplit (one task) and split at transaction boundaries with local[2].
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO / "bench" / "data" / "spark"
+
+TABLES = [
+    """CREATE TABLE bench.orders (
+  id BIGINT UNSIGNED NOT NULL PRIMARY KEY, customer INT NOT NULL, amount DECIMAL(12,2),
+  status ENUM('new','paid','shipped','cancelled'), note VARCHAR(100), created DATETIME(6),
+  updated TIMESTAMP(3) NULL, day DATE, score DOUBLE, flags BIT(8), payload VARBINARY(32)
+) CHARACTER SET utf8mb4""",
+    """CREATE TABLE bench.events (
+  id INT NOT NULL PRIMARY KEY, kind SMALLINT, at TIME(2), msg TEXT, ratio FLOAT,
+  yr YEAR, big BIGINT, tiny TINYINT UNSIGNED, code CHAR(6), body BLOB
+) CHARACTER SET utf8mb4""",
+    """CREATE TABLE bench.ledger (
+  id INT NOT NULL PRIMARY KEY, account INT, debit DECIMAL(20,6), credit DECIMAL(20,6),
+  memo VARCHAR(200), posted DATETIME, ts TIMESTAMP(6) NULL, tag SET('a','b','c','d')
+) CHARACTER SET utf8mb4""",
+]
+
+FILL = {
+    "orders": """INSERT INTO bench.orders SELECT {base} + seq, seq % 5000, ({base} + seq) / 100,
+ 1 + seq % 4, CONCAT('note ', {base} + seq, ' ', MD5(seq)),
+ '2024-01-01 00:00:00' + INTERVAL ({base} + seq) SECOND + INTERVAL seq MICROSECOND,
+ '2024-06-01 00:00:00' + INTERVAL ({base} + seq) SECOND, '2020-01-01' + INTERVAL seq DAY,
+ seq / 7.0, seq % 256, UNHEX(MD5({base} + seq)) FROM seq_1_to_{n}""",
+    "events": """INSERT INTO bench.events SELECT {base} + seq, seq % 300,
+ SEC_TO_TIME(CAST(seq AS SIGNED) * 37 - 5000) + INTERVAL seq * 10000 MICROSECOND,
+ REPEAT(CONCAT('msg', seq, ' '), 1 + seq % 7), seq / 3.0, 1990 + seq % 60,
+ CAST({base} + seq AS SIGNED) * -1000003, seq % 256, LPAD(seq, 6, '0'), UNHEX(REPEAT(MD5(seq), 1 + seq % 3))
+ FROM seq_1_to_{n}""",
+    "ledger": """INSERT INTO bench.ledger SELECT {base} + seq, seq % 1000, seq * 1.000001,
+ seq / 9.0, CONCAT('memo ', SHA1(seq)), '2023-01-01 00:00:00' + INTERVAL ({base} + seq) MINUTE,
+ '2023-03-01 00:00:00.000000' + INTERVAL ({base} + seq) SECOND + INTERVAL seq MICROSECOND,
+ 1 + seq % 15 FROM seq_1_to_{n}""",
+}
+
+
+def generate(out: Path, megabytes: int, rows_per_txn: int = 200) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    from support.mariadb_server import MariaDBServer
+
+    options = {"binlog_row_metadata": "FULL", "max_binlog_size": 40 << 20,
+               "innodb_buffer_pool_size": "256M", "innodb_flush_log_at_trx_commit": 2,
+               "sync_binlog": 0}
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    started = time.time()
+    with MariaDBServer(options) as srv:
+        srv.execute("CREATE DATABASE bench")
+        for ddl in TABLES:
+            srv.execute(ddl)
+        srv.execute("USE bench")
+        srv.flush_logs()
+        first = srv.master_status()[0]
+        base, txn = 0, 0
+        target = megabytes << 20
+        while True:
+            for table, sql in FILL.items():
+                srv.execute(sql.format(base=base, n=rows_per_txn))
+            srv.execute(f"UPDATE bench.orders SET status = 3, amount = amount + 1, "
+                        f"note = CONCAT(note, '!') WHERE id > {base} AND id % 10 = 1")
+            srv.execute(f"DELETE FROM bench.events WHERE id > {base} AND id % 10 = 2")
+            srv.execute(f"UPDATE bench.ledger SET credit = credit * 2, tag = 'a,d' "
+                        f"WHERE id > {base} AND id % 20 = 3")
+            base += rows_per_txn
+            txn += 6
+            if txn % 300 == 0:
+                names = srv.binlog_names()
+                size = sum(p.stat().st_size for p in srv.binlog_files()
+                           if names.index(p.name) >= names.index(first))
+                if size >= target:
+                    break
+        srv.flush_logs()
+        names = srv.binlog_names()
+        files = [p for p in srv.binlog_files() if names.index(p.name) >= names.index(first)][:-1]
+        for path in files:
+            shutil.copy(path, out / path.name)
+        (out / "mariadb-bin.index").write_text("".join(f"{p.name}\n" for p in files))
+        total = sum(p.stat().st_size for p in files)
+        print(f"{out}: {len(files)} file(s), {total / 1e6:.1f} MB, {txn} transactions, "
+              f"{time.time() - started:.0f} s on {srv.version}", flush=True)
+
+
+def _timed(cmd, **kw) -> float:
+    started = time.time()
+    subprocess.run(cmd, check=True, **kw)
+    return time.time() - started
+
+
+def _load() -> str:
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def bench_dump(files: list[Path]) -> dict:
+    size = sum(p.stat().st_size for p in files)
+    with open(os.devnull, "wb") as null:
+        seconds = _timed([sys.executable, "-m", "binlog.cli", "dump", "--format", "json",
+                          *map(str, files)], stdout=null)
+    return {"bytes": size, "seconds": round(seconds, 2), "mb_s": round(size / 1e6 / seconds, 2)}
+
+
+def bench_startup() -> dict:
+    code = ("import time; t = time.time(); from spark_ingest import get_spark; "
+            "s = get_spark('local[2]'); s.range(1).count(); print(time.time() - t)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return {"seconds": round(float(out.stdout.strip().splitlines()[-1]), 2)}
+
+
+def bench_ingest(data: Path, cores: int, tables: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
+        summary = Path(tmp) / "summary.json"
+        cmd = [sys.executable, "-m", "binlog.cli", "ingest", str(data), "--to", str(Path(tmp) / "out"),
+               "--master", f"local[{cores}]", "--no-progress", "--summary-json", str(summary)]
+        if not tables:
+            cmd.append("--no-tables")
+        wall = _timed(cmd, stderr=subprocess.DEVNULL)
+        s = json.loads(summary.read_text())
+    mb = s["bytes"] / 1e6
+    return {"cores": cores, "tables": tables, "wall": round(wall, 2), "rows": s["rows"],
+            "splits": s["splits"], **{f"{k}_s": v for k, v in s["seconds"].items()},
+            "decode_mb_s": round(mb / s["seconds"]["decode"], 2), "wall_mb_s": round(mb / wall, 2)}
+
+
+def bench_large_file(path: Path) -> dict:
+    """One file in one Spark session: decode only (noop sink), unsplit vs split."""
+    code = f"""
+import json, time
+from spark_ingest import get_spark
+spark = get_spark("local[2]")
+out = {{}}
+for label, size in (("unsplit", "0"), ("split", None)):
+    reader = spark.read.format("binlog").option("parallelism", "2")
+    if size is not None:
+        reader = reader.option("split-size", size)
+    df = reader.load({str(path)!r})
+    parts = df.rdd.getNumPartitions()
+    t = time.time()
+    df.write.format("noop").mode("overwrite").save()
+    out[label] = {{"tasks": parts, "seconds": round(time.time() - t, 2)}}
+print(json.dumps(out))
+"""
+    res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    size = path.stat().st_size
+    for v in out.values():
+        v["mb_s"] = round(size / 1e6 / v["seconds"], 2)
+    out["bytes"] = size
+    out["speedup"] = round(out["unsplit"]["seconds"] / out["split"]["seconds"], 2)
+    return out
+
+
+def run(data: Path, out_json: Path, tables: bool) -> dict:
+    from binlog.sources.file import expand_paths
+
+    files = expand_paths([data])
+    largest = max(files, key=lambda p: p.stat().st_size)
+    results = {"data": str(data), "files": len(files),
+               "bytes": sum(p.stat().st_size for p in files), "cpus": os.cpu_count(),
+               "load_before": _load()}
+    steps = [("dump_one_file", lambda: bench_dump([largest])),
+             ("spark_startup", bench_startup),
+             ("ingest_1_core", lambda: bench_ingest(data, 1, False)),
+             ("ingest_2_cores", lambda: bench_ingest(data, 2, False)),
+             ("large_file", lambda: bench_large_file(largest))]
+    if tables:
+        steps.append(("ingest_2_cores_with_tables", lambda: bench_ingest(data, 2, True)))
+    for name, step in steps:
+        print(f"{name} ... (load {_load()})", flush=True)
+        results[name] = step()
+        results[name]["load_after"] = _load()
+        print(f"  {json.dumps(results[name])}", flush=True)
+    one, two = results["ingest_1_core"], results["ingest_2_cores"]
+    results["scaling_decode"] = round(one["decode_s"] / two["decode_s"], 2)
+    results["scaling_wall"] = round(one["wall"] / two["wall"], 2)
+    out_json.write_text(json.dumps(results, indent=1))
+    print(json.dumps({k: results[k] for k in ("scaling_decode", "scaling_wall")}))
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    gen = sub.add_parser("generate")
+    gen.add_argument("--out", type=Path, default=DEFAULT_DATA)
+    gen.add_argument("--mb", type=int, default=160)
+    r = sub.add_parser("run")
+    r.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    r.add_argument("--json", type=Path, default=REPO / "bench" / "data" / "spark_results.json")
+    r.add_argument("--tables", action="store_true", help="also time a full ingest with tables/")
+    args = parser.parse_args(argv)
+    if args.cmd == "generate":
+        generate(args.out, args.mb)
+    else:
+        if not args.data.exists():
+            generate(args.data, 160)
+        run(args.data, args.json, args.tables)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""``binlog ingest``: the bulk ingestion job's command line (``binlog.cli`` loads this).
+
+Importing this module needs no pyspark; the job (``spark_ingest.ingest``) imports it
+when it runs.  ``python -m spark_ingest.submit`` / ``spark-submit spark_ingest/submit.py``
+take the same arguments.
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "ingest", help="ingest binlog files into Parquet with Spark (changes/, tables/, errors/)",
+        description="Decode binlog files on Spark and write DIR/changes/ (the records of "
+                    "`binlog dump --format json`), DIR/tables/<db>.<table>/ (typed), "
+                    "DIR/errors/ and DIR/_checkpoint/ (reruns read only new data).")
+    add_arguments(p)
+    p.set_defaults(run=run)
+    return p
+
+
+def add_arguments(p) -> None:
+    p.add_argument("sources", nargs="+", metavar="SRC",
+                   help="binlog files, directories (their binlogs in index order) or globs")
+    p.add_argument("--to", required=True, metavar="DIR", help="output directory (created if missing)")
+    p.add_argument("--master", metavar="URL",
+                   help="Spark master (default: local[*], or spark-submit's --master)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra Spark configuration (repeatable)")
+    p.add_argument("--schema-ddl", action="append", default=[], metavar="FILE",
+                   help="mysqldump/mariadb-dump --no-data file or CREATE TABLE script, as of "
+                        "the binlogs' start (repeatable)")
+    p.add_argument("--schema-store", metavar="PATH",
+                   help="SQLite schema store to read (copied; the job never writes it)")
+    p.add_argument("--schema-from", metavar="DSN", help="snapshot schemas from a live server")
+    p.add_argument("--no-track-ddl", action="store_true",
+                   help="do not follow CREATE/ALTER/DROP/RENAME in the binlogs")
+    p.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
+                   help="keep only matching tables (wildcards %% _ *; repeatable)")
+    p.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
+                   help="drop matching tables (repeatable)")
+    p.add_argument("--database", action="append", default=[], metavar="DB",
+                   help="keep only tables of this database (repeatable)")
+    p.add_argument("--on-error", choices=["fail", "skip"], default="skip",
+                   help="skip (default): damaged or undecodable input is reported in DIR/errors/ "
+                        "and the job goes on at the next transaction; fail: the first error stops "
+                        "the job (exit 1) and nothing is committed")
+    p.add_argument("--infer-precision", action="store_true",
+                   help="infer unknown legacy temporal precisions from the row images")
+    p.add_argument("--timezone", default="UTC",
+                   help="zone TIMESTAMP values are rendered in (default UTC)")
+    p.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex")
+    p.add_argument("--no-verify-checksum", action="store_true")
+    p.add_argument("--split-size", metavar="BYTES",
+                   help="split files larger than this at transaction boundaries (e.g. 64m; "
+                        "0: one task per file; default: min(128m, total / cores))")
+    p.add_argument("--no-tables", action="store_true", help="do not write the typed tables/")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    p.add_argument("--summary-json", metavar="FILE", help="also write the run's summary here")
+
+
+def run(args) -> int:
+    from .ingest import run_ingest
+
+    return run_ingest(args)
+
+
+def main(argv=None) -> int:
+    """Stand-alone entry (spark-submit): the same arguments as `binlog ingest`."""
+    import sys
+
+    from binlog.cli import EXIT_DECODE_ERROR, EXIT_USAGE, _Parser
+    from binlog.errors import BinlogError, UsageError
+
+    parser = _Parser(prog="binlog ingest")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as exc:
+        sys.stderr.write(f"binlog: error: {exc.message}\n")
+        return EXIT_USAGE
+    except BinlogError as exc:
+        sys.stderr.write(f"binlog: error: {exc}\n")
+        return EXIT_DECODE_ERROR

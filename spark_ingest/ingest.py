@@ -1,0 +1,414 @@
+"""``binlog ingest SRC... --to DIR``: the bulk job.
+
+Writes, under DIR (DESIGN.md):
+
+- ``changes/run=<N>/db=<db>/table=<table>/date=<YYYY-MM-DD>/*.parquet``: the change
+  records (``records``), the columns named as in the JSON of ``binlog dump``; ``date`` is
+  the UTC day of ``ts``, ``run`` the ingest run that wrote them.
+- ``tables/<db>.<table>/_run=<N>/_date=<YYYY-MM-DD>/*.parquet``: typed per-table output
+  (``typed``); read with ``mergeSchema`` when ALTER TABLE added columns between runs.
+- ``errors/run=<N>/*.parquet``: damaged input seen (file, pos, error, message, ...).
+- ``_checkpoint/``: what was ingested (``checkpoint``).
+
+One Spark job decodes everything once (the data source, one task per split); error
+records land in the null partition of changes/ and are moved to errors/ by the driver;
+the typed tables are then projected from each table's partition of changes/.  A rerun
+reads only new files and the grown part of files still being written.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+from binlog.errors import BinlogError
+
+from .checkpoint import Checkpoint
+from .options import ReadOptions
+from .prescan import HEAD_BYTES
+
+ERROR_COLUMNS = ("run", "file", "path", "pos", "error", "message", "event_type", "table",
+                 "column", "detail", "resumed_at")
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+class Progress:
+    """One status line on stderr (redrawn on a terminal, every few seconds otherwise)."""
+
+    def __init__(self, enabled: bool = True, stream=None):
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if hasattr(self.stream, "isatty") else False
+        self._last = 0.0
+        self._width = 0
+
+    def line(self, text: str, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.time()
+        if self.tty:
+            pad = max(0, self._width - len(text))
+            self.stream.write("\r" + text + " " * pad)
+            self._width = len(text)
+            self.stream.flush()
+        elif force or now - self._last >= 5:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self._last = now
+
+    def done(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            self.line(text)
+            self.stream.write("\n")
+            self._width = 0
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            if self.tty and self._width:
+                self.stream.write("\n")
+                self._width = 0
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+
+class StageMonitor:
+    """Polls Spark's status tracker for the jobs of a job group: tasks done / total."""
+
+    def __init__(self, spark, group: str, progress: Progress, label: str, nbytes: int = 0):
+        self.sc = spark.sparkContext
+        self.group = group
+        self.progress = progress
+        self.label = label
+        self.nbytes = nbytes
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.started = time.time()
+
+    def __enter__(self):
+        self.sc.setJobGroup(self.group, self.label, interruptOnCancel=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sc.setLocalProperty("spark.jobGroup.id", None)
+        self.sc.setLocalProperty("spark.job.description", None)
+
+    def counts(self) -> tuple[int, int, int]:
+        tracker = self.sc.statusTracker()
+        total = done = running = 0
+        for job_id in tracker.getJobIdsForGroup(self.group):
+            job = tracker.getJobInfo(job_id)
+            if job is None:
+                continue
+            for stage_id in job.stageIds:
+                stage = tracker.getStageInfo(stage_id)
+                if stage is None:
+                    continue
+                total += stage.numTasks
+                done += stage.numCompletedTasks
+                running += stage.numActiveTasks
+        return total, done, running
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                total, done, running = self.counts()
+            except Exception:      # the tracker is best effort
+                continue
+            elapsed = time.time() - self.started
+            text = f"binlog ingest: {self.label}: {done}/{total or '?'} tasks, {running} running, {elapsed:.0f} s"
+            if self.nbytes and total:
+                mb = self.nbytes * done / total / 1e6
+                text += f", ~{mb:.0f} of {self.nbytes / 1e6:.0f} MB"
+            self.progress.line(text)
+
+
+def options_from_args(args) -> ReadOptions:
+    from .options import parse_size
+
+    opts = ReadOptions(
+        paths=list(args.sources), schema_ddl=list(args.schema_ddl), schema_store=args.schema_store,
+        schema_from=args.schema_from, track_ddl=not args.no_track_ddl, table=list(args.table),
+        exclude_table=list(args.exclude_table), database=list(args.database),
+        timezone=args.timezone, on_error=args.on_error, infer_precision=args.infer_precision,
+        binary_encoding=args.binary_encoding, verify_checksums=not args.no_verify_checksum,
+        split_size=parse_size(args.split_size) if args.split_size is not None else None,
+        include_errors=True)
+    opts.zone
+    opts.table_filter()
+    return opts
+
+
+def _head(path: str) -> str:
+    with open(path, "rb") as fh:
+        return fh.read(HEAD_BYTES).hex()
+
+
+def select_work(sources: list[str], state: dict):
+    """What to read: ({path: (start, None)}, active paths, driver-side errors, file list)."""
+    from .options import discover
+
+    ranges: dict[str, tuple] = {}
+    active: set[str] = set()
+    errors: list[dict] = []
+    files: list[str] = []
+    for key, expanded in discover(sources):
+        if expanded:
+            active.add(expanded[-1])          # the newest file may still be being written
+        for path in expanded:
+            if path in files:
+                continue
+            files.append(path)
+            size = os.stat(path).st_size
+            seen = state["files"].get(path)
+            if seen is None:
+                ranges[path] = (None, None)
+                continue
+            if seen.get("damaged") is not None or (seen.get("closed") and size == seen["size"]):
+                continue
+            head = seen.get("head") or ""
+            if size < seen["end"] or (head and not _head(path).startswith(head)):
+                errors.append({"file": Path(path).name, "path": path, "pos": 0, "error": "FileChangedError",
+                               "message": f"the file changed since run {seen.get('run')} ingested it "
+                                          f"({seen['size']} bytes then, {size} now): not read again",
+                               "event_type": None, "table": None, "column": None,
+                               "detail": "remove its entry from _checkpoint/state.json (or use a new --to "
+                                         "directory) to ingest it from the start"})
+                continue
+            if size > seen["end"]:
+                ranges[path] = (seen["end"], None)
+    return ranges, active, errors, files
+
+
+def run_ingest(args) -> int:
+    out = Path(args.to).resolve()
+    opts = options_from_args(args)
+    progress = Progress(enabled=not args.no_progress)
+    started = time.time()
+    checkpoint = Checkpoint(out)
+    state = checkpoint.load()
+    pending = checkpoint.inflight()
+    if pending is not None:
+        removed = checkpoint.discard_run(pending)
+        checkpoint.end()
+        progress.say(f"binlog ingest: run {pending} did not finish; removed its partial output "
+                     f"({len(removed)} directories)")
+    ranges, active, driver_errors, files = select_work(args.sources, state)
+    run = state["runs"] + 1
+    if not ranges and not driver_errors:
+        progress.say(f"binlog ingest: nothing new in {len(files)} file(s); {out} is up to date")
+        return 0
+
+    from .session import get_spark
+
+    conf = dict(kv.split("=", 1) for kv in args.conf)
+    spark = get_spark(args.master, conf=conf)
+    # read back partition values as strings (a table named 2024 stays "2024"); write
+    # partitions with concurrent writers instead of sorting every task's rows first
+    session_conf = {"spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+                    "spark.sql.maxConcurrentOutputFileWriters": "256"}
+    saved = {k: spark.conf.get(k, None) for k in session_conf}
+    for key, value in session_conf.items():
+        if key not in conf:
+            spark.conf.set(key, value)
+    try:
+        return _run(spark, args, opts, progress, started, checkpoint, state, ranges, active,
+                    driver_errors, files, run, out)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active, driver_errors,
+         files, run, out) -> int:
+    from pyspark.sql import functions as F
+
+    from .api import load_plan, write_plan
+    from .plan import build_plan
+
+    opts.parallelism = spark.sparkContext.defaultParallelism
+    scan_bytes = [0, 0]
+
+    def scanned(scan):
+        scan_bytes[0] += 1
+        scan_bytes[1] += scan.size
+        progress.line(f"binlog ingest: pre-scan {scan_bytes[0]}/{len(ranges)} files, "
+                      f"{scan_bytes[1] / 1e6:.0f} MB")
+
+    t_scan = time.time()
+    plan = build_plan(opts, ranges=ranges, tracked=state.get("tracked_ddl"), active=frozenset(active),
+                      progress=scanned)
+    t_scan = time.time() - t_scan
+    progress.done(f"binlog ingest: pre-scan {len(plan.scans)} file(s), {scan_bytes[1] / 1e6:.1f} MB, "
+                  f"{len(plan.splits)} split(s) in {t_scan:.1f} s")
+    for warning in plan.warnings:
+        progress.say(f"binlog: warning: {warning}")
+
+    checkpoint.begin(run)
+    changes_dir = out / "changes"
+    run_dir = changes_dir / f"run={run}"
+    plan_file = write_plan(plan, str(checkpoint.dir / "plans"))
+    t_decode = time.time()
+    stats: dict = {}
+    error_rows: list[dict] = []
+    try:
+        if plan.splits:
+            df = load_plan(spark, plan, plan_file)
+            records = df.withColumn("date", F.date_format("ts", "yyyy-MM-dd")).withColumn("run", F.lit(run))
+            with StageMonitor(spark, f"binlog-ingest-{run}", progress, "decode", plan.nbytes):
+                try:
+                    (records.write.mode("append").partitionBy("run", "db", "table", "date")
+                     .parquet(str(changes_dir)))
+                except Exception as exc:        # a task's decoding error with on-error=fail
+                    raise _task_error(exc) from None
+            progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB in "
+                          f"{time.time() - t_decode:.1f} s")
+        t_decode = time.time() - t_decode
+        # errors: the records with op='error' sit in the null db partition
+        null_dir = run_dir / f"db={NULL_PARTITION}"
+        if null_dir.exists():
+            for row in (spark.read.option("basePath", str(changes_dir)).parquet(str(null_dir))
+                        .where(F.col("op") == "error").collect()):
+                info = dict(row.after or {})
+                error_rows.append({"file": row.file, "pos": row.pos, **{k: info.get(k) for k in (
+                    "error", "message", "event_type", "table", "column", "detail", "resumed_at")}})
+            shutil.rmtree(null_dir)
+        paths = {Path(p).name: p for p in files}
+        all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in driver_errors + error_rows]
+        if all_errors:
+            _write_errors(spark, out / "errors", run, all_errors)
+        t_tables = time.time()
+        if run_dir.exists():
+            counts = (spark.read.option("basePath", str(changes_dir)).parquet(str(run_dir))
+                      .groupBy("db", "table", "op").count().collect())
+            for r in counts:
+                stats.setdefault(f"{r.db}.{r.table}", {})[r.op] = r["count"]
+            if not args.no_tables:
+                _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run,
+                              sorted(stats), progress)
+        t_tables = time.time() - t_tables
+    except BaseException:
+        # leave inflight.json: the next run removes this run's partial output
+        raise
+    finally:
+        Path(plan_file).unlink(missing_ok=True)
+
+    # commit: the checkpoint moves on only now
+    from .plan import tracked_snapshot
+
+    for scan in plan.scans:
+        path = str(Path(scan.path).resolve())
+        end = scan.end
+        if path in active and not scan.closed and scan.error is None:
+            end = scan.safe_end
+        entry = {"name": scan.name, "size": scan.size, "end": end, "closed": scan.closed,
+                 "head": scan.head, "run": run, "damaged": None}
+        if scan.error is not None and not (path in active and scan.error.get("error") == "IncompleteEventError"):
+            entry["damaged"] = scan.error
+            entry["end"] = scan.size
+        state["files"][path] = entry
+    for e in driver_errors:
+        state["files"][e["path"]]["damaged"] = e
+    tracked = dict(state.get("tracked_ddl") or {})
+    for key, store in plan.stores.items():
+        tracked[key] = tracked_snapshot(store)
+    state["tracked_ddl"] = tracked
+    state["runs"] = run
+    rows = sum(sum(v.values()) for v in stats.values())
+    elapsed = time.time() - started
+    summary = {"run": run, "files": len(plan.scans), "bytes": plan.nbytes, "splits": len(plan.splits),
+               "rows": rows, "tables": stats, "errors": len(driver_errors) + len(error_rows),
+               "seconds": {"total": round(elapsed, 3), "prescan": round(t_scan, 3),
+                           "decode": round(t_decode, 3), "tables": round(t_tables, 3)},
+               "parallelism": opts.parallelism, "master": spark.sparkContext.master,
+               "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    checkpoint.save_run(run, summary)
+    checkpoint.save(state)
+    checkpoint.end()
+    shutil.rmtree(checkpoint.dir / "plans", ignore_errors=True)
+    _print_summary(Progress(enabled=True), summary, out, error_rows + driver_errors)
+    if args.summary_json:
+        Path(args.summary_json).write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+def _task_error(exc: BaseException) -> BaseException:
+    """A decoding error raised in a task (on-error=fail) as a BinlogError with its text."""
+    from .records import SplitFailed
+
+    text = str(exc)
+    marker = SplitFailed.MARKER
+    if marker in text:
+        message = text[text.index(marker) + len(marker):].splitlines()[0].replace(" | ", "\n")
+        return BinlogError(message)
+    return exc
+
+
+def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict]) -> None:
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    schema = StructType([StructField("run", LongType())] + [
+        StructField(c, LongType() if c == "pos" else StringType()) for c in ERROR_COLUMNS[1:]])
+    data = [tuple([run] + [None if r.get(c) is None else (int(r[c]) if c == "pos" else str(r[c]))
+                          for c in ERROR_COLUMNS[1:]]) for r in rows]
+    (spark.createDataFrame(data, schema).coalesce(1).write.mode("append").partitionBy("run")
+     .parquet(str(errors_dir)))
+
+
+def _write_tables(spark, plan, opts, changes_dir, run_dir, tables_dir, run, names, progress) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark.sql import functions as F
+
+    from .typed import table_columns, typed_table
+
+    records = spark.read.option("basePath", str(changes_dir)).parquet(str(run_dir))
+
+    def one(name):
+        db, table = name.split(".", 1)
+        src = records.where((F.col("db") == db) & (F.col("table") == table))
+        columns = table_columns(plan.stores, db, table)
+        typed = typed_table(src, db, table, columns, timezone=opts.timezone,
+                            binary_encoding=opts.binary_encoding)
+        typed = typed.withColumn("_run", F.lit(run)).withColumn("_date", F.date_format("_ts", "yyyy-MM-dd"))
+        typed.write.mode("append").partitionBy("_run", "_date").parquet(str(tables_dir / f"{db}.{table}"))
+        return name
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=min(4, max(1, len(names)))) as pool:
+        for _ in pool.map(one, names):
+            done += 1
+            progress.line(f"binlog ingest: tables {done}/{len(names)}")
+    if names:
+        progress.done(f"binlog ingest: tables {done}/{len(names)} written")
+
+
+def _print_summary(progress: Progress, summary: dict, out: Path, errors: list[dict]) -> None:
+    s = summary["seconds"]
+    mb = summary["bytes"] / 1e6
+    rate = mb / s["total"] if s["total"] else 0
+    progress.say(f"binlog ingest: run {summary['run']}: {summary['files']} file(s), {mb:.1f} MB, "
+                 f"{summary['splits']} split(s), {summary['rows']} rows, {summary['errors']} error(s) "
+                 f"in {s['total']:.1f} s ({rate:.1f} MB/s) -> {out}")
+    for table, ops in sorted(summary["tables"].items()):
+        detail = ", ".join(f"{op} {n}" for op, n in sorted(ops.items()))
+        progress.say(f"binlog ingest:   {table}: {detail}")
+    for e in errors[:20]:
+        progress.say(f"binlog ingest:   error: {e.get('file')} @ {e.get('pos')}: {e.get('error')}: "
+                     f"{e.get('message')}")
+    if len(errors) > 20:
+        progress.say(f"binlog ingest:   ... {len(errors) - 20} more in {out / 'errors'}")

@@ -1,0 +1,227 @@
+"""Planning a read on the driver: files, pre-scan, schema store snapshot, splits.
+
+``build_plan(options)`` does what ``binlog dump`` does before decoding a single row, once,
+on the driver: expands the sources (directories in index order, globs), pre-scans every
+file by its headers (``prescan``), follows the DDL of the binlog's QUERY events into an
+in-memory copy of the schema store (in file order, as a sequential read would), finds
+where ``--stop-datetime`` / ``--stop-position`` end the read, and cuts files into splits
+at transaction boundaries.  Executors get the store as a JSON snapshot inside the plan
+(never a database connection) with DDL tracking off, since the snapshot already holds
+every version at its binlog position.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from binlog.errors import BinlogError, UsageError
+
+from .options import ReadOptions, discover
+from .prescan import FileScan, plan_splits, scan_file
+
+
+@dataclass
+class Split:
+    index: int
+    path: str
+    name: str
+    start: int                      # reader start_position (<= 4: the whole file)
+    stop: int | None                # reader stop_position; None: to the end of the file
+    boundaries: tuple = ()          # safe restart points inside, for on-error=skip
+    error: dict | None = None       # damage the pre-scan found at the split's end
+    read: bool = True               # False: nothing readable, only the error is reported
+    nbytes: int = 0
+    group: int = 0                  # which sequence (and schema snapshot) it belongs to
+    track_from: int | None = None   # follow DDL from here on (past damage the pre-scan stopped at)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["boundaries"] = list(self.boundaries)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Split":
+        d = dict(d)
+        d["boundaries"] = tuple(d.get("boundaries", ()))
+        return cls(**d)
+
+
+@dataclass
+class ReadPlan:
+    options: ReadOptions
+    splits: list[Split]
+    snapshots: list                 # per sequence: schema store JSON; None: no schema (as dump)
+    scans: list[FileScan] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    stores: dict = field(default_factory=dict)   # sequence key -> the driver's store (not serialized)
+    groups: list = field(default_factory=list)   # [(sequence key, [files])]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes for s in self.splits)
+
+    def to_json(self) -> str:
+        return json.dumps({"options": self.options.to_dict(),
+                           "splits": [s.to_dict() for s in self.splits],
+                           "snapshots": self.snapshots, "warnings": self.warnings})
+
+    @classmethod
+    def from_json(cls, text: str) -> "ReadPlan":
+        data = json.loads(text)
+        return cls(ReadOptions.from_dict(data["options"]),
+                   [Split.from_dict(s) for s in data["splits"]], data["snapshots"],
+                   warnings=data.get("warnings", []))
+
+
+class PrescanError(BinlogError):
+    """Damage found by the pre-scan, with on-error=fail."""
+
+
+def make_store(opts: ReadOptions, *, tracked=None, on_warning=None):
+    """An in-memory schema store from the options (a --schema-store file is copied, never
+    written), plus ``tracked`` (a snapshot dict of binlog DDL versions from earlier runs).
+    None when the options name no schema and DDL tracking is off (as ``binlog dump``)."""
+    from schema_store.resolver import SchemaResolver
+    from schema_store.snapshot import export_snapshot, import_snapshot
+    from schema_store.store import SchemaStore
+
+    if not (opts.schema_store or opts.schema_ddl or opts.schema_from or opts.track_ddl or tracked):
+        return None
+    store = SchemaStore()
+    if opts.schema_store:
+        if not Path(opts.schema_store).exists():
+            raise UsageError(f"no such schema store: {opts.schema_store}")
+        source = SchemaStore(opts.schema_store)
+        try:
+            import_snapshot(export_snapshot(source), store)
+        finally:
+            source.close()
+    for path in opts.schema_ddl:
+        try:
+            text = open(path, encoding="utf-8", errors="surrogateescape").read()
+        except OSError as exc:
+            raise UsageError(f"cannot read schema-ddl {path}: {exc.strerror}") from exc
+        store.import_ddl(text, source=f"ddl:{path}")
+    if opts.schema_from:
+        from schema_store.live import import_live
+
+        import_live(store, opts.schema_from)
+    if tracked:
+        import_snapshot(tracked, store)
+    return SchemaResolver(store, track_ddl=opts.track_ddl, on_warning=on_warning)
+
+
+def tracked_snapshot(store) -> dict:
+    """Only what DDL tracking added (sources ``binlog:...``): kept in the checkpoint so an
+    incremental run knows the DDL of the files ingested before."""
+    from schema_store.snapshot import export_snapshot
+
+    data = export_snapshot(store)
+    for table in ("versions", "databases"):
+        cols = data["columns"][table]
+        i = cols.index("source")
+        data[table] = [r for r in data[table] if str(r[i]).startswith("binlog:")]
+    data["overrides"] = []
+    return data
+
+
+def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict | None = None,
+               active: frozenset = frozenset(), progress=None) -> ReadPlan:
+    """Plan a read.  ``ranges`` {path: (start, end)} restricts it to byte ranges of some
+    files (incremental ingest; the position options are then not used); ``tracked``:
+    {sequence key: DDL versions from earlier runs} (see ``tracked_snapshot``); ``active``:
+    paths of files still being written - read only up to the end of their last whole
+    transaction, and a partial event at their end is no error."""
+    from schema_store.resolver import SchemaResolver
+    from schema_store.snapshot import export_snapshot, import_snapshot, snapshot_json
+
+    if not opts.paths:
+        raise UsageError("no binlog path given (load(path) or option paths)")
+    groups = discover(opts.paths)
+    warnings: list[str] = []
+    base = make_store(opts, on_warning=warnings.append)
+    base_rows = export_snapshot(base.store) if base is not None else None
+    start_dt, stop_dt = opts.epochs()
+    every = [f for _, files in groups for f in files]
+
+    def work(path):
+        if ranges is not None:
+            return ranges.get(path)
+        return (opts.start_position if path == every[0] else None,
+                opts.stop_position if path == every[-1] else None)
+
+    total = 0
+    for path in every:
+        r = work(path)
+        if r is not None:
+            size = os.stat(path).st_size
+            total += max(0, (r[1] if r[1] is not None else size) - (r[0] or 0))
+    split_bytes = opts.split_bytes(total)
+
+    scans: list[FileScan] = []
+    splits: list[Split] = []
+    snapshots: list = []
+    stores: dict = {}
+    for gi, (key, files) in enumerate(groups):
+        resolver = None
+        if base is not None or (tracked or {}).get(key):
+            from schema_store.store import SchemaStore
+
+            store = import_snapshot(base_rows) if base_rows is not None else SchemaStore()
+            if (tracked or {}).get(key):
+                import_snapshot(tracked[key], store)
+            resolver = SchemaResolver(store, track_ddl=opts.track_ddl, on_warning=warnings.append)
+        tracking = resolver is not None and resolver.track_ddl
+        for path in files:
+            r = work(path)
+            if r is None:
+                continue
+            start, end = r
+            name = Path(path).name
+
+            def on_query(event, _name=name):
+                resolver.observe_query(event, (_name, event.header.offset))
+
+            last_of_group = path == files[-1]
+            scan = scan_file(path, start=start, stop=end, stop_datetime=stop_dt,
+                             verify_checksums=opts.verify_checksums,
+                             on_query=on_query if tracking else None,
+                             tolerate_partial_tail=last_of_group or path in active)
+            scans.append(scan)
+            if progress:
+                progress(scan)
+            if scan.error is not None and opts.on_error == "fail":
+                e = scan.error
+                raise PrescanError(e["message"], source=e["file"], event_offset=e["pos"],
+                                   event_type=e.get("event_type"))
+            hi = scan.end
+            if path in active and not scan.closed and scan.error is None:
+                hi = scan.safe_end          # ingest: up to the last whole transaction
+            error, track_from = scan.error, None
+            if error is not None and error.get("error") != "IncompleteEventError":
+                # damaged framing, skip mode: the reader resynchronises and reports it itself;
+                # the last split reads on to the end and follows DDL past the damage
+                error, track_from = None, scan.end
+            limited = scan.stopped_at is not None or error is not None or hi < scan.size
+            pieces = plan_splits(scan, split_bytes, end=hi)
+            if not pieces:
+                if error is not None:
+                    splits.append(Split(len(splits), path, name, scan.start, scan.end, (), error,
+                                        read=False, group=gi))
+                elif track_from is not None:
+                    pieces = [(scan.start, max(scan.start, scan.end))]
+            for k, (a, b) in enumerate(pieces):
+                last = k == len(pieces) - 1
+                stop = None if (last and not limited) else b
+                inner = tuple(x for x in scan.boundaries if a < x < b)
+                splits.append(Split(len(splits), path, name, a, stop, inner,
+                                    error if last else None, nbytes=max(b - a, 0), group=gi,
+                                    track_from=track_from if last else None))
+            if scan.stopped_at is not None:
+                break                # --stop-datetime ends this sequence here
+        snapshots.append(snapshot_json(resolver.store) if resolver is not None else None)
+        if resolver is not None:
+            stores[key] = resolver.store
+    return ReadPlan(opts, splits, snapshots, scans, warnings, stores, groups)

@@ -1,0 +1,300 @@
+"""The change records as Spark rows: the fixed schema and Arrow batches of one split.
+
+Schema (the JSON record of ``binlog dump --format json``, field for field)::
+
+    file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, db STRING,
+    table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>
+
+``before`` / ``after`` are maps from the JSON object's keys (column names, or ``@1``,
+``@2``...) to the **text of the JSON value**: a JSON string as the string itself
+(unquoted), every other value as its JSON text exactly as ``binlog dump`` prints it
+(``42``, ``1.5``, ``[1.0,2.0]``; a MySQL JSON column's document always as JSON text),
+SQL NULL as a null map value.  So ``after['amount']`` is ``'12.50'`` for a DECIMAL,
+``after['id']`` is ``'7'``, and ``try_cast(after['id'] AS BIGINT)`` types it; the typed
+per-table output (``spark_ingest.typed``) does exactly that from the schema store.
+
+With ``include-errors``, damaged input also gives a row with ``op = 'error'``: file and
+pos of the damage, the rest null but ``after`` = {error, message, event_type, table,
+column, detail, resumed_at}.
+"""
+from __future__ import annotations
+
+import inspect
+from decimal import Decimal
+
+import orjson
+import pyarrow as pa
+
+from binlog.errors import BinlogError
+from binlog.output.values import bytes_renderer, json_default, render_row
+
+CHANGE_SCHEMA_DDL = ("file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, "
+                     "db STRING, `table` STRING, op STRING, before MAP<STRING, STRING>, "
+                     "after MAP<STRING, STRING>")
+COLUMNS = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "before", "after")
+IMAGE_TYPE = pa.map_(pa.string(), pa.string())
+ARROW_SCHEMA = pa.schema([
+    ("file", pa.string()), ("pos", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
+    ("server_id", pa.int64()), ("gtid", pa.string()), ("db", pa.string()),
+    ("table", pa.string()), ("op", pa.string()), ("before", IMAGE_TYPE), ("after", IMAGE_TYPE),
+])
+_dumps = orjson.dumps
+ERROR_KEYS = ("error", "message", "event_type", "table", "column", "detail", "resumed_at")
+
+
+def spark_schema():
+    from pyspark.sql.types import (LongType, MapType, StringType, StructField, StructType,
+                                   TimestampType)
+
+    image = MapType(StringType(), StringType(), True)
+    return StructType([
+        StructField("file", StringType()), StructField("pos", LongType()),
+        StructField("ts", TimestampType()), StructField("server_id", LongType()),
+        StructField("gtid", StringType()), StructField("db", StringType()),
+        StructField("table", StringType()), StructField("op", StringType()),
+        StructField("before", image), StructField("after", image)])
+
+
+def value_text(value):
+    """The map value for one value of a JSON record (see the module doc): a JSON string
+    as itself, anything else as its JSON text."""
+    if value is None or type(value) is str:
+        return value
+    if type(value) is int:
+        return str(value)
+    text = _dumps(value, default=json_default)
+    return orjson.loads(text) if text[:1] == b'"' else text.decode()
+
+
+def _text(value) -> str:
+    """Map value of a non-NULL value that is not a str (see value_text)."""
+    cls = value.__class__
+    if cls is int:
+        return str(value)
+    if cls is Decimal:
+        return format(value, "f")
+    text = _dumps(value, default=json_default)
+    return orjson.loads(text) if text[:1] == b'"' else text.decode()
+
+
+class BatchBuilder:
+    """Accumulates records column by column and hands out ``pyarrow.RecordBatch``es."""
+
+    def __init__(self, binary_encoding: str = "hex"):
+        self.render_bytes = bytes_renderer(binary_encoding)
+        self._json_keys: dict[int, frozenset] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        self.file, self.pos, self.ts, self.server_id, self.gtid = [], [], [], [], []
+        self.db, self.table, self.op = [], [], []
+        self.images = ([0], [], [], []), ([0], [], [], [])   # offsets, keys, values, valid
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def _json(self, plan) -> frozenset:
+        keys = self._json_keys.get(id(plan))
+        if keys is None:
+            keys = frozenset(plan.columns[i].key for i in plan.json_columns)
+            self._json_keys[id(plan)] = keys
+        return keys
+
+    def _image(self, which: int, row, plan) -> None:
+        offsets, keys, values, valid = self.images[which]
+        if row is None:
+            offsets.append(offsets[-1])
+            valid.append(False)
+            return
+        rendered = render_row(row, plan, self.render_bytes)
+        keys.extend(rendered)
+        if plan.json_columns:
+            json_keys = self._json(plan)
+            values.extend([None if v is None else
+                           (_dumps(v, default=json_default).decode() if k in json_keys else _text(v))
+                           for k, v in rendered.items()])
+        else:
+            values.extend([v if v is None or v.__class__ is str else _text(v)
+                           for v in rendered.values()])
+        offsets.append(len(keys))
+        valid.append(True)
+
+    def add(self, change) -> None:
+        self.file.append(change.file)
+        self.pos.append(change.pos)
+        self.ts.append(change.ts * 1_000_000)
+        self.server_id.append(change.server_id)
+        self.gtid.append(change.gtid)
+        self.db.append(change.db)
+        self.table.append(change.table)
+        self.op.append(change.op)
+        self._image(0, change.before, change.plan)
+        self._image(1, change.after, change.plan)
+
+    def add_error(self, error: dict, resumed_at=None) -> None:
+        if resumed_at is None:
+            resumed_at = error.get("resumed_at")
+        self.file.append(error.get("file"))
+        self.pos.append(error.get("pos"))
+        self.ts.append(None)
+        self.server_id.append(None)
+        self.gtid.append(None)
+        self.db.append(None)
+        self.table.append(None)
+        self.op.append("error")
+        offsets, keys, values, valid = self.images[0]
+        offsets.append(offsets[-1])
+        valid.append(False)
+        offsets, keys, values, valid = self.images[1]
+        info = dict(error, resumed_at=None if resumed_at is None else str(resumed_at))
+        for key in ERROR_KEYS:
+            keys.append(key)
+            value = info.get(key)
+            values.append(None if value is None else str(value))
+        offsets.append(len(keys))
+        valid.append(True)
+
+    def _map(self, which: int) -> pa.Array:
+        offsets, keys, values, valid = self.images[which]
+        mask = None if all(valid) else pa.array([not v for v in valid], pa.bool_())
+        return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
+                                       pa.array(values, pa.string()), type=IMAGE_TYPE, mask=mask)
+
+    def batch(self) -> pa.RecordBatch:
+        arrays = [
+            pa.array(self.file, pa.string()), pa.array(self.pos, pa.int64()),
+            pa.array(self.ts, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+            pa.array(self.server_id, pa.int64()), pa.array(self.gtid, pa.string()),
+            pa.array(self.db, pa.string()), pa.array(self.table, pa.string()),
+            pa.array(self.op, pa.string()), self._map(0), self._map(1),
+        ]
+        out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+        self.reset()
+        return out
+
+
+class SplitFailed(Exception):
+    """A decoding error with on-error=fail, re-raised in a Spark task.  Its message starts
+    with a marker line the driver looks for to report the error without the traceback."""
+
+    MARKER = "binlog-split-error: "
+
+    def __init__(self, exc: BaseException, split_name: str):
+        super().__init__(f"{self.MARKER}{exc}".replace("\n", " | ") + f"\n(split of {split_name})")
+
+
+_READER_PARAMS = None
+
+
+def _reader_kwargs(opts, on_damage) -> dict:
+    """``on_error`` / ``on_damage`` are passed only when BinlogReader accepts them."""
+    global _READER_PARAMS
+    from binlog.reader import BinlogReader
+
+    if _READER_PARAMS is None:
+        _READER_PARAMS = set(inspect.signature(BinlogReader.__init__).parameters)
+    out = {}
+    if "on_error" in _READER_PARAMS:
+        out["on_error"] = opts.on_error
+        if opts.on_error == "skip" and "on_damage" in _READER_PARAMS:
+            out["on_damage"] = on_damage
+    return out
+
+
+def damage_record(damage) -> dict:
+    """A ``binlog.stream.Damage`` (skip mode) as an error record."""
+    from .prescan import error_record
+
+    rec = error_record(damage.error, source=damage.source, offset=damage.start)
+    rec["pos"] = damage.start
+    rec["detail"] = damage.describe() if hasattr(damage, "describe") else rec["detail"]
+    rec["resumed_at"] = None if getattr(damage, "to_end", False) else damage.end
+    return rec
+
+
+class _TrackFrom:
+    """The split's schema resolver, following DDL itself from ``offset`` on: the part of
+    the file the pre-scan could not walk (damaged framing), which only this split reads."""
+
+    def __init__(self, resolver, name: str, offset: int):
+        self.resolver = resolver
+        self.name = name
+        self.offset = offset
+
+    def attributes(self, table_map, position):
+        return self.resolver.attributes(table_map, position)
+
+    def observe_query(self, event, position):
+        if position[0] == self.name and position[1] >= self.offset:
+            self.resolver.track_ddl = True
+            try:
+                self.resolver.observe_query(event, position)
+            finally:
+                self.resolver.track_ddl = False
+
+    def record_inferred(self, *args, **kw):
+        return self.resolver.record_inferred(*args, **kw)
+
+
+def make_schema(snapshot: str | None):
+    """A task's schema resolver: a fresh in-memory store from the plan's snapshot, DDL
+    tracking off (the snapshot has every DDL version at its binlog position)."""
+    if snapshot is None:
+        return None
+    from schema_store.resolver import SchemaResolver
+    from schema_store.snapshot import store_from_json
+
+    return SchemaResolver(store_from_json(snapshot), track_ddl=False)
+
+
+def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None):
+    """Arrow batches of the change records of one split (see plan.Split)."""
+    from binlog.reader import BinlogReader
+
+    builder = BatchBuilder(opts.binary_encoding)
+    size = batch_size or opts.batch_size
+    start_dt, stop_dt = opts.epochs()
+    zone = opts.zone
+    schema = make_schema(snapshot)
+    if schema is not None and getattr(split, "track_from", None) is not None:
+        schema = _TrackFrom(schema, split.name, split.track_from)
+    table_filter = opts.table_filter()
+
+    def on_damage(damage):
+        if opts.include_errors:
+            builder.add_error(damage_record(damage))
+
+    extra = _reader_kwargs(opts, on_damage)
+    position = split.start if split.read else None
+    while position is not None:
+        reader = BinlogReader([split.path], verify_checksums=opts.verify_checksums,
+                              start_position=position if position > 4 else None,
+                              stop_position=split.stop, start_datetime=start_dt,
+                              stop_datetime=stop_dt, tz=zone, schema=schema,
+                              table_filter=table_filter, infer_precision=opts.infer_precision,
+                              **extra)
+        position = None
+        try:
+            for change in reader.changes():
+                builder.add(change)
+                if len(builder) >= size:
+                    yield builder.batch()
+        except BinlogError as exc:
+            where = exc.event_offset
+            if split.stop is not None and where is not None and where >= split.stop:
+                pass                      # the pre-scan's error at the split's end: reported below
+            elif opts.on_error == "fail":
+                raise SplitFailed(exc, f"{split.name} [{split.start}, {split.stop or 'end'})") from None
+            else:
+                # what the reader itself cannot skip: go on at the next transaction
+                later = [b for b in split.boundaries if where is not None and b > where]
+                position = later[0] if later else None
+                if opts.include_errors:
+                    from .prescan import error_record
+
+                    rec = error_record(exc, source=split.name, offset=where)
+                    builder.add_error(rec, position)
+    if split.error is not None and opts.include_errors:
+        builder.add_error(split.error)
+    if len(builder):
+        yield builder.batch()

@@ -1,0 +1,92 @@
+"""A SparkSession set up for the binlog data source.
+
+``get_spark(master=None)``: the active session when there is one (spark-submit, a
+notebook), else a new one on ``master`` (default ``local[*]``) with the settings this
+package needs on one machine: workers run this Python (PYSPARK_PYTHON, so they find the
+installed package), loopback networking, no UI, UTC session time zone.  The data
+source is registered either way.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+
+def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", conf: dict | None = None):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        spark = active
+    else:
+        if master is None or master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = SparkSession.builder.appName(app_name)
+        if master is not None:
+            builder = builder.master(master)
+        elif not _submitted():
+            builder = builder.master("local[*]")
+        settings = {
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.shuffle.partitions": "8",
+            "spark.sql.sources.partitionOverwriteMode": "dynamic",
+            "spark.python.worker.reuse": "true",
+        }
+        if not _submitted():
+            settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j()}"
+        settings.update(conf or {})
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def _submitted() -> bool:
+    """Launched by spark-submit: the JVM gateway exists and the master comes from there."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+_LOG4J = """status = error
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex{short}
+logger.silent1.name = org.apache.spark.executor.Executor
+logger.silent1.level = off
+logger.silent2.name = org.apache.spark.scheduler.TaskSetManager
+logger.silent2.level = off
+logger.silent3.name = org.apache.spark.sql.execution.datasources
+logger.silent3.level = off
+logger.silent4.name = org.apache.spark.util.Utils
+logger.silent4.level = off
+logger.silent5.name = org.apache.hadoop.util.NativeCodeLoader
+logger.silent5.level = off
+"""
+
+
+def _quiet_log4j() -> str:
+    """A log4j2 configuration without the per-task error dumps: a decoding error is
+    reported once, by the driver, with file, offset and remedy."""
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), "binlog-spark-log4j2.properties")
+    if not os.path.exists(path) or open(path).read() != _LOG4J:
+        with open(path + ".tmp", "w") as fh:
+            fh.write(_LOG4J)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def register(spark) -> None:
+    from .datasource import BinlogDataSource
+
+    spark.dataSource.register(BinlogDataSource)

@@ -1,0 +1,52 @@
+"""`binlog dump --format json` records, and DataFrame rows, in one comparable form."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import orjson
+
+from binlog.output.json_lines import JsonLinesWriter
+from binlog.reader import BinlogReader
+from schema_store.resolver import SchemaResolver
+from schema_store.store import SchemaStore
+from spark_ingest.records import value_text
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
+# the two samples whose legacy tables were created before their binlog starts
+SCHEMA_DDL = [str(SAMPLES / "temporal_predump.schema.sql"), str(SAMPLES / "seed_tt_test2.schema.sql")]
+
+
+def dump_records(paths, schema_ddl=(), **reader_options) -> list[dict]:
+    """Exactly the JSON objects `binlog dump --format json [--schema-ddl ...] PATHS` prints."""
+    store = SchemaStore()
+    for path in schema_ddl:
+        store.import_ddl(Path(path).read_text(encoding="utf-8"), source=f"ddl:{path}")
+    out = io.BytesIO()
+    writer = JsonLinesWriter(out)
+    for change in BinlogReader([str(p) for p in paths], schema=SchemaResolver(store),
+                               **reader_options).changes():
+        writer.write(change)
+    return [orjson.loads(line) for line in out.getvalue().splitlines()]
+
+
+def record_key(rec: dict) -> tuple:
+    image = (lambda d: None if d is None else tuple(sorted((k, value_text(v)) for k, v in d.items())))
+    return (rec["file"], rec["pos"], rec["ts"], rec["server_id"], rec["gtid"], rec["db"],
+            rec["table"], rec["op"], image(rec["before"]), image(rec["after"]))
+
+
+def row_key(row) -> tuple:
+    image = (lambda d: None if d is None else tuple(sorted(d.items())))
+    return (row["file"], row["pos"], row["ts"].strftime("%Y-%m-%dT%H:%M:%SZ") if row["ts"] else None,
+            row["server_id"], row["gtid"], row["db"], row["table"], row["op"],
+            image(row["before"]), image(row["after"]))
+
+
+def arrow_key(rec: dict) -> tuple:
+    """A record of a pyarrow batch (``to_pylist``) in the same form."""
+    image = (lambda d: None if d is None else tuple(sorted(d)))
+    ts = rec["ts"]
+    return (rec["file"], rec["pos"], ts.strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None,
+            rec["server_id"], rec["gtid"], rec["db"], rec["table"], rec["op"],
+            image(rec["before"]), image(rec["after"]))
