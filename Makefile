@@ -8,8 +8,9 @@ DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 install:
 	$(PIP) install -q -e .
 
+# Tests need the dev tools and the [spark] extra (pyspark, pyarrow; Java 17 is on the machine).
 install-dev:
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -e '.[dev,spark]'
 
 # Tests start a real mariadbd on loopback: install Debian's server when it is absent.
 server-deps:
@@ -29,7 +30,7 @@ demo: install
 	@binlog dump samples/mariadb-10.11/legacy_temporal.binlog > /dev/null || true
 
 test: install-dev server-deps
-	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 $(PYTHON) -m pytest -q
+	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q
 
 # Regenerate the sample corpus on the local mariadbd (see samples/README.md).
 samples: install-dev server-deps
@@ -39,3 +40,14 @@ samples: install-dev server-deps
 # first time, then times every contender on one core; see BENCHMARKS.md.
 bench: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/run.py
+
+# Spark: the [spark] extra (pyspark, pyarrow; needs Java 17), its tests, its benchmark.
+.PHONY: install-spark test-spark bench-spark
+install-spark:
+	$(PIP) install -q -e '.[spark,dev]'
+
+test-spark: install-spark
+	BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q tests/spark
+
+bench-spark: install-spark server-deps
+	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/spark_bench.py run --tables
