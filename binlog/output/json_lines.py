@@ -10,6 +10,8 @@ import orjson
 from .values import bytes_renderer, iso_ts, json_default, render_row
 
 _dumps = orjson.dumps
+# PartialJson is a dataclass: let json_default render it instead of orjson's own walk.
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 class JsonLinesWriter:
@@ -21,7 +23,7 @@ class JsonLinesWriter:
 
     def record(self, change) -> dict:
         """The JSON object of one row change, as plain JSON values (what `write` prints)."""
-        return orjson.loads(_dumps(self._record(change), default=json_default))
+        return orjson.loads(_dumps(self._record(change), default=json_default, option=_OPTIONS))
 
     def _record(self, change) -> dict:
         plan = change.plan
@@ -47,9 +49,9 @@ class JsonLinesWriter:
         plan, render = change.plan, self.render_bytes
         self.out.write(b"".join((
             self._prefix(change),
-            _dumps(render_row(change.before, plan, render), default=json_default),
+            _dumps(render_row(change.before, plan, render), default=json_default, option=_OPTIONS),
             b',"after":',
-            _dumps(render_row(change.after, plan, render), default=json_default),
+            _dumps(render_row(change.after, plan, render), default=json_default, option=_OPTIONS),
             b"}\n")))
 
     def event(self, item) -> None:
