@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -32,16 +31,17 @@ sys.path.insert(0, str(REPO / "tests"))
 PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 
 
-def run(cmd, env=None, stdout=subprocess.DEVNULL) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    proc = subprocess.run(PIN + cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
-    wall = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(peak, before)
+def run(cmd, env=None, stdout=subprocess.DEVNULL) -> tuple[float, int | None]:
+    """Wall seconds and peak RSS (KiB, from GNU time's %M) of one command."""
+    with tempfile.NamedTemporaryFile("r") as rss_file:
+        timer = ["/usr/bin/time", "-f", "%M", "-o", rss_file.name] if Path("/usr/bin/time").exists() else []
+        started = time.perf_counter()
+        proc = subprocess.run(timer + PIN + cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
+        wall = time.perf_counter() - started
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()[-2000:]}")
+        text = rss_file.read().strip().splitlines()
+    return wall, int(text[-1]) if text and text[-1].isdigit() else None
 
 
 def count_rows(binlog: Path, extra: list[str]) -> int:
