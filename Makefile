@@ -51,3 +51,14 @@ test-spark: install-spark
 
 bench-spark: install-spark server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/spark_bench.py run --tables
+
+# Fuzzing (fuzz/RESULTS.md): the atheris harness on FUZZ_JOBS processes for FUZZ_SECONDS
+# each, or until FUZZ_RUNS inputs ran in all (-1: no limit); the corpus is seeded from
+# the samples, the mysql-test corpus and tests/hostile/regressions on the first run.
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= -1
+FUZZ_JOBS ?= 1
+.PHONY: fuzz
+fuzz:
+	@$(PYTHON) -c "import atheris" 2>/dev/null || $(PIP) install -q atheris
+	$(PYTHON) fuzz/run.py --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS)

@@ -1,7 +1,11 @@
 """The ``binlog`` command.
 
 Exit codes (DESIGN.md): 0 success; 1 a decoding error stopped the run (the message on
-stderr names file, offset, event type, table and column); 2 bad usage.
+stderr names file, offset, event type, table and column); 2 bad usage; 3 damage was
+seen and skipped (``--on-error skip``; every skipped byte range is listed on stderr at
+the end); 4 the last file ends inside an event (a file cut short or still being
+written): everything before that event was decoded and a warning names its offset
+(``--follow`` waits for the rest instead).  When both 3 and 4 apply, 3 wins.
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from datetime import datetime, timezone
 
 from .errors import BinlogError, UsageError
 
-EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE, EXIT_DAMAGE, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,7 +31,18 @@ def build_parser() -> argparse.ArgumentParser:
     dump = sub.add_parser("dump", help="decode binlog files to JSON Lines or text")
     dump.add_argument("paths", nargs="+", metavar="FILE|DIR",
                       help="binlog files, or directories (their binlogs in index order)")
-    dump.add_argument("--format", choices=["json", "text"], default="json")
+    dump.add_argument("--format", choices=["json", "text", "sql", "flashback"], default="json",
+                      help="json (default), text, sql (statements replaying the changes, one "
+                           "transaction per source transaction) or flashback (statements "
+                           "undoing them, newest first)")
+    dump.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
+                      help="sql/flashback: INSERT as REPLACE, UPDATE as DELETE by key + REPLACE "
+                           "(idempotent; default); --no-safe for plain INSERT/UPDATE/DELETE")
+    dump.add_argument("--split-updates", action="store_true",
+                      help="give each transaction as TiCDC does: net changes per row, UPDATEs "
+                           "changing a primary/unique key as DELETE + INSERT, DELETEs first")
+    dump.add_argument("--checksum", action="store_true",
+                      help="json: add the TiCDC CRC32 row checksums of the images to each record")
     dump.add_argument("--start-position", type=int, metavar="N",
                       help="skip events before offset N of the first file")
     dump.add_argument("--stop-position", type=int, metavar="N",
@@ -43,6 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--no-verify-checksum", action="store_true",
                       help="do not verify CRC32 event checksums")
     dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
+    dump.add_argument("--on-error", choices=["fail", "skip"], default="fail",
+                      help="fail: stop at the first damaged event (exit 1); skip: report it, "
+                           "skip it (resynchronising after a damaged header), read on, list "
+                           "the skipped byte ranges at the end and exit 3")
+    dump.add_argument("--follow", action="store_true",
+                      help="at the end of the last file wait for more data (and follow a "
+                           "ROTATE to the next file) instead of stopping")
+    dump.add_argument("--follow-timeout", type=float, metavar="SECONDS",
+                      help="with --follow: stop after this many seconds without new data "
+                           "(default: wait until interrupted)")
     _schema_options(dump)
     dump.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
                       help="keep only matching tables (wildcards %% _ *; repeatable)")
@@ -189,20 +214,66 @@ def run_dump(args) -> int:
                           start_datetime=_epoch(args.start_datetime, zone),
                           stop_datetime=_epoch(args.stop_datetime, zone), tz=zone,
                           on_unknown=_warn_unknown, schema=schema, table_filter=table_filter(args),
-                          infer_precision=args.infer_precision, on_inferred=_report_inferred)
+                          infer_precision=args.infer_precision, on_inferred=_report_inferred,
+                          on_error=args.on_error, on_damage=_report_damage, follow=args.follow,
+                          follow_timeout=args.follow_timeout, on_idle=sys.stdout.flush)
     out = sys.stdout.buffer
-    writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
+    if args.format in ("sql", "flashback"):
+        from .output.sql import writer_for_args
+
+        reader.tz = None     # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone)
+        writer = writer_for_args(args, out, schema)
+    elif args.format == "json" and (args.checksum or args.split_updates):
+        from .replay.writers import json_writer_for_args
+
+        writer = json_writer_for_args(args, out, schema)
+    else:
+        writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
     try:
-        if args.format == "json":
+        if args.format == "json" and not args.split_updates:
             for change in reader.changes():
                 writer.write(change)
         else:
             for item in reader.items():
                 (writer.write if isinstance(item, RowChange) else writer.event)(item)
+        if hasattr(writer, "close"):
+            writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
     finally:
         out.flush()
         if args.stats:
             _print_stats(reader.stats)
+        _print_damage_summary(reader.stats)
+    return _dump_exit_code(reader.stats)
+
+
+def _report_damage(damage) -> None:
+    sys.stderr.write(f"binlog: warning: skipped {damage.source} bytes {damage.start}..{damage.end}"
+                     f" ({damage.size} bytes): {damage.error}\n")
+
+
+def _print_damage_summary(stats) -> None:
+    """The skipped byte ranges (--on-error skip) and an incomplete final event."""
+    err = sys.stderr
+    if stats.damage:
+        err.write(f"binlog: damage: {len(stats.damage)} byte range(s) skipped, "
+                  f"{stats.damaged_bytes} bytes in all:\n")
+        for d in stats.damage:
+            how = ("to the end of the file" if d.to_end else
+                   "bytes between two events, no event lost" if d.no_event_lost else
+                   "one event, header damaged, resynchronised" if d.resynced and d.one_event else
+                   "resynchronised on the next valid event" if d.resynced else "one event")
+            reason = d.error.message.splitlines()[0]
+            err.write(f"binlog:   {d.source} {d.start}..{d.end} ({d.size} bytes, {how}): "
+                      f"{type(d.error).__name__}: {reason}\n")
+    if stats.incomplete is not None:
+        err.write(f"binlog: warning: {stats.incomplete}\n")
+
+
+def _dump_exit_code(stats) -> int:
+    if stats.damage:
+        return EXIT_DAMAGE
+    if stats.incomplete is not None:
+        return EXIT_INCOMPLETE
     return EXIT_OK
 
 

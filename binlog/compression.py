@@ -3,16 +3,29 @@
 MariaDB block (``sql/log_event.cc`` binlog_buf_compress / binlog_get_uncompress_len /
 binlog_buf_uncompress): byte0 = 0x80 | (algorithm << 4) | lenlen, algorithm 0 = zlib,
 lenlen 1..4; then the uncompressed length, lenlen bytes big-endian; then a zlib stream.
-Declared sizes are checked against a cap before anything is allocated.
+
+Hostile input: a declared size is checked before anything is inflated, against
+``MAX_UNCOMPRESSED`` and against what the compressed bytes could possibly produce
+(zlib cannot expand by more than ~1032:1), and the output is produced in bounded steps,
+never more than the declared size plus one byte.  Any failure is a MalformedEventError
+or TruncatedError (never a zlib.error / ZstdError).
 """
 from __future__ import annotations
 
+import io
 import zlib
 
 from .errors import MalformedEventError, TruncatedError
 
 # Largest uncompressed payload we accept (max_allowed_packet's ceiling is 1 GiB).
 MAX_UNCOMPRESSED = 1 << 30
+
+# deflate's best case is 258 bytes from 2 bits (~1032:1); with the zlib header and the
+# final block a stream of n bytes never inflates to more than this.
+ZLIB_MAX_RATIO = 1032
+_ZLIB_SLACK = 1024
+
+_ZSTD_STEP = 1 << 20      # zstd output is produced in steps of at most this many bytes
 
 
 def mariadb_uncompress(data: bytes, pos: int, end: int, what: str, limit: int = MAX_UNCOMPRESSED) -> bytes:
@@ -28,14 +41,23 @@ def mariadb_uncompress(data: bytes, pos: int, end: int, what: str, limit: int = 
     if pos + 1 + lenlen > end:
         raise TruncatedError(f"need {lenlen} bytes for {what} uncompressed length, {end - pos - 1} left")
     size = int.from_bytes(data[pos + 1:pos + 1 + lenlen], "big")
+    return zlib_exact(bytes(data[pos + 1 + lenlen:end]), size, what, limit)
+
+
+def check_declared_size(size: int, compressed_len: int, what: str, limit: int = MAX_UNCOMPRESSED,
+                        max_ratio: int | None = ZLIB_MAX_RATIO) -> None:
+    """Reject a declared uncompressed size before allocating anything for it."""
     if size > limit:
         raise MalformedEventError(f"{what} declares {size} uncompressed bytes, over the {limit} limit")
-    return zlib_exact(bytes(data[pos + 1 + lenlen:end]), size, what)
+    if max_ratio is not None and size > compressed_len * max_ratio + _ZLIB_SLACK:
+        raise MalformedEventError(f"{what} declares {size} uncompressed bytes, more than "
+                                  f"{compressed_len} compressed bytes can hold")
 
 
-def zlib_exact(stream: bytes, size: int, what: str) -> bytes:
+def zlib_exact(stream: bytes, size: int, what: str, limit: int = MAX_UNCOMPRESSED, wbits: int = zlib.MAX_WBITS) -> bytes:
     """Inflate a zlib stream that must yield exactly ``size`` bytes."""
-    inflater = zlib.decompressobj()
+    check_declared_size(size, len(stream), what, limit)
+    inflater = zlib.decompressobj(wbits)
     try:
         out = inflater.decompress(stream, size + 1)
     except zlib.error as exc:
@@ -47,17 +69,39 @@ def zlib_exact(stream: bytes, size: int, what: str) -> bytes:
 
 
 def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCOMPRESSED) -> bytes:
+    """Decompress zstd data that must yield ``size`` bytes (any size up to ``limit`` if
+    None), in bounded steps: a frame's own content-size field is never trusted for an
+    allocation."""
     import zstandard
 
     if size is not None and size > limit:
         raise MalformedEventError(f"{what} declares {size} uncompressed bytes, over the {limit} limit")
+    cap = limit if size is None else size
+    parts, total = [], 0
     try:
-        # max_output_size bounds the allocation when the frame has no content size.
-        out = zstandard.ZstdDecompressor().decompress(stream, max_output_size=size if size else limit)
+        try:
+            declared = zstandard.get_frame_parameters(stream).content_size
+        except zstandard.ZstdError as exc:
+            raise MalformedEventError(f"{what}: corrupt zstd data ({exc})") from exc
+        if declared >= zstandard.CONTENTSIZE_ERROR:
+            declared = None          # the frame does not say
+        if declared is not None and size is not None and declared != size:
+            raise MalformedEventError(f"{what}: zstd frame says {declared} bytes, header says {size}")
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream), read_across_frames=True)
+        while total <= cap:
+            chunk = reader.read(min(_ZSTD_STEP, cap + 1 - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
     except zstandard.ZstdError as exc:
         raise MalformedEventError(f"{what}: corrupt zstd data ({exc})") from exc
-    if len(out) > limit:
-        raise MalformedEventError(f"{what}: more than {limit} bytes after decompression")
-    if size is not None and len(out) != size:
-        raise MalformedEventError(f"{what}: zstd data gives {len(out)} bytes, header says {size}")
+    if total > cap:
+        raise MalformedEventError(f"{what}: zstd data gives more than the "
+                                  f"{'declared ' + str(size) if size is not None else str(limit) + ' limit of'} bytes")
+    out = b"".join(parts)
+    if size is not None and total != size:
+        raise MalformedEventError(f"{what}: zstd data gives {total} bytes, header says {size}")
+    if size is None and declared is not None and total != declared:
+        raise MalformedEventError(f"{what}: zstd data gives {total} bytes, its frame says {declared}")
     return out

@@ -19,7 +19,7 @@ from .events.rows import UPDATE, RowsEvent
 from .rows import LEGACY_TEMPORALS, DecodePlan, present_columns
 
 MAX_FITS = 2          # we only need to know whether there is more than one
-MAX_STEPS = 200_000   # bound on the search, whatever the table looks like
+MAX_STEPS = 100_000   # bound on the search (each step decodes the event once; ~10 s at worst)
 
 _DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?$")
 _TIME = re.compile(r"^-?(\d+):(\d{2}):(\d{2})(?:\.\d+)?$")
@@ -125,13 +125,27 @@ class _Search:
             if outcome is True:
                 self.fits.append(assign)
             elif outcome is not None:
-                stack.extend({**assign, outcome: n} for n in range(6, -1, -1))
+                column, pos = outcome
+                # Only precisions whose value right there is readable and plausible are
+                # worth a whole new attempt: that keeps the search small.
+                stack.extend({**assign, column: n} for n in range(6, -1, -1)
+                             if self._fits_here(column, n, pos))
+
+    def _fits_here(self, column: int, n: int, pos: int) -> bool:
+        decode, col = self.candidates[column][n]
+        try:
+            value, _ = decode(self.data, pos, len(self.data), col)
+        except BinlogError:
+            return False
+        return plausible(value, col.type)
 
     def _attempt(self, assign: dict[int, int]):
-        """True: a fit; None: no fit; an int: the column that needs a choice."""
+        """True: a fit; None: no fit; (column, position): the column needs a choice."""
         data, end = self.data, len(self.data)
         columns, decoders = self.plan.columns, self.plan.decoders
         pos = 0
+        if not any(self.images):
+            return end == 0      # images of no column take no bytes: nothing to search
         try:
             while pos < end:
                 for present in self.images:
@@ -148,7 +162,7 @@ class _Search:
                         col = columns[ci]
                         if ci in self.candidates:
                             if ci not in assign:
-                                return ci
+                                return ci, pos
                             decode, col = self.candidates[ci][assign[ci]]
                             value, pos = decode(data, pos, end, col)
                             if not plausible(value, col.type):

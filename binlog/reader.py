@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .constants import EventType
-from .errors import BinlogError, MissingTableMapError, PrecisionUnknownError
+from .errors import BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError
 from .events.base import SkippedRowsEvent
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
-                     RowsEvent, TableMapEvent, UnknownEvent)
+                     RotateEvent, RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
-from .sources.file import expand_paths, read_events
+from .sources.file import expand_paths, file_size, read_events
+from .stream import ON_ERROR_CHOICES, Damage
 
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
@@ -63,6 +64,12 @@ class ReadStats:
     bytes: int = 0
     skipped_events: int = 0     # rows events of filtered tables, never decoded
     skipped_bytes: int = 0
+    damage: list = field(default_factory=list)     # stream.Damage, in reading order (skip mode)
+    incomplete: IncompleteEventError | None = None  # the last file ends inside this event
+
+    @property
+    def damaged_bytes(self) -> int:
+        return sum(d.size for d in self.damage)
 
 
 class BinlogReader:
@@ -71,12 +78,39 @@ class BinlogReader:
                  stop_datetime: int | None = None, tz=None,
                  on_unknown: Callable[[str, UnknownEvent], None] | None = None,
                  schema=None, infer_precision: bool = False, table_filter=None,
-                 on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None):
+                 on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None,
+                 on_error: str = "fail", on_damage: Callable[[Damage], None] | None = None,
+                 follow: bool = False, follow_timeout: float | None = None,
+                 poll_interval: float = 0.25, on_idle: Callable[[], None] | None = None):
         """``schema``: an object with ``attributes(table_map, position)`` giving, per
         column index, what the binlog lacks (precision of legacy temporals, names,
         signedness, charsets, labels), and optionally ``observe_query(event, position)``
         (DDL tracking) and ``record_inferred(db, table, {index: N}, position)``; see
-        schema_store.resolver.  Positions are (file name, event offset)."""
+        schema_store.resolver.  Positions are (file name, event offset).
+
+        Damage (``on_error``): "fail" raises the first error.  "skip" reports each
+        damaged event (``on_damage(Damage)``, and ``stats.damage``) and reads on: the
+        stream resynchronises after a damaged header, and an event whose rows cannot be
+        decoded is skipped whole.  After damage the TABLE_MAPs seen so far are forgotten
+        (unless only a rows event was lost) and so is the GTID, unless the damage lies
+        inside a transaction, so a row is never joined to a map or GTID it may not
+        belong to.
+
+        The last file ending inside an event (a file still being written) is not an
+        error: reading stops cleanly before it and ``stats.incomplete`` holds the
+        ``IncompleteEventError`` naming where it starts.  With ``follow``, the reader
+        waits for the last file to grow instead (polling every ``poll_interval``
+        seconds), and goes on to the next file after a ROTATE; ``follow_timeout``
+        seconds without new data end the wait (None: wait forever); ``on_idle()`` is
+        called before each wait."""
+        if on_error not in ON_ERROR_CHOICES:
+            raise ValueError(f"on_error must be one of {ON_ERROR_CHOICES}, not {on_error!r}")
+        self.on_error = on_error
+        self.on_damage = on_damage
+        self.follow = follow
+        self.follow_timeout = follow_timeout
+        self.poll_interval = poll_interval
+        self.on_idle = on_idle
         self.files = expand_paths(paths)
         self.verify_checksums = verify_checksums
         self.start_position = start_position
@@ -99,59 +133,145 @@ class BinlogReader:
                 yield item
 
     def items(self) -> Iterator:
-        for number, path in enumerate(self.files):
+        number = 0
+        while number < len(self.files):
+            path = self.files[number]
             first, last = number == 0, number == len(self.files) - 1
+            state = _FileState()
             done = yield from self._read_file(path, self.start_position if first else None,
-                                              self.stop_position if last else None)
+                                              self.stop_position if last else None, last, state)
             if done:
                 return
+            if last and self.follow and state.rotated_to:
+                # The server moved on to a new file: follow it there.
+                nxt = path.parent / state.rotated_to
+                if nxt != path and self._wait_for(nxt):
+                    self.files.append(nxt)
+            number += 1
 
-    def _read_file(self, path: Path, start: int | None, stop: int | None):
+    def _wait_for(self, path: Path) -> bool:
+        import time
+
+        deadline = None if self.follow_timeout is None else time.monotonic() + self.follow_timeout
+        while not path.exists():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(self.poll_interval)
+        return True
+
+    def _damaged(self, damage: Damage, state: "_FileState") -> None:
+        """Record a skipped range and forget what it may have changed."""
+        self.stats.damage.append(damage)
+        if self.on_damage:
+            self.on_damage(damage)
+        if damage.no_event_lost:
+            return          # bytes between two events that the log_pos chain links
+        if not damage.may_be_rows_event:
+            # It may have been a TABLE_MAP: rows events must not use an older map for its id.
+            state.table_maps.clear()
+            state.maps_lost_at = damage.start
+        if not damage.one_event or not state.in_trx or damage.type_code in _GTID_TYPES:
+            # It may have been the next transaction's GTID event.
+            state.gtid = None
+            state.in_trx = False
+        if self.schema is not None and hasattr(self.schema, "observe_damage"):
+            self.schema.observe_damage(damage, (damage.source, damage.start))
+
+    def _read_file(self, path: Path, start: int | None, stop: int | None, last: bool = True,
+                   state: "_FileState | None" = None):
         name = path.name
-        table_maps: dict[int, tuple[TableMapEvent, DecodePlan | None]] = {}
+        state = state or _FileState()
+        table_maps = state.table_maps
         filtered: set[int] = set()       # table_ids whose TABLE_MAP the filter rejected
-        gtid = None
-        fde = None
         self.stats.files += 1
         skip = filtered.__contains__ if self.table_filter else None
-        for event in read_events(path, verify_checksums=self.verify_checksums, start_position=start,
-                                 skip_rows=skip):
-            header = event.header
-            if isinstance(event, SkippedRowsEvent):
-                self.stats.skipped_events += 1
-                self.stats.skipped_bytes += header.event_size
-                continue
-            if stop is not None and header.offset >= stop:
-                return True
-            if (self.stop_datetime is not None and header.timestamp >= self.stop_datetime
-                    and header.type_code not in FILE_HEADER_EVENTS):
-                return True
-            self.stats.events[event.type_name] += 1
-            self.stats.bytes += header.event_size
-            if isinstance(event, FormatDescriptionEvent):
-                fde = event.fde
-                table_maps.clear()
-            elif isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
-                gtid = event.gtid
-            elif isinstance(event, TableMapEvent):
-                if self.table_filter and not self.table_filter.keeps(event.db, event.table):
-                    filtered.add(event.table_id)
-                    table_maps.pop(event.table_id, None)
+        events = read_events(path, verify_checksums=self.verify_checksums, start_position=start,
+                             skip_rows=skip, on_error=self.on_error,
+                             follow=self.follow and last, follow_timeout=self.follow_timeout,
+                             poll_interval=self.poll_interval, on_idle=self.on_idle)
+        try:
+            for event in events:
+                if isinstance(event, Damage):
+                    if stop is not None and event.start >= stop:
+                        return True
+                    self._damaged(event, state)
                     continue
-                filtered.discard(event.table_id)
-                table_maps[event.table_id] = (event, None)
-            elif isinstance(event, QueryEvent) and self.schema is not None:
-                self.schema.observe_query(event, (name, header.offset))
-            elif isinstance(event, UnknownEvent):
-                self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
-                if self.on_unknown:
-                    self.on_unknown(name, event)
-            if self.start_datetime is not None and header.timestamp < self.start_datetime:
-                continue
-            yield SourceEvent(name, event)
-            if isinstance(event, RowsEvent):
-                yield from self._changes(name, event, table_maps, gtid, fde)
+                header = event.header
+                if isinstance(event, SkippedRowsEvent):
+                    self.stats.skipped_events += 1
+                    self.stats.skipped_bytes += header.event_size
+                    continue
+                if stop is not None and header.offset >= stop:
+                    return True
+                if (self.stop_datetime is not None and header.timestamp >= self.stop_datetime
+                        and header.type_code not in FILE_HEADER_EVENTS):
+                    return True
+                try:
+                    out = self._event(name, event, state, filtered)
+                except BinlogError as exc:
+                    if isinstance(exc, MissingTableMapError):
+                        exc.add_context(field_offset=header.offset + 19)    # its table_id
+                        if state.maps_lost_at is not None:
+                            exc.hint = f"its TABLE_MAP was lost to the damage at {state.maps_lost_at}"
+                    exc.add_context(source=name, event_offset=header.offset,
+                                    event_type=header.type_name, field_offset=header.offset)
+                    if self.on_error == "fail":
+                        raise
+                    self._damaged(Damage(name, header.offset, header.end, exc,
+                                         type_code=header.type_code), state)
+                    continue
+                if out is not None:
+                    yield SourceEvent(name, event)
+                    yield from out
+        except IncompleteEventError as exc:
+            if last:
+                # The file ends inside an event (still being written, or cut): a clean stop.
+                self.stats.incomplete = exc
+                return False
+            if self.on_error == "fail":
+                raise
+            end = file_size(path)
+            self._damaged(Damage(name, exc.event_offset, end, exc, to_end=True), state)
         return False
+
+    def _event(self, name: str, event, state: "_FileState", filtered: set):
+        """Take one event in: None when it is not given out, else the row changes
+        that follow it (all decoded before anything of the event is given out)."""
+        header = event.header
+        table_maps = state.table_maps
+        self.stats.events[event.type_name] += 1
+        self.stats.bytes += header.event_size
+        if isinstance(event, FormatDescriptionEvent):
+            state.fde = event.fde
+            table_maps.clear()
+        elif isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
+            state.gtid = event.gtid
+            state.in_trx = True
+            state.saw_begin = isinstance(event, MariaGtidEvent) and not event.standalone
+        elif isinstance(event, TableMapEvent):
+            if self.table_filter and not self.table_filter.keeps(event.db, event.table):
+                filtered.add(event.table_id)
+                table_maps.pop(event.table_id, None)
+                return None
+            filtered.discard(event.table_id)
+            table_maps[event.table_id] = (event, None)
+        elif isinstance(event, QueryEvent):
+            _track_transaction(state, event)
+            if self.schema is not None:
+                self.schema.observe_query(event, (name, header.offset))
+        elif isinstance(event, XidEvent):
+            state.in_trx = False
+        elif isinstance(event, RotateEvent):
+            state.rotated_to = event.next_file or None
+        elif isinstance(event, UnknownEvent):
+            self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
+            if self.on_unknown:
+                self.on_unknown(name, event)
+        if self.start_datetime is not None and header.timestamp < self.start_datetime:
+            return None
+        if isinstance(event, RowsEvent):
+            return list(self._changes(name, event, table_maps, state.gtid, state.fde))
+        return ()
 
     def _changes(self, name, event: RowsEvent, table_maps, gtid, fde):
         entry = table_maps.get(event.table_id)
@@ -214,3 +334,30 @@ class BinlogReader:
                               schema=attributes)
             self._plans[key] = plan
         return plan
+
+
+_GTID_TYPES = frozenset({EventType.GTID_EVENT, EventType.GTID_LOG_EVENT,
+                         EventType.ANONYMOUS_GTID_LOG_EVENT, EventType.GTID_TAGGED_LOG_EVENT})
+
+
+@dataclass
+class _FileState:
+    """What reading one file has established so far (reset by damage where needed)."""
+    table_maps: dict = field(default_factory=dict)   # table_id -> (TableMapEvent, plan|None)
+    gtid: str | None = None
+    fde: object = None
+    in_trx: bool = False        # between a GTID event and the end of its transaction
+    saw_begin: bool = False     # the transaction is an explicit one (BEGIN ... COMMIT)
+    maps_lost_at: int | None = None
+    rotated_to: str | None = None
+
+
+def _track_transaction(state: _FileState, event: QueryEvent) -> None:
+    """Where a transaction ends: COMMIT/ROLLBACK of an explicit one, or the statement
+    itself after a GTID without BEGIN (DDL)."""
+    words = event.query[:40].upper().split()
+    if words[:1] == ["BEGIN"] or words[:2] == ["XA", "START"]:
+        state.saw_begin = True
+    elif not state.saw_begin or words[:1] == ["COMMIT"] or (words[:1] == ["ROLLBACK"]
+                                                          and words[1:2] != ["TO"]):
+        state.in_trx = False

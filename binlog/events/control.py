@@ -156,5 +156,6 @@ def decode_start_encryption(cur, ctx, header):
     raise EncryptedBinlogError(
         f"the binlog is encrypted (scheme {scheme}, key version {key_version}); "
         "events after this point cannot be read without the server's key",
+        field_offset=header.offset,
         hint="decrypt it with the server (e.g. replicate or mariadb-binlog --read-from-remote-server) "
              "or copy an unencrypted binlog; decryption support is planned")

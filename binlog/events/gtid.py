@@ -212,7 +212,8 @@ def decode_tagged_gtid(cur, ctx, header):
     last_non_ignorable = read_varlen(cur, "last non-ignorable field id")
     end = start + payload_size
     if end > cur.end or end < cur.pos:
-        raise MalformedEventError(f"tagged GTID payload size {payload_size} does not fit the event")
+        raise MalformedEventError(f"tagged GTID payload size {payload_size} does not fit the event",
+                                  field_offset=cur.base + start + 1)
     event = MysqlGtidEvent(header, 0, "", 0)
     event.extra["serialization_version"] = version
     while cur.pos < end:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..compression import zstd_exact
 from ..constants import EventType as E
 from ..cursor import Cursor
-from ..errors import MalformedEventError
+from ..errors import BinlogError, MalformedEventError
 from ..registry import register
 from .base import Event
 
@@ -46,7 +46,10 @@ def decode_transaction_payload(cur, ctx, header):
     raw = cur.bytes(size, "payload")
     cur.expect_end("TRANSACTION_PAYLOAD")
     if compression == ZSTD:
-        data = zstd_exact(raw, uncompressed, "transaction payload")
+        try:
+            data = zstd_exact(raw, uncompressed, "transaction payload")
+        except BinlogError as exc:
+            raise exc.add_context(field_offset=start)
     elif compression == NONE:
         data = raw
     else:

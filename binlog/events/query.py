@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..compression import mariadb_uncompress
 from ..constants import EventType as E
-from ..errors import BinlogError
+from ..errors import BinlogError, MalformedEventError
 from ..registry import register
 from .base import Event
 
@@ -43,6 +43,9 @@ def _text(raw: bytes) -> str:
 
 def _decode_query(cur, ctx, header, compressed: bool, extra_post: int = 0):
     post_len = ctx.fde.post_header(header.type_code, 13)
+    if post_len - extra_post < 11:
+        raise MalformedEventError(f"{header.type_name} post-header length {post_len} is below "
+                                  f"{11 + extra_post}", field_offset=cur.offset)
     start = cur.pos
     thread_id = cur.u32("thread_id")
     exec_time = cur.u32("exec_time")

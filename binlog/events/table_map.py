@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..column import Column
 from ..constants import NUMERIC_TYPES, ColumnType as T, EventType as E
 from ..cursor import Cursor, bit_set
-from ..errors import MalformedEventError, UnsupportedTypeError
+from ..errors import BinlogError, MalformedEventError, UnsupportedTypeError
 from ..registry import register
 from .base import Event
 
@@ -89,19 +89,26 @@ def decode_table_map(cur, ctx, header):
     types = cur.bytes(count, "column types")
     meta_cur = cur.sub(cur.count("metadata length"), "metadata block")
     columns = []
+    qualified = f"{_name(db)}.{_name(table)}"
     for index, type_code in enumerate(types):
         reader = METADATA_READERS.get(type_code)
         if reader is None:
             raise UnsupportedTypeError(f"column @{index + 1} has unknown type code {type_code}",
-                                       field_offset=types_offset + index,
-                                       table=f"{_name(db)}.{_name(table)}")
-        columns.append(make_column(index, type_code, reader(meta_cur)))
+                                       field_offset=types_offset + index, table=qualified)
+        start = meta_cur.offset
+        try:
+            columns.append(make_column(index, type_code, reader(meta_cur)))
+        except BinlogError as exc:
+            raise exc.add_context(table=qualified, column=f"@{index + 1}", field_offset=start)
     meta_cur.expect_end("column metadata")
     nullable = cur.bitmap(count, "nullability bitmap")
     for col in columns:
         col.nullable = bit_set(nullable, col.index)
     event = TableMapEvent(header, table_id, flags, _name(db), _name(table), columns)
-    _read_optional_metadata(cur, event, ctx.fde.is_mariadb)
+    try:
+        _read_optional_metadata(cur, event, ctx.fde.is_mariadb)
+    except BinlogError as exc:
+        raise exc.add_context(table=qualified)
     return event
 
 

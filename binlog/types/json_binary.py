@@ -59,7 +59,11 @@ def parse_json_binary(data: bytes) -> object:
     data = bytes(data)
     if not data:
         return None
-    return _value(data, data[0], 1, len(data), 0)
+    # Every value of a well-formed document has bytes of its own, so a document never
+    # holds more values than bytes; entries sharing one offset could otherwise make a
+    # few hundred bytes expand to 2**depth values.
+    budget = [len(data)]
+    return _value(data, data[0], 1, len(data), 0, budget)
 
 
 def _varlen(data: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
@@ -77,11 +81,11 @@ def _varlen(data: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
     raise malformed(f"ill-formed JSON {what} length")
 
 
-def _value(data: bytes, vtype: int, pos: int, end: int, depth: int):
+def _value(data: bytes, vtype: int, pos: int, end: int, depth: int, budget: list):
     if vtype <= _LARGE_ARRAY:
         if depth >= MAX_DEPTH:
             raise malformed(f"JSON document nested deeper than {MAX_DEPTH} levels")
-        return _container(data, vtype, pos, end, depth + 1)
+        return _container(data, vtype, pos, end, depth + 1, budget)
     if vtype == _LITERAL:
         if pos >= end:
             raise malformed("JSON literal runs past its value")
@@ -120,7 +124,7 @@ def _literal(b: int):
     raise malformed(f"unknown JSON literal {b}")
 
 
-def _container(data: bytes, vtype: int, start: int, end: int, depth: int):
+def _container(data: bytes, vtype: int, start: int, end: int, depth: int, budget: list):
     large = vtype in (_LARGE_OBJECT, _LARGE_ARRAY)
     is_object = vtype in (_SMALL_OBJECT, _LARGE_OBJECT)
     osize = 4 if large else 2
@@ -138,6 +142,9 @@ def _container(data: bytes, vtype: int, start: int, end: int, depth: int):
     if header > nbytes:
         raise malformed("JSON object/array header larger than the value")
     ventries = start + 2 * osize + (count * key_entry if is_object else 0)
+    budget[0] -= count
+    if budget[0] < 0:
+        raise malformed("JSON value offsets overlap: the document holds more values than bytes")
     values = []
     for i in range(count):
         e = ventries + i * value_entry
@@ -156,7 +163,7 @@ def _container(data: bytes, vtype: int, start: int, end: int, depth: int):
             voff = off.unpack_from(data, e + 1)[0]
             if voff < header or voff >= nbytes:
                 raise malformed(f"JSON value offset {voff} outside its object/array")
-            values.append(_value(data, etype, start + voff, cend, depth))
+            values.append(_value(data, etype, start + voff, cend, depth, budget))
     if not is_object:
         return values
     result = {}

@@ -91,10 +91,11 @@ def uncompress_column(data: bytes) -> bytes:
         raise malformed(f"compressed column claims {expected} bytes, over the 1 GiB cap")
     inflater = zlib.decompressobj(-zlib.MAX_WBITS if header & 8 else zlib.MAX_WBITS)
     try:
-        out = inflater.decompress(data[1 + lenlen:], expected)
+        # expected + 1: a max_length of 0 would mean "no limit" to zlib.
+        out = inflater.decompress(data[1 + lenlen:], expected + 1)
     except zlib.error as exc:
         raise malformed(f"corrupt compressed column value: {exc}") from exc
-    if not inflater.eof:
+    if not inflater.eof or len(out) != expected:
         raise malformed(f"compressed column value does not inflate to its stated {expected} bytes")
     return out
 

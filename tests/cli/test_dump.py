@@ -142,5 +142,8 @@ def test_truncated_file_stops_with_offset(tmp_path):
     cut = tmp_path / "cut.binlog"
     cut.write_bytes(CHECKSUM_NONE.read_bytes()[:1100])      # inside the XID at 1096
     result = dump(cut)
-    assert result.returncode == 1
+    # A file still being written: a clean stop before the incomplete event, exit 4.
+    assert result.returncode == 4
     assert "cut.binlog @ 1096" in result.stderr and "truncated" in result.stderr
+    before = dump(CHECKSUM_NONE, "--stop-position", 1096).stdout
+    assert result.stdout == before.replace("checksum_none.binlog", "cut.binlog")

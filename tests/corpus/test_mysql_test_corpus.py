@@ -43,9 +43,16 @@ def test_reads_to_the_end(path):
 @pytest.mark.parametrize("name", sorted(DAMAGED))
 def test_damaged_file_gives_typed_error(name):
     error, offset, event_type = DAMAGED[name]
-    with pytest.raises(BinlogError) as info:
-        read_all(CORPUS / name)
-    exc = info.value
+    reader = BinlogReader([CORPUS / name])
+    if error is IncompleteEventError:
+        # A file ending inside an event (cut short, or still being written) is a clean
+        # stop: the incomplete event is reported, not raised.
+        list(reader.items())
+        exc = reader.stats.incomplete
+    else:
+        with pytest.raises(BinlogError) as info:
+            list(reader.items())
+        exc = info.value
     assert isinstance(exc, error), repr(exc)
     assert exc.event_offset == offset
     assert exc.event_type == event_type

@@ -1,0 +1,71 @@
+"""Run the atheris harness on several processes and report what ran.
+
+    python fuzz/run.py --seconds 600 --jobs 2            # time-bounded
+    python fuzz/run.py --runs 1000000 --jobs 2           # input-bounded (split over jobs)
+
+Each job is ``fuzz_binlog.py CORPUS -max_total_time=... -runs=...`` sharing one corpus
+directory; crash/timeout/oom inputs land in --artifacts.  At the end the total number of
+inputs executed (libFuzzer's stat::number_of_executed_units), the wall time and the
+artifacts are printed; the exit status is 1 when there are artifacts.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=int, default=60, help="per job; 0 = no time limit")
+    ap.add_argument("--runs", type=int, default=-1, help="inputs in all (split over jobs); -1 = no limit")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--corpus", default=str(HERE / "corpus"))
+    ap.add_argument("--artifacts", default=str(HERE / "artifacts"))
+    ap.add_argument("--logs", default=str(HERE / "logs"))
+    ap.add_argument("--max-len", type=int, default=4200)
+    ap.add_argument("--timeout", type=int, default=10, help="seconds one input may take")
+    args = ap.parse_args()
+
+    corpus, artifacts, logs = Path(args.corpus), Path(args.artifacts), Path(args.logs)
+    for d in (corpus, artifacts, logs):
+        d.mkdir(parents=True, exist_ok=True)
+    if not any(corpus.iterdir()):
+        subprocess.run([sys.executable, str(HERE / "make_seeds.py"), str(corpus)], check=True)
+    before = set(artifacts.iterdir())
+    started = time.monotonic()
+    procs = []
+    for job in range(args.jobs):
+        cmd = [sys.executable, str(HERE / "fuzz_binlog.py"), str(corpus),
+               f"-max_len={args.max_len}", f"-timeout={args.timeout}", "-rss_limit_mb=3072",
+               f"-artifact_prefix={artifacts}/", "-print_final_stats=1"]
+        if args.seconds:
+            cmd.append(f"-max_total_time={args.seconds}")
+        if args.runs >= 0:
+            cmd.append(f"-runs={-(-args.runs // args.jobs)}")
+        log = open(logs / f"job{job}.log", "w")
+        procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
+    for proc, log in procs:
+        proc.wait()
+        log.close()
+    elapsed = time.monotonic() - started
+    total = 0
+    for job in range(args.jobs):
+        text = (logs / f"job{job}.log").read_text(errors="replace")
+        found = re.findall(r"stat::number_of_executed_units:\s+(\d+)", text)
+        total += int(found[-1]) if found else 0
+    new = sorted(set(artifacts.iterdir()) - before)
+    print(f"fuzz: {total} inputs in {elapsed:.0f} s on {args.jobs} job(s), "
+          f"{len(new)} new artifact(s)")
+    for path in new:
+        print(f"fuzz:   {path}  (keep it in tests/hostile/regressions/ once understood)")
+    return 1 if new else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
