@@ -25,7 +25,11 @@ typedef struct {
     Py_ssize_t null_byte;
     unsigned char null_mask;
     int kind, n, length, is_unsigned, precision, scale, pad_binary, utf8;
-    PyObject *key, *encoding, *labels, *decoder, *col;   /* owned references (or NULL) */
+    /* Owned references (or NULL) to immutable objects only (str, tuple of str): the
+     * capsule is invisible to the cycle collector, so it must not hold anything that
+     * can be part of a reference cycle.  Python decoders and columns are passed with
+     * each call instead (the `steps` tuple of DecodePlan.walk). */
+    PyObject *key, *encoding, *labels;
 } Step;
 
 typedef struct {
@@ -54,7 +58,6 @@ static void walk_free(PyObject *capsule) {
     for (Py_ssize_t i = 0; i < w->count; i++) {
         Step *s = &w->steps[i];
         Py_XDECREF(s->key); Py_XDECREF(s->encoding); Py_XDECREF(s->labels);
-        Py_XDECREF(s->decoder); Py_XDECREF(s->col);
     }
     PyMem_Free(w->steps);
     PyMem_Free(w);
@@ -92,7 +95,7 @@ static PyObject *compile_walk(PyObject *self, PyObject *args) {
         }
         s->null_mask = (unsigned char)mask;
         s->key = opt(key); s->encoding = opt(enc); s->labels = opt(labels);
-        s->decoder = opt(decoder); s->col = opt(col);
+        (void)decoder; (void)col;     /* taken per call from the steps tuple */
         s->utf8 = enc != Py_None && PyUnicode_Check(enc) &&
                   PyUnicode_CompareWithASCIIString(enc, "utf-8") == 0;
     }
@@ -220,8 +223,8 @@ static PyObject *text_value(const Step *s, const unsigned char *p, Py_ssize_t n)
 #define NEED(k) do { if (end - pos < (Py_ssize_t)(k)) return NULL; } while (0)
 
 /* Decode one value; NULL (with or without an exception set) means: fall back. */
-static PyObject *value(const Step *s, PyObject *data_obj, const unsigned char *data,
-                       Py_ssize_t *ppos, Py_ssize_t end) {
+static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
+                       const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
     Py_ssize_t pos = *ppos;
     const unsigned char *p = data + pos;
     PyObject *v = NULL;
@@ -446,7 +449,10 @@ static PyObject *value(const Step *s, PyObject *data_obj, const unsigned char *d
         break;
     }
     default: {   /* K_PY: the Python decoder */
-        PyObject *r = PyObject_CallFunction(s->decoder, "OnnO", data_obj, pos, end, s->col);
+        /* pystep = (null byte, mask, key, decoder, column) */
+        if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return NULL;
+        PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, pos,
+                                            end, PyTuple_GET_ITEM(pystep, 4));
         if (!r) return NULL;
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return NULL; }
         v = PyTuple_GET_ITEM(r, 0);
@@ -461,8 +467,8 @@ static PyObject *value(const Step *s, PyObject *data_obj, const unsigned char *d
     return v;
 }
 
-static PyObject *image(const Walk *w, PyObject *data_obj, const unsigned char *data,
-                       Py_ssize_t *ppos, Py_ssize_t end) {
+static PyObject *image(const Walk *w, PyObject *pysteps, PyObject *data_obj,
+                       const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
     Py_ssize_t pos = *ppos;
     if (end - pos < w->nbytes) return NULL;
     const unsigned char *nulls = data + pos;
@@ -476,7 +482,7 @@ static PyObject *image(const Walk *w, PyObject *data_obj, const unsigned char *d
             v = Py_None;
             Py_INCREF(v);
         } else {
-            v = value(s, data_obj, data, &pos, end);
+            v = value(s, PyTuple_GET_ITEM(pysteps, i), data_obj, data, &pos, end);
             if (!v) { Py_DECREF(row); return NULL; }
         }
         int rc = PyDict_SetItem(row, s->key, v);
@@ -487,29 +493,38 @@ static PyObject *image(const Walk *w, PyObject *data_obj, const unsigned char *d
     return row;
 }
 
-/* decode_event(data, kind, walk, walk_after) -> [(before, after), ...]
- * kind: 0 insert, 1 update, 2 delete. */
+/* decode_event(data, kind, walk, walk_after, steps, steps_after) -> [(before, after), ...]
+ * kind: 0 insert, 1 update, 2 delete; steps: the Python steps the walks were compiled from. */
 static PyObject *decode_event(PyObject *self, PyObject *args) {
-    PyObject *data_obj, *cap, *cap_after;
+    PyObject *data_obj, *cap, *cap_after, *steps, *steps_after;
     int kind;
-    if (!PyArg_ParseTuple(args, "O!iOO", &PyBytes_Type, &data_obj, &kind, &cap, &cap_after))
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!", &PyBytes_Type, &data_obj, &kind, &cap, &cap_after,
+                          &PyTuple_Type, &steps, &PyTuple_Type, &steps_after))
         return NULL;
     Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
     if (!w) return NULL;
     Walk *wa = NULL;
+    if (PyTuple_GET_SIZE(steps) != w->count) {
+        PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
+        return NULL;
+    }
     if (kind == 1) {
         wa = PyCapsule_GetPointer(cap_after, "binlog.walk");
         if (!wa) return NULL;
+        if (PyTuple_GET_SIZE(steps_after) != wa->count) {
+            PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
+            return NULL;
+        }
     }
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
     Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     while (pos < end) {
-        PyObject *first = image(w, data_obj, data, &pos, end), *pair;
+        PyObject *first = image(w, steps, data_obj, data, &pos, end), *pair;
         if (!first) goto fallback;
         if (kind == 1) {
-            PyObject *second = image(wa, data_obj, data, &pos, end);
+            PyObject *second = image(wa, steps_after, data_obj, data, &pos, end);
             if (!second) { Py_DECREF(first); goto fallback; }
             pair = PyTuple_Pack(2, first, second);
             Py_DECREF(second);

@@ -192,7 +192,8 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
     if walk[2] is not None:
         walk_after = plan.walk(event.present_after) if event.kind == UPDATE else walk
         try:
-            return _speedups.decode_event(data, _KIND_CODES[event.kind], walk[2], walk_after[2])
+            return _speedups.decode_event(data, _KIND_CODES[event.kind], walk[2], walk_after[2],
+                                          walk[1], walk_after[1])
         except _speedups.Fallback:
             pass     # decode again in Python: it raises the typed error with its context
     out = []
