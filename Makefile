@@ -26,8 +26,11 @@ demo: install
 	@echo "== binlog dump --format json (first rows) =="
 	@binlog dump --format json $(DEMO_SAMPLE) | head -n 8
 	@echo
-	@echo "== a legacy MariaDB 5.3 temporal binlog without a schema: a clear error, not a wrong row =="
-	@binlog dump samples/mariadb-10.11/legacy_temporal.binlog > /dev/null || true
+	@echo "== legacy MariaDB 5.3 temporals, tables created before the binlog: without a schema, a clear error =="
+	@binlog dump samples/mariadb-10.11/temporal_predump.binlog > /dev/null || true
+	@echo
+	@echo "== ...and with the schema dump taken when the binlog started: exact values =="
+	@binlog dump --schema-ddl samples/mariadb-10.11/temporal_predump.schema.sql --table tp.tt samples/mariadb-10.11/temporal_predump.binlog
 
 test: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q
