@@ -41,8 +41,14 @@ import signal
 import sys
 import time
 
+import pymysql
+
 from ..output.sql import _short
 from ._common import EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, warn
+
+
+# What closing or rolling back a connection that already failed may raise.
+_GONE = (OSError, pymysql.err.Error)
 
 CONNECTION_ERRORS = {2003, 2006, 2013, 2014, 2055, 1927, 4031, 1053}
 RETRYABLE_ERRORS = {1205, 1213}          # lock wait timeout, deadlock
@@ -149,12 +155,12 @@ class Applier:
         if self.conn is not None:
             try:
                 self.conn.rollback()
-            except Exception:
-                pass
+            except _GONE:
+                pass        # the connection is already broken: nothing left to undo
             try:
                 self.conn.close()
-            except Exception:
-                pass
+            except _GONE:
+                pass        # the connection is already broken: nothing left to undo
             self.conn = None
 
     def _live(self, db, table):
@@ -264,8 +270,8 @@ class Applier:
                 if self.conn is not None:
                     try:
                         self.conn.close()
-                    except Exception:
-                        pass
+                    except _GONE:
+                        pass    # the connection is already broken
                     self.conn = None
 
     def _run_once(self) -> None:
@@ -445,8 +451,8 @@ class Applier:
     def abort_batch(self) -> None:
         try:
             self.conn.rollback()
-        except Exception:
-            pass
+        except _GONE:
+            pass            # the connection is already broken: the server rolls back
 
     # -- DDL -----------------------------------------------------------------------------
     def _ddl_kept(self, statement) -> bool:
