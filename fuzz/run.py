@@ -11,6 +11,7 @@ artifacts are printed; the exit status is 1 when there are artifacts.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -30,6 +31,8 @@ def main() -> int:
     ap.add_argument("--logs", default=str(HERE / "logs"))
     ap.add_argument("--max-len", type=int, default=4200)
     ap.add_argument("--timeout", type=int, default=10, help="seconds one input may take")
+    ap.add_argument("--no-pure", action="store_true",
+                    help="all jobs use the compiled row walk (default: odd jobs run BINLOG_PURE=1)")
     args = ap.parse_args()
 
     corpus, artifacts, logs = Path(args.corpus), Path(args.artifacts), Path(args.logs)
@@ -49,7 +52,9 @@ def main() -> int:
         if args.runs >= 0:
             cmd.append(f"-runs={-(-args.runs // args.jobs)}")
         log = open(logs / f"job{job}.log", "w")
-        procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
+        # Odd jobs fuzz the pure-Python row walk, even ones the compiled _speedups walk.
+        env = dict(os.environ, BINLOG_PURE="1") if job % 2 and not args.no_pure else None
+        procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log))
     for proc, log in procs:
         proc.wait()
         log.close()
