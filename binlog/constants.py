@@ -123,6 +123,12 @@ NUMERIC_TYPES = frozenset({
     ColumnType.DECIMAL,
 })
 
+# MariaDB's SIGNEDNESS bitmap has one bit per column whose Binlog_type_info carries a
+# signedness (log_event_server.cc init_signedness_field): every Field_num, and YEAR is
+# one (Field_year derives from Field_tiny, UNSIGNED ZEROFILL).  MySQL's
+# is_numeric_type() leaves YEAR out.  Checked on MariaDB 10.11 (samples: signedness).
+MARIADB_NUMERIC_TYPES = NUMERIC_TYPES | {ColumnType.YEAR}
+
 # Collation id of the binary pseudo-charset.
 BINARY_COLLATION = 63
 

@@ -94,6 +94,11 @@ CASES: dict[str, Case] = {
         "min/max/edge values and NULLs; TABLE_MAP carries full optional metadata "
         "(names, signedness, charsets, ENUM/SET labels, geometry types, PK).",
         {"binlog_row_metadata": "FULL"}, min_version=(10, 10)),
+    "signedness": Case(
+        "SIGNEDNESS metadata with YEAR columns between signed and unsigned integers, "
+        "DECIMAL and FLOAT (MariaDB gives YEAR a bit, MySQL does not), BIT and ENUM in "
+        "between; negative values after every YEAR. binlog_row_metadata=FULL.",
+        {"binlog_row_metadata": "FULL"}, min_version=(10, 5)),
     "types_nometa": Case(
         "Numbers, dates/times, ASCII text, ENUM/SET, BIT, BLOB with the default "
         "binlog_row_metadata=NO_LOG: column names and signedness are not in the binlog.",

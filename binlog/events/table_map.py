@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..column import Column
-from ..constants import NUMERIC_TYPES, ColumnType as T, EventType as E
+from ..constants import MARIADB_NUMERIC_TYPES, NUMERIC_TYPES, ColumnType as T, EventType as E
 from ..cursor import Cursor, bit_set
 from ..errors import BinlogError, MalformedEventError, UnsupportedTypeError
 from ..registry import register
@@ -143,7 +143,8 @@ def _label_text(raw: bytes, encoding: str | None) -> str:
 
 
 def _signedness(cur, event, mariadb):
-    numeric = [c for c in event.columns if c.type in NUMERIC_TYPES]
+    types = MARIADB_NUMERIC_TYPES if mariadb else NUMERIC_TYPES
+    numeric = [c for c in event.columns if c.type in types]
     bits = cur.bytes((len(numeric) + 7) // 8, "signedness bits")
     for i, col in enumerate(numeric):   # MSB first, unlike every other bitmap
         col.unsigned = bool(bits[i >> 3] & (0x80 >> (i & 7)))
