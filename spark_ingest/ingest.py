@@ -283,7 +283,7 @@ def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active
         if null_dir.exists():
             for row in (spark.read.option("basePath", str(changes_dir)).parquet(str(null_dir))
                         .where(F.col("op") == "error").collect()):
-                info = dict(row.after or {})
+                info = json.loads(row.after) if row.after else {}
                 error_rows.append({"file": row.file, "pos": row.pos, **{k: info.get(k) for k in (
                     "error", "message", "event_type", "table", "column", "detail", "resumed_at")}})
             shutil.rmtree(null_dir)

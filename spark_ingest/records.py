@@ -3,24 +3,28 @@
 Schema (the JSON record of ``binlog dump --format json``, field for field)::
 
     file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, db STRING,
-    table STRING, op STRING, before MAP<STRING,STRING>, after MAP<STRING,STRING>
+    table STRING, op STRING, before STRING, after STRING
 
-``before`` / ``after`` are maps from the JSON object's keys (column names, or ``@1``,
-``@2``...) to the **text of the JSON value**: a JSON string as the string itself
-(unquoted), every other value as its JSON text exactly as ``binlog dump`` prints it
-(``42``, ``1.5``, ``[1.0,2.0]``; a MySQL JSON column's document always as JSON text),
-SQL NULL as a null map value.  So ``after['amount']`` is ``'12.50'`` for a DECIMAL,
-``after['id']`` is ``'7'``, and ``try_cast(after['id'] AS BIGINT)`` types it; the typed
-per-table output (``spark_ingest.typed``) does exactly that from the schema store.
+``before`` / ``after`` hold the **JSON text of the row image**, byte for byte the
+``"before"`` / ``"after"`` objects of ``binlog dump --format json`` (column names, or
+``@1``, ``@2``... without names, as keys; SQL NULL as JSON null; DECIMAL as a string
+so no digit is lost); a missing image (the before of an insert) is a null.  Read them
+with Spark's JSON functions: ``get_json_object(after, '$.amount')`` gives ``'12.50'``, ``from_json(after, 'id BIGINT, amount DECIMAL(12,2)')`` types a whole
+image; the typed per-table output (``spark_ingest.typed``) does that from the schema
+store.
+
+Why JSON text and not MAP<STRING,STRING>: measured on 168 MB of generated binlogs
+(BENCHMARKS.md), Arrow maps cost the JVM (Arrow to rows, Parquet key/value groups) more
+than the whole decode costs Python; one string per image made the ingest 1.35x faster
+on one core, and the images are then exactly what ``binlog dump`` prints.
 
 With ``include-errors``, damaged input also gives a row with ``op = 'error'``: file and
-pos of the damage, the rest null but ``after`` = {error, message, event_type, table,
-column, detail, resumed_at}.
+pos of the damage, the rest null but ``after`` = the JSON object {error, message,
+event_type, table, column, detail, resumed_at}.
 """
 from __future__ import annotations
 
 import inspect
-from decimal import Decimal
 
 import orjson
 import pyarrow as pa
@@ -29,52 +33,28 @@ from binlog.errors import BinlogError
 from binlog.output.values import bytes_renderer, json_default, render_row
 
 CHANGE_SCHEMA_DDL = ("file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, "
-                     "db STRING, `table` STRING, op STRING, before MAP<STRING, STRING>, "
-                     "after MAP<STRING, STRING>")
+                     "db STRING, `table` STRING, op STRING, before STRING, after STRING")
 COLUMNS = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "before", "after")
-IMAGE_TYPE = pa.map_(pa.string(), pa.string())
 ARROW_SCHEMA = pa.schema([
     ("file", pa.string()), ("pos", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
     ("server_id", pa.int64()), ("gtid", pa.string()), ("db", pa.string()),
-    ("table", pa.string()), ("op", pa.string()), ("before", IMAGE_TYPE), ("after", IMAGE_TYPE),
+    ("table", pa.string()), ("op", pa.string()), ("before", pa.string()), ("after", pa.string()),
 ])
 _dumps = orjson.dumps
+# the same options as binlog.output.json_lines, so an image is the same bytes as there
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS
 ERROR_KEYS = ("error", "message", "event_type", "table", "column", "detail", "resumed_at")
 
 
 def spark_schema():
-    from pyspark.sql.types import (LongType, MapType, StringType, StructField, StructType,
-                                   TimestampType)
+    from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-    image = MapType(StringType(), StringType(), True)
     return StructType([
         StructField("file", StringType()), StructField("pos", LongType()),
         StructField("ts", TimestampType()), StructField("server_id", LongType()),
         StructField("gtid", StringType()), StructField("db", StringType()),
         StructField("table", StringType()), StructField("op", StringType()),
-        StructField("before", image), StructField("after", image)])
-
-
-def value_text(value):
-    """The map value for one value of a JSON record (see the module doc): a JSON string
-    as itself, anything else as its JSON text."""
-    if value is None or type(value) is str:
-        return value
-    if type(value) is int:
-        return str(value)
-    text = _dumps(value, default=json_default)
-    return orjson.loads(text) if text[:1] == b'"' else text.decode()
-
-
-def _text(value) -> str:
-    """Map value of a non-NULL value that is not a str (see value_text)."""
-    cls = value.__class__
-    if cls is int:
-        return str(value)
-    if cls is Decimal:
-        return format(value, "f")
-    text = _dumps(value, default=json_default)
-    return orjson.loads(text) if text[:1] == b'"' else text.decode()
+        StructField("before", StringType()), StructField("after", StringType())])
 
 
 class BatchBuilder:
@@ -82,42 +62,20 @@ class BatchBuilder:
 
     def __init__(self, binary_encoding: str = "hex"):
         self.render_bytes = bytes_renderer(binary_encoding)
-        self._json_keys: dict[int, frozenset] = {}
         self.reset()
 
     def reset(self) -> None:
         self.file, self.pos, self.ts, self.server_id, self.gtid = [], [], [], [], []
         self.db, self.table, self.op = [], [], []
-        self.images = ([0], [], [], []), ([0], [], [], [])   # offsets, keys, values, valid
+        self.before, self.after = [], []
 
     def __len__(self) -> int:
         return len(self.pos)
 
-    def _json(self, plan) -> frozenset:
-        keys = self._json_keys.get(id(plan))
-        if keys is None:
-            keys = frozenset(plan.columns[i].key for i in plan.json_columns)
-            self._json_keys[id(plan)] = keys
-        return keys
-
-    def _image(self, which: int, row, plan) -> None:
-        offsets, keys, values, valid = self.images[which]
+    def _image(self, row, plan):
         if row is None:
-            offsets.append(offsets[-1])
-            valid.append(False)
-            return
-        rendered = render_row(row, plan, self.render_bytes)
-        keys.extend(rendered)
-        if plan.json_columns:
-            json_keys = self._json(plan)
-            values.extend([None if v is None else
-                           (_dumps(v, default=json_default).decode() if k in json_keys else _text(v))
-                           for k, v in rendered.items()])
-        else:
-            values.extend([v if v is None or v.__class__ is str else _text(v)
-                           for v in rendered.values()])
-        offsets.append(len(keys))
-        valid.append(True)
+            return None
+        return _dumps(render_row(row, plan, self.render_bytes), default=json_default, option=_OPTIONS)
 
     def add(self, change) -> None:
         self.file.append(change.file)
@@ -128,8 +86,8 @@ class BatchBuilder:
         self.db.append(change.db)
         self.table.append(change.table)
         self.op.append(change.op)
-        self._image(0, change.before, change.plan)
-        self._image(1, change.after, change.plan)
+        self.before.append(self._image(change.before, change.plan))
+        self.after.append(self._image(change.after, change.plan))
 
     def add_error(self, error: dict, resumed_at=None) -> None:
         if resumed_at is None:
@@ -142,31 +100,20 @@ class BatchBuilder:
         self.db.append(None)
         self.table.append(None)
         self.op.append("error")
-        offsets, keys, values, valid = self.images[0]
-        offsets.append(offsets[-1])
-        valid.append(False)
-        offsets, keys, values, valid = self.images[1]
+        self.before.append(None)
         info = dict(error, resumed_at=None if resumed_at is None else str(resumed_at))
-        for key in ERROR_KEYS:
-            keys.append(key)
-            value = info.get(key)
-            values.append(None if value is None else str(value))
-        offsets.append(len(keys))
-        valid.append(True)
-
-    def _map(self, which: int) -> pa.Array:
-        offsets, keys, values, valid = self.images[which]
-        mask = None if all(valid) else pa.array([not v for v in valid], pa.bool_())
-        return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(keys, pa.string()),
-                                       pa.array(values, pa.string()), type=IMAGE_TYPE, mask=mask)
+        self.after.append(_dumps({key: None if info.get(key) is None else str(info[key])
+                                  for key in ERROR_KEYS}))
 
     def batch(self) -> pa.RecordBatch:
+        # orjson gives UTF-8 bytes: pa.string() takes them as they are
         arrays = [
             pa.array(self.file, pa.string()), pa.array(self.pos, pa.int64()),
             pa.array(self.ts, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
             pa.array(self.server_id, pa.int64()), pa.array(self.gtid, pa.string()),
             pa.array(self.db, pa.string()), pa.array(self.table, pa.string()),
-            pa.array(self.op, pa.string()), self._map(0), self._map(1),
+            pa.array(self.op, pa.string()), pa.array(self.before, pa.string()),
+            pa.array(self.after, pa.string()),
         ]
         out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
         self.reset()

@@ -2,8 +2,10 @@
 
 The column types come from the schema store (all versions of the table, so columns
 added or dropped by ALTER TABLE are all there; a column whose type changed between
-versions becomes STRING).  Values come from the change records' maps (``records``) by
-``try_cast`` - exact for DECIMAL, microseconds kept for temporals:
+versions becomes STRING).  Values come from the change records' JSON images
+(``records``), parsed once per row with ``from_json`` into string fields (a JSON string
+as itself, any other value as its JSON text) and then ``try_cast`` - exact for DECIMAL,
+microseconds kept for temporals:
 
 ========================================  =============================================
 MariaDB / MySQL                            Spark
@@ -105,7 +107,7 @@ def _zone_suffix(timezone: str) -> str:
 
 
 def convert(text, spark_type: str, *, timezone: str = "UTC", binary_encoding: str = "hex"):
-    """Column expression: the map value ``text`` (a Column of strings) as ``spark_type``."""
+    """Column expression: the image value ``text`` (a Column of strings) as ``spark_type``."""
     from pyspark.sql import functions as F
 
     if spark_type == "string":
@@ -125,13 +127,19 @@ def image_keys(changes, db: str, table: str) -> list[str]:
     from pyspark.sql import functions as F
 
     rows = (changes.where((F.col("db") == db) & (F.col("table") == table))
-            .select(F.explode(F.map_keys(F.coalesce(F.col("after"), F.col("before")))).alias("k"))
+            .select(F.explode(F.json_object_keys(F.coalesce(F.col("after"), F.col("before")))).alias("k"))
             .distinct().collect())
     keys = [r.k for r in rows]
 
     def order(k):
         return (0, int(k[1:]), "") if k.startswith("@") and k[1:].isdigit() else (1, 0, k)
     return sorted(keys, key=order)
+
+
+def _string_struct(names):
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    return StructType([StructField(name, StringType()) for name in names])
 
 
 def typed_table(changes, db: str, table: str, columns=None, *, store=None, timezone: str = "UTC",
@@ -147,11 +155,13 @@ def typed_table(changes, db: str, table: str, columns=None, *, store=None, timez
     src = changes.where((F.col("db") == db) & (F.col("table") == table)
                         & F.col("op").isin("insert", "update", "delete"))
     op = F.col("op")
-    image = F.when(op == "delete", F.col("before")).otherwise(F.col("after"))
-    before = F.col("before")
+    # every column as a string field: from_json keeps a non-string JSON value as its text
+    fields = _string_struct([name for name, _ in columns])
+    before = F.from_json(F.col("before"), fields)
+    image = F.when(op == "delete", before).otherwise(F.from_json(F.col("after"), fields))
 
     def conv(img, name, kind):
-        return convert(img.getItem(name), kind, timezone=timezone, binary_encoding=binary_encoding)
+        return convert(img.getField(name), kind, timezone=timezone, binary_encoding=binary_encoding)
 
     out = [F.col("file").alias("_file"), F.col("pos").alias("_pos"), F.col("ts").alias("_ts"),
            F.col("server_id").alias("_server_id"), F.col("gtid").alias("_gtid"),

@@ -10,7 +10,6 @@ from binlog.output.json_lines import JsonLinesWriter
 from binlog.reader import BinlogReader
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
-from spark_ingest.records import value_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
 # the two samples whose legacy tables were created before their binlog starts
@@ -30,14 +29,21 @@ def dump_records(paths, schema_ddl=(), **reader_options) -> list[dict]:
     return [orjson.loads(line) for line in out.getvalue().splitlines()]
 
 
+def _image(d) -> bytes | None:
+    """A JSON image (a dict from dump, or the JSON text of a DataFrame row) in one form."""
+    if d is None:
+        return None
+    return orjson.dumps(orjson.loads(d) if isinstance(d, (str, bytes)) else d)
+
+
 def record_key(rec: dict) -> tuple:
-    image = (lambda d: None if d is None else tuple(sorted((k, value_text(v)) for k, v in d.items())))
+    image = _image
     return (rec["file"], rec["pos"], rec["ts"], rec["server_id"], rec["gtid"], rec["db"],
             rec["table"], rec["op"], image(rec["before"]), image(rec["after"]))
 
 
 def row_key(row) -> tuple:
-    image = (lambda d: None if d is None else tuple(sorted(d.items())))
+    image = _image
     return (row["file"], row["pos"], row["ts"].strftime("%Y-%m-%dT%H:%M:%SZ") if row["ts"] else None,
             row["server_id"], row["gtid"], row["db"], row["table"], row["op"],
             image(row["before"]), image(row["after"]))
@@ -45,7 +51,7 @@ def row_key(row) -> tuple:
 
 def arrow_key(rec: dict) -> tuple:
     """A record of a pyarrow batch (``to_pylist``) in the same form."""
-    image = (lambda d: None if d is None else tuple(sorted(d)))
+    image = _image
     ts = rec["ts"]
     return (rec["file"], rec["pos"], ts.strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None,
             rec["server_id"], rec["gtid"], rec["db"], rec["table"], rec["op"],
