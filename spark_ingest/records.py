@@ -15,8 +15,9 @@ store.
 
 Why JSON text and not MAP<STRING,STRING>: measured on 168 MB of generated binlogs
 (BENCHMARKS.md), Arrow maps cost the JVM (Arrow to rows, Parquet key/value groups) more
-than the whole decode costs Python; one string per image made the ingest 1.35x faster
-on one core, and the images are then exactly what ``binlog dump`` prints.
+than the whole decode costs Python; one string per image made the decode stage
+1.35-1.8x faster on one core, and the images are then exactly what ``binlog dump``
+prints.
 
 With ``include-errors``, damaged input also gives a row with ``op = 'error'``: file and
 pos of the damage, the rest null but ``after`` = the JSON object {error, message,
