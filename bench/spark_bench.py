@@ -160,6 +160,37 @@ def bench_ingest(data: Path, cores: int, tables: bool, pin: bool = True) -> dict
             "cpu_s": got["cpu"], "cpu_total_s": got["cpu_total"]}
 
 
+def bench_session(data: Path, cores: int, runs: int = 3) -> dict:
+    """Decode + partitioned Parquet write of the directory (what the decode stage of
+    `binlog ingest` does), ``runs`` times in one warm Spark session at local[cores], pinned
+    to ``cores`` CPUs, after one untimed warm-up run: the steady-state throughput,
+    without the one-time planning and JIT/worker warm-up of a fresh session."""
+    code = f"""
+import json, shutil, tempfile, time
+from pyspark.sql import functions as F
+from spark_ingest import get_spark
+spark = get_spark("local[{cores}]")
+spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "256")
+out = []
+with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
+    for i in range({runs} + 1):
+        target = tmp + "/run" + str(i)
+        df = spark.read.format("binlog").load({str(data)!r})
+        t = time.time()
+        (df.withColumn("date", F.date_format("ts", "yyyy-MM-dd")).write.mode("append")
+         .partitionBy("db", "table", "date").parquet(target))
+        out.append(round(time.time() - t, 2))
+        shutil.rmtree(target)
+print(json.dumps(out))
+"""
+    cpus = set(range(cores))
+    res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    times = json.loads(res.stdout.strip().splitlines()[-1])
+    warm = sorted(times[1:])
+    return {"cores": cores, "first_s": times[0], "warm_s": times[1:], "median_warm_s": warm[len(warm) // 2]}
+
+
 def bench_large_file(path: Path, cores: int = 2) -> dict:
     """One file in one Spark session at local[cores], pinned to ``cores`` CPUs: decode
     only (noop sink), unsplit (one task) and split at transaction starts."""
@@ -219,6 +250,8 @@ def run(data: Path, out_json: Path, tables: bool, repeat: int = 2) -> dict:
              ("ingest_2_cores", lambda: best_of(repeat, lambda: bench_ingest(data, 2, False))),
              ("ingest_local1_unpinned",
               lambda: best_of(repeat, lambda: bench_ingest(data, 1, False, pin=False))),
+             ("session_1_core", lambda: bench_session(data, 1)),
+             ("session_2_cores", lambda: bench_session(data, 2)),
              ("large_file_1_core", lambda: bench_large_file(largest, 1)),
              ("large_file", lambda: bench_large_file(largest, 2))]
     if tables:
@@ -233,13 +266,15 @@ def run(data: Path, out_json: Path, tables: bool, repeat: int = 2) -> dict:
     results["scaling_decode"] = round(one["decode_s"] / two["decode_s"], 2)
     results["scaling_wall"] = round(one["wall"] / two["wall"], 2)
     results["scaling_decode_vs_unpinned_local1"] = round(loose["decode_s"] / two["decode_s"], 2)
+    results["scaling_session_warm"] = round(results["session_1_core"]["median_warm_s"]
+                                            / results["session_2_cores"]["median_warm_s"], 2)
     # one file: one task on one core vs its splits on two
     results["scaling_large_file"] = round(results["large_file_1_core"]["unsplit"]["seconds"]
                                           / results["large_file"]["split"]["seconds"], 2)
     out_json.write_text(json.dumps(results, indent=1))
     print(json.dumps({k: results[k] for k in ("scaling_decode", "scaling_wall",
                                                "scaling_decode_vs_unpinned_local1",
-                                               "scaling_large_file")}))
+                                               "scaling_large_file", "scaling_session_warm")}))
     return results
 
 
