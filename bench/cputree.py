@@ -21,13 +21,18 @@ import time
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def _stat(pid) -> list[str]:
+    """Fields of /proc/PID/stat after the command name (state, ppid, ...)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[1].split()
+
+
 def _children() -> dict[int, int]:
     parents = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                with open(f"/proc/{name}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
+                fields = _stat(name)
             except OSError:          # the process ended while we looked
                 continue
             parents[int(name)] = int(fields[1])
@@ -36,8 +41,7 @@ def _children() -> dict[int, int]:
 
 def _cpu(pid: int) -> tuple[float, str] | None:
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
+        fields = _stat(pid)
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:

@@ -160,6 +160,14 @@ def bench_ingest(data: Path, cores: int, tables: bool, pin: bool = True) -> dict
             "cpu_s": got["cpu"], "cpu_total_s": got["cpu_total"]}
 
 
+def _pinned_json(code: str, cores: int):
+    """Run Python ``code`` pinned to CPUs 0..cores-1; the JSON of its last output line."""
+    cpus = set(range(cores))
+    res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def bench_session(data: Path, cores: int, runs: int = 3) -> dict:
     """Decode + partitioned Parquet write of the directory (what the decode stage of
     `binlog ingest` does), ``runs`` times in one warm Spark session at local[cores], pinned
@@ -183,10 +191,7 @@ with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         shutil.rmtree(target)
 print(json.dumps(out))
 """
-    cpus = set(range(cores))
-    res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         preexec_fn=lambda: os.sched_setaffinity(0, cpus))
-    times = json.loads(res.stdout.strip().splitlines()[-1])
+    times = _pinned_json(code, cores)
     warm = sorted(times[1:])
     return {"cores": cores, "first_s": times[0], "warm_s": times[1:], "median_warm_s": warm[len(warm) // 2]}
 
@@ -212,10 +217,7 @@ for label, size in (("warm-up", None), ("unsplit", "0"), ("split", None)):
 out.pop("warm-up")
 print(json.dumps(out))
 """
-    cpus = set(range(cores))
-    res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         preexec_fn=lambda: os.sched_setaffinity(0, cpus))
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = _pinned_json(code, cores)
     size = path.stat().st_size
     for v in out.values():
         v["mb_s"] = round(size / 1e6 / v["seconds"], 2)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from binlog.stream import ON_ERROR_CHOICES
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -42,7 +44,7 @@ def add_arguments(p) -> None:
                    help="drop matching tables (repeatable)")
     p.add_argument("--database", action="append", default=[], metavar="DB",
                    help="keep only tables of this database (repeatable)")
-    p.add_argument("--on-error", choices=["fail", "skip"], default="skip",
+    p.add_argument("--on-error", choices=ON_ERROR_CHOICES, default="skip",
                    help="skip (default): damaged or undecodable input is reported in DIR/errors/ "
                         "and the job goes on at the next transaction; fail: the first error stops "
                         "the job (exit 1) and nothing is committed")

@@ -29,10 +29,9 @@ from binlog.errors import BinlogError
 
 from .checkpoint import Checkpoint
 from .options import ReadOptions
-from .prescan import HEAD_BYTES
+from .prescan import ERROR_KEYS, HEAD_BYTES
 
-ERROR_COLUMNS = ("run", "file", "path", "pos", "error", "message", "event_type", "table",
-                 "column", "detail", "resumed_at")
+ERROR_COLUMNS = ("run", "file", "path", "pos") + ERROR_KEYS
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
@@ -284,8 +283,7 @@ def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active
             for row in (spark.read.option("basePath", str(changes_dir)).parquet(str(null_dir))
                         .where(F.col("op") == "error").collect()):
                 info = json.loads(row.after) if row.after else {}
-                error_rows.append({"file": row.file, "pos": row.pos, **{k: info.get(k) for k in (
-                    "error", "message", "event_type", "table", "column", "detail", "resumed_at")}})
+                error_rows.append({"file": row.file, "pos": row.pos, **{k: info.get(k) for k in ERROR_KEYS}})
             shutil.rmtree(null_dir)
         paths = {Path(p).name: p for p in files}
         all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in driver_errors + error_rows]

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field, fields
 
 from binlog.errors import UsageError
+from binlog.stream import ON_ERROR_CHOICES
 
-ON_ERROR = ("fail", "skip")
+ON_ERROR = ON_ERROR_CHOICES
 DEFAULT_MAX_SPLIT = 128 << 20
 MIN_SPLIT = 4 << 20
 

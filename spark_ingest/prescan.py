@@ -63,6 +63,10 @@ class FileScan:
         return self.error is None
 
 
+# the fields of an error record besides file and pos (error_record, errors/ rows)
+ERROR_KEYS = ("error", "message", "event_type", "table", "column", "detail", "resumed_at")
+
+
 def error_record(exc: BaseException, *, source: str, offset: int | None = None) -> dict:
     """A damaged-input report as plain data (errors/ rows, checkpoint, logs)."""
     if isinstance(exc, BinlogError):

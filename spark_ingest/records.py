@@ -25,13 +25,13 @@ event_type, table, column, detail, resumed_at}.
 """
 from __future__ import annotations
 
-import inspect
-
 import orjson
 import pyarrow as pa
 
 from binlog.errors import BinlogError
 from binlog.output.values import bytes_renderer, json_default, render_row
+
+from .prescan import ERROR_KEYS
 
 CHANGE_SCHEMA_DDL = ("file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, "
                      "db STRING, `table` STRING, op STRING, before STRING, after STRING")
@@ -44,7 +44,6 @@ ARROW_SCHEMA = pa.schema([
 _dumps = orjson.dumps
 # the same options as binlog.output.json_lines, so an image is the same bytes as there
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS
-ERROR_KEYS = ("error", "message", "event_type", "table", "column", "detail", "resumed_at")
 
 
 def spark_schema():
@@ -131,24 +130,6 @@ class SplitFailed(Exception):
         super().__init__(f"{self.MARKER}{exc}".replace("\n", " | ") + f"\n(split of {split_name})")
 
 
-_READER_PARAMS = None
-
-
-def _reader_kwargs(opts, on_damage) -> dict:
-    """``on_error`` / ``on_damage`` are passed only when BinlogReader accepts them."""
-    global _READER_PARAMS
-    from binlog.reader import BinlogReader
-
-    if _READER_PARAMS is None:
-        _READER_PARAMS = set(inspect.signature(BinlogReader.__init__).parameters)
-    out = {}
-    if "on_error" in _READER_PARAMS:
-        out["on_error"] = opts.on_error
-        if opts.on_error == "skip" and "on_damage" in _READER_PARAMS:
-            out["on_damage"] = on_damage
-    return out
-
-
 def damage_record(damage) -> dict:
     """A ``binlog.stream.Damage`` (skip mode) as an error record."""
     from .prescan import error_record
@@ -212,7 +193,7 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         if opts.include_errors:
             builder.add_error(damage_record(damage))
 
-    extra = _reader_kwargs(opts, on_damage)
+    skip_damage = on_damage if opts.on_error == "skip" else None
     position = split.start if split.read else None
     while position is not None:
         reader = BinlogReader([split.path], verify_checksums=opts.verify_checksums,
@@ -220,7 +201,7 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                               stop_position=split.stop, start_datetime=start_dt,
                               stop_datetime=stop_dt, tz=zone, schema=schema,
                               table_filter=table_filter, infer_precision=opts.infer_precision,
-                              **extra)
+                              on_error=opts.on_error, on_damage=skip_damage)
         position = None
         try:
             for change in reader.changes():
