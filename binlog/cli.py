@@ -13,7 +13,7 @@ import argparse
 import sys
 from datetime import datetime, timezone
 
-from .errors import BinlogError, UsageError
+from .errors import ON_ERROR_CHOICES, BinlogError, UsageError
 
 EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE, EXIT_DAMAGE, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--no-verify-checksum", action="store_true",
                       help="do not verify CRC32 event checksums")
     dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
-    dump.add_argument("--on-error", choices=["fail", "skip"], default="fail",
+    dump.add_argument("--on-error", choices=ON_ERROR_CHOICES, default="fail",
                       help="fail: stop at the first damaged event (exit 1); skip: report it, "
                            "skip it (resynchronising after a damaged header), read on, list "
                            "the skipped byte ranges at the end and exit 3")

@@ -103,3 +103,13 @@ class PrecisionUnknownError(BinlogError):
 
 class UsageError(BinlogError):
     """Bad options or arguments given by the user (exit code 2)."""
+
+
+# The --on-error policies: "fail" raises on damaged input, "skip" reports it and goes on
+# (binlog.stream).  Here, not in stream.py, so command-line parsers need no decoders.
+ON_ERROR_CHOICES = ("fail", "skip")
+
+
+def check_on_error(on_error: str) -> None:
+    if on_error not in ON_ERROR_CHOICES:
+        raise ValueError(f"on_error must be one of {ON_ERROR_CHOICES}, not {on_error!r}")

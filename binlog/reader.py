@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .constants import EventType
-from .errors import BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError
+from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
+                     check_on_error)
 from .events.base import SkippedRowsEvent
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
                      RotateEvent, RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.file import expand_paths, file_size, read_events
-from .stream import ON_ERROR_CHOICES, Damage
+from .stream import Damage
 
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
@@ -103,8 +104,7 @@ class BinlogReader:
         seconds), and goes on to the next file after a ROTATE; ``follow_timeout``
         seconds without new data end the wait (None: wait forever); ``on_idle()`` is
         called before each wait."""
-        if on_error not in ON_ERROR_CHOICES:
-            raise ValueError(f"on_error must be one of {ON_ERROR_CHOICES}, not {on_error!r}")
+        check_on_error(on_error)
         self.on_error = on_error
         self.on_damage = on_damage
         self.follow = follow
@@ -181,7 +181,6 @@ class BinlogReader:
                    state: "_FileState | None" = None):
         name = path.name
         state = state or _FileState()
-        table_maps = state.table_maps
         filtered: set[int] = set()       # table_ids whose TABLE_MAP the filter rejected
         self.stats.files += 1
         skip = filtered.__contains__ if self.table_filter else None

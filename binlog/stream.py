@@ -49,7 +49,7 @@ from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
                         LOG_EVENT_BINLOG_IN_USE_F, EventType)
 from .cursor import Cursor
 from .errors import (BadMagicError, BinlogError, ChecksumMismatchError, EncryptedBinlogError,
-                     IncompleteEventError, MalformedEventError)
+                     IncompleteEventError, MalformedEventError, check_on_error)
 from .events import FormatDescriptionEvent, TransactionPayloadEvent, UnknownEvent
 from .events.base import SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
@@ -88,7 +88,6 @@ _MAX_SIZE_BY_TYPE = {
     EventType.ROTATE_EVENT: 4096, EventType.BINLOG_CHECKPOINT_EVENT: 4096,
     EventType.HEARTBEAT_LOG_EVENT: 4096,
 }
-ON_ERROR_CHOICES = ("fail", "skip")
 
 
 @dataclass
@@ -132,8 +131,7 @@ class EventStream:
         stepped over by their length (no checksum, no copy, no decode) and come out as
         ``SkippedRowsEvent`` (the table filter, decided at TABLE_MAP time).
         ``on_error``: "fail" raises on damage, "skip" returns ``Damage`` records."""
-        if on_error not in ON_ERROR_CHOICES:
-            raise ValueError(f"on_error must be one of {ON_ERROR_CHOICES}, not {on_error!r}")
+        check_on_error(on_error)
         self.source = source
         self.skip_rows = skip_rows
         self.verify_checksums = verify_checksums

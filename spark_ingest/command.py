@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from binlog.stream import ON_ERROR_CHOICES
+from binlog.errors import ON_ERROR_CHOICES
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

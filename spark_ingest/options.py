@@ -13,8 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields
 
-from binlog.errors import UsageError
-from binlog.stream import ON_ERROR_CHOICES
+from binlog.errors import ON_ERROR_CHOICES, UsageError
 
 ON_ERROR = ON_ERROR_CHOICES
 DEFAULT_MAX_SPLIT = 128 << 20

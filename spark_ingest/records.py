@@ -29,7 +29,8 @@ import orjson
 import pyarrow as pa
 
 from binlog.errors import BinlogError
-from binlog.output.values import bytes_renderer, json_default, render_row
+from binlog.output.json_lines import image_json
+from binlog.output.values import bytes_renderer
 
 from .prescan import ERROR_KEYS
 
@@ -42,8 +43,6 @@ ARROW_SCHEMA = pa.schema([
     ("table", pa.string()), ("op", pa.string()), ("before", pa.string()), ("after", pa.string()),
 ])
 _dumps = orjson.dumps
-# the same options as binlog.output.json_lines, so an image is the same bytes as there
-_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def spark_schema():
@@ -73,9 +72,7 @@ class BatchBuilder:
         return len(self.pos)
 
     def _image(self, row, plan):
-        if row is None:
-            return None
-        return _dumps(render_row(row, plan, self.render_bytes), default=json_default, option=_OPTIONS)
+        return None if row is None else image_json(row, plan, self.render_bytes)
 
     def add(self, change) -> None:
         self.file.append(change.file)

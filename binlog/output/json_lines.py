@@ -14,6 +14,12 @@ _dumps = orjson.dumps
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS
 
 
+def image_json(row, plan, render_bytes) -> bytes:
+    """One row image as the JSON object of a line (``null`` for no image); the Spark
+    records carry the same bytes (spark_ingest.records)."""
+    return _dumps(render_row(row, plan, render_bytes), default=json_default, option=_OPTIONS)
+
+
 class JsonLinesWriter:
     def __init__(self, out, binary_encoding: str = "hex"):
         self.out = out            # a binary stream
@@ -48,11 +54,8 @@ class JsonLinesWriter:
     def write(self, change) -> None:
         plan, render = change.plan, self.render_bytes
         self.out.write(b"".join((
-            self._prefix(change),
-            _dumps(render_row(change.before, plan, render), default=json_default, option=_OPTIONS),
-            b',"after":',
-            _dumps(render_row(change.after, plan, render), default=json_default, option=_OPTIONS),
-            b"}\n")))
+            self._prefix(change), image_json(change.before, plan, render),
+            b',"after":', image_json(change.after, plan, render), b"}\n")))
 
     def event(self, item) -> None:
         """Events other than row changes are not part of the JSON output."""
