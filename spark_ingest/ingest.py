@@ -10,16 +10,16 @@ Writes, under DIR (DESIGN.md):
 - ``errors/run=<N>/*.parquet``: damaged input seen (file, pos, error, message, ...).
 - ``_checkpoint/``: what was ingested (``checkpoint``).
 
-One Spark job decodes everything once (the data source, one task per split); error
-records land in the null partition of changes/ and are moved to errors/ by the driver;
-the typed tables are then projected from each table's partition of changes/.  A rerun
-reads only new files and the grown part of files still being written.
+One Spark job decodes everything once: one task per split decodes it and writes its
+Parquet files with Arrow's writer (``writer``; the records never pass through the JVM),
+returning its counts and error records; the driver writes errors/, then the typed tables
+are projected by Spark from each table's partition of changes/.  A rerun reads only new
+files and the grown part of files still being written.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import threading
 import time
@@ -32,7 +32,6 @@ from .options import ReadOptions
 from .prescan import ERROR_KEYS, HEAD_BYTES
 
 ERROR_COLUMNS = ("run", "file", "path", "pos") + ERROR_KEYS
-NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 class Progress:
@@ -234,9 +233,6 @@ def run_ingest(args) -> int:
 
 def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active, driver_errors,
          files, run, out) -> int:
-    from pyspark.sql import functions as F
-
-    from .api import load_plan, write_plan
     from .plan import build_plan
 
     opts.parallelism = spark.sparkContext.defaultParallelism
@@ -260,50 +256,32 @@ def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active
     checkpoint.begin(run)
     changes_dir = out / "changes"
     run_dir = changes_dir / f"run={run}"
-    plan_file = write_plan(plan, str(checkpoint.dir / "plans"))
     t_decode = time.time()
     stats: dict = {}
     error_rows: list[dict] = []
-    try:
-        if plan.splits:
-            df = load_plan(spark, plan, plan_file)
-            records = df.withColumn("date", F.date_format("ts", "yyyy-MM-dd")).withColumn("run", F.lit(run))
-            with StageMonitor(spark, f"binlog-ingest-{run}", progress, "decode", plan.nbytes):
-                try:
-                    (records.write.mode("append").partitionBy("run", "db", "table", "date")
-                     .parquet(str(changes_dir)))
-                except Exception as exc:        # a task's decoding error with on-error=fail
-                    raise _task_error(exc) from None
-            progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB in "
-                          f"{time.time() - t_decode:.1f} s")
-        t_decode = time.time() - t_decode
-        # errors: the records with op='error' sit in the null db partition
-        null_dir = run_dir / f"db={NULL_PARTITION}"
-        if null_dir.exists():
-            for row in (spark.read.option("basePath", str(changes_dir)).parquet(str(null_dir))
-                        .where(F.col("op") == "error").collect()):
-                info = json.loads(row.after) if row.after else {}
-                error_rows.append({"file": row.file, "pos": row.pos, **{k: info.get(k) for k in ERROR_KEYS}})
-            shutil.rmtree(null_dir)
-        paths = {Path(p).name: p for p in files}
-        all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in driver_errors + error_rows]
-        if all_errors:
-            _write_errors(spark, out / "errors", run, all_errors)
-        t_tables = time.time()
-        if run_dir.exists():
-            counts = (spark.read.option("basePath", str(changes_dir)).parquet(str(run_dir))
-                      .groupBy("db", "table", "op").count().collect())
-            for r in counts:
-                stats.setdefault(f"{r.db}.{r.table}", {})[r.op] = r["count"]
-            if not args.no_tables:
-                _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run,
-                              sorted(stats), progress)
-        t_tables = time.time() - t_tables
-    except BaseException:
-        # leave inflight.json: the next run removes this run's partial output
-        raise
-    finally:
-        Path(plan_file).unlink(missing_ok=True)
+    # a failure from here on leaves inflight.json: the next run removes this run's output
+    if plan.splits:
+        with StageMonitor(spark, f"binlog-ingest-{run}", progress, "decode", plan.nbytes):
+            try:
+                results = decode_to_parquet(spark, plan, str(run_dir))
+            except Exception as exc:        # a task's decoding error with on-error=fail
+                raise _task_error(exc) from None
+        progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB in "
+                      f"{time.time() - t_decode:.1f} s")
+        for result in results:
+            error_rows.extend(result["errors"])
+            for db, table, op, n in result["counts"]:
+                ops = stats.setdefault(f"{db}.{table}", {})
+                ops[op] = ops.get(op, 0) + n
+    t_decode = time.time() - t_decode
+    paths = {Path(p).name: p for p in files}
+    all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in driver_errors + error_rows]
+    if all_errors:
+        _write_errors(spark, out / "errors", run, all_errors)
+    t_tables = time.time()
+    if run_dir.exists() and not args.no_tables:
+        _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run, sorted(stats), progress)
+    t_tables = time.time() - t_tables
 
     # commit: the checkpoint moves on only now
     from .plan import tracked_snapshot
@@ -337,11 +315,29 @@ def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active
     checkpoint.save_run(run, summary)
     checkpoint.save(state)
     checkpoint.end()
-    shutil.rmtree(checkpoint.dir / "plans", ignore_errors=True)
     _print_summary(Progress(enabled=True), summary, out, error_rows + driver_errors)
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary, indent=1))
     return 0
+
+
+def decode_to_parquet(spark, plan, run_dir: str) -> list[dict]:
+    """One Spark task per split decodes it and writes its Parquet files itself
+    (``writer.write_split``); the schema snapshots reach the tasks as a broadcast.  The
+    results: one {"rows", "counts", "errors"} per split."""
+    from .writer import write_split
+
+    splits, opts = list(plan.splits), plan.options
+    snapshots = spark.sparkContext.broadcast(list(plan.snapshots))
+
+    def task(index: int) -> dict:
+        split = splits[index]
+        return write_split(split, opts, snapshots.value[split.group], run_dir)
+
+    try:
+        return spark.sparkContext.parallelize(range(len(splits)), len(splits)).map(task).collect()
+    finally:
+        snapshots.unpersist()
 
 
 def _task_error(exc: BaseException) -> BaseException:
@@ -356,6 +352,14 @@ def _task_error(exc: BaseException) -> BaseException:
     return exc
 
 
+def _local(path: Path) -> str:
+    """``path`` for Spark's readers and writers.  --to is a path every node mounts (the
+    tasks and the driver use plain file access): a bare path would go to the cluster's
+    default file system (HDFS).  Not ``Path.as_uri()``: Hadoop's Path takes the text
+    unencoded, so %20 would stay %20."""
+    return "file://" + str(path)
+
+
 def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict]) -> None:
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -364,7 +368,7 @@ def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict]) -> None:
     data = [tuple([run] + [None if r.get(c) is None else (int(r[c]) if c == "pos" else str(r[c]))
                           for c in ERROR_COLUMNS[1:]]) for r in rows]
     (spark.createDataFrame(data, schema).coalesce(1).write.mode("append").partitionBy("run")
-     .parquet(str(errors_dir)))
+     .parquet(_local(errors_dir)))
 
 
 def _write_tables(spark, plan, opts, changes_dir, run_dir, tables_dir, run, names, progress) -> None:
@@ -374,7 +378,7 @@ def _write_tables(spark, plan, opts, changes_dir, run_dir, tables_dir, run, name
 
     from .typed import table_columns, typed_table
 
-    records = spark.read.option("basePath", str(changes_dir)).parquet(str(run_dir))
+    records = spark.read.option("basePath", _local(changes_dir)).parquet(_local(run_dir))
 
     def one(name):
         db, table = name.split(".", 1)
@@ -383,7 +387,7 @@ def _write_tables(spark, plan, opts, changes_dir, run_dir, tables_dir, run, name
         typed = typed_table(src, db, table, columns, timezone=opts.timezone,
                             binary_encoding=opts.binary_encoding)
         typed = typed.withColumn("_run", F.lit(run)).withColumn("_date", F.date_format("_ts", "yyyy-MM-dd"))
-        typed.write.mode("append").partitionBy("_run", "_date").parquet(str(tables_dir / f"{db}.{table}"))
+        typed.write.mode("append").partitionBy("_run", "_date").parquet(_local(tables_dir / f"{db}.{table}"))
         return name
 
     done = 0

@@ -1,0 +1,191 @@
+"""The change records of one split written as Parquet by the task itself (``binlog ingest``).
+
+Why not ``DataFrame.write``: the records already are Arrow batches in the Python worker.
+Handing them to the JVM means Arrow -> Spark rows -> Parquet, and that path cost more CPU
+than the whole decoding (168 MB of binlogs on one core: JVM 35 s, of it ~15 s JIT
+compilation, against 23 s of Python; BENCHMARKS.md).  Arrow's own Parquet writer takes
+the batches as they are; Spark still schedules one task per split and the driver gets
+back a few counters per task.
+
+Layout, as Spark's partitioned writer would make it (so ``spark.read.parquet`` sees the
+same table): ``<run dir>/db=<db>/table=<table>/date=<YYYY-MM-DD>/part-<split>-<i>.parquet``,
+partition values escaped like Spark's ``ExternalCatalogUtils.escapePathName`` (not
+pyarrow's hive partitioning, which URI-encodes: Spark decodes ``%XX`` as one character,
+so ``café`` would come back garbled and ``a/b`` as ``a%2Fb``), null or empty values as
+``__HIVE_DEFAULT_PARTITION__``.  ``date`` is the UTC day of ``ts``.  A file is written
+under a hidden name (readers skip names starting with ".") and renamed when complete;
+names depend only on the split, so a retried task replaces what a failed attempt left.
+Error records (``op = 'error'``) are not written; they go back to the driver, which
+writes ``errors/``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, OrderedDict
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .prescan import ERROR_KEYS
+
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+# Spark's ExternalCatalogUtils.charToEscape (from Hive's FileUtils), outside Windows
+_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+# rows buffered per partition before a row group is written: ~10-40 MB of JSON images
+MIN_ROWS_PER_GROUP = 65_536
+# and at most this much buffered over all partitions (the largest buffer is written first)
+MAX_BUFFERED_BYTES = 256 << 20
+MAX_OPEN_FILES = 256
+
+
+def escape_path_name(value: str) -> str:
+    """A partition value as Spark writes it in a directory name."""
+    if not any(c in _ESCAPED for c in value):
+        return value
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
+
+
+def partition_dir(db: str | None, table: str | None, date: str | None) -> str:
+    def value(v):
+        return escape_path_name(v) if v else DEFAULT_PARTITION
+
+    return f"db={value(db)}/table={value(table)}/date={value(date)}"
+
+
+def _utc_day(ts: pa.Array) -> pa.Array:
+    # the values are UTC instants: the day is that of the instant in UTC
+    return pc.cast(pc.cast(ts.cast(pa.timestamp("us")), pa.date32()), pa.string())
+
+
+class PartitionedWriter:
+    """Parquet files of the change records, one directory per (db, table, date).
+
+    Buffers each partition's rows up to MIN_ROWS_PER_GROUP (one row group), keeps at most
+    MAX_OPEN_FILES files open (the least recently used is closed; the partition's next
+    rows go to a new file) and at most MAX_BUFFERED_BYTES buffered in all."""
+
+    def __init__(self, target: str, index: int):
+        from .records import ARROW_SCHEMA
+
+        self.target = target
+        self.index = index
+        self.columns = [n for n in ARROW_SCHEMA.names if n not in ("db", "table")]
+        self.schema = pa.schema([ARROW_SCHEMA.field(n) for n in self.columns])
+        self.buffers: dict[str, list] = {}
+        self.buffered: Counter = Counter()        # rows per partition
+        self.buffered_bytes = 0
+        self.open: OrderedDict = OrderedDict()    # partition -> (writer, temp path, final path)
+        self.files = 0
+        self.written: list[str] = []
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        days = _utc_day(batch.column("ts"))
+        keys = pc.binary_join_element_wise(pc.fill_null(batch.column("db"), ""),
+                                           pc.fill_null(batch.column("table"), ""),
+                                           pc.fill_null(days, ""), "\x00").dictionary_encode()
+        order = pc.sort_indices(keys.indices)
+        ordered = batch.select(self.columns).take(order)
+        counts = pc.value_counts(pc.take(keys.indices, order))
+        start = 0
+        for entry in counts.to_pylist():
+            db, table, day = keys.dictionary[entry["values"]].as_py().split("\x00")
+            part = ordered.slice(start, entry["counts"])
+            start += entry["counts"]
+            self._buffer(partition_dir(db, table, day), part)
+
+    def _buffer(self, key: str, part: pa.RecordBatch) -> None:
+        self.buffers.setdefault(key, []).append(part)
+        self.buffered[key] += part.num_rows
+        self.buffered_bytes += part.nbytes
+        if self.buffered[key] >= MIN_ROWS_PER_GROUP:
+            self._flush(key)
+        while self.buffered_bytes > MAX_BUFFERED_BYTES:
+            self._flush(max(self.buffers, key=lambda k: self.buffered[k]))
+
+    def _flush(self, key: str) -> None:
+        parts = self.buffers.pop(key)
+        self.buffered.pop(key)
+        self.buffered_bytes -= sum(p.nbytes for p in parts)
+        self._writer(key).write_table(pa.Table.from_batches(parts, self.schema))
+
+    def _writer(self, key: str):
+        if key in self.open:
+            self.open.move_to_end(key)
+            return self.open[key][0]
+        if len(self.open) >= MAX_OPEN_FILES:
+            self._close(next(iter(self.open)))
+        directory = os.path.join(self.target, key)
+        os.makedirs(directory, exist_ok=True)
+        name = f"part-{self.index:05d}-{self.files}.parquet"
+        self.files += 1
+        temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
+        self.open[key] = (pq.ParquetWriter(temp, self.schema, compression="snappy"), temp, final)
+        return self.open[key][0]
+
+    def _close(self, key: str) -> None:
+        writer, temp, final = self.open.pop(key)
+        writer.close()
+        os.replace(temp, final)
+        self.written.append(final)
+
+    def close(self) -> None:
+        for key in list(self.buffers):
+            self._flush(key)
+        for key in list(self.open):
+            self._close(key)
+
+
+class SplitWriter:
+    """A split's record batches: error records kept aside, the rest counted and written."""
+
+    def __init__(self, target: str, index: int):
+        self.files = PartitionedWriter(target, index)
+        self.counts: Counter = Counter()
+        self.errors: list[dict] = []
+        self.rows = 0
+
+    def _take_errors(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        is_error = pc.equal(batch.column("op"), "error")
+        if not pc.any(is_error).as_py():
+            return batch
+        for rec in batch.filter(is_error).select(["file", "pos", "after"]).to_pylist():
+            info = json.loads(rec["after"]) if rec["after"] else {}
+            self.errors.append({"file": rec["file"], "pos": rec["pos"], **{k: info.get(k) for k in ERROR_KEYS}})
+        return batch.filter(pc.invert(is_error))
+
+    def _count(self, batch: pa.RecordBatch) -> None:
+        table = pa.Table.from_batches([batch]).select(["db", "table", "op"])
+        for row in table.group_by(["db", "table", "op"]).aggregate([([], "count_all")]).to_pylist():
+            self.counts[(row["db"], row["table"], row["op"])] += row["count_all"]
+        self.rows += batch.num_rows
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        batch = self._take_errors(batch)
+        if batch.num_rows:
+            self._count(batch)
+            self.files.add(batch)
+
+    def result(self) -> dict:
+        return {"rows": self.rows, "errors": self.errors, "files": len(self.files.written),
+                "counts": [[db, table, op, n] for (db, table, op), n in sorted(self.counts.items(), key=repr)]}
+
+
+def write_records(batches, target: str, index: int) -> dict:
+    """Write record batches (``records.ARROW_SCHEMA``) under ``target``, file names
+    ``part-<index>-<i>.parquet``.  Returns {"rows", "files", "counts": [[db, table, op,
+    n], ...], "errors": [...]}."""
+    writer = SplitWriter(target, index)
+    for batch in batches:
+        writer.add(batch)
+    writer.files.close()
+    return writer.result()
+
+
+def write_split(split, opts, snapshot: str | None, target: str) -> dict:
+    """Decode one split and write its records under ``target`` (the run's directory of
+    ``changes/``); see ``write_records``."""
+    from .records import read_split
+
+    return write_records(read_split(split, opts, snapshot), target, split.index)
