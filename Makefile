@@ -53,7 +53,7 @@ test-spark: install-spark
 	BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q tests/spark
 
 bench-spark: install-spark server-deps
-	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/spark_bench.py run --tables
+	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/spark_bench.py run --tables --repeat 3
 
 # Fuzzing (fuzz/RESULTS.md): the atheris harness on FUZZ_JOBS processes for FUZZ_SECONDS
 # each, or until FUZZ_RUNS inputs ran in all (-1: no limit); the corpus is seeded from

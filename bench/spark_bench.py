@@ -10,9 +10,11 @@ tables, rotated at 40 MB (max_binlog_size), about --mb MB in all.
 ``run`` measures, on that directory: a single `binlog dump --format json` process; Spark
 start-up; `binlog ingest` on 1 core (local[1], the whole process tree pinned to one CPU
 with sched_setaffinity) and on 2 cores (local[2] on two CPUs): the scaling ratio; local[1]
-unpinned (its JVM and Python worker then overlap on two CPUs); one large file read
-unsplit (one task) and split at transaction boundaries with local[2].  CPU seconds are
-reported per process kind (bench/cputree.py).
+unpinned (its JVM and Python worker then overlap on two CPUs); one large file ingested
+unsplit (one task) and split at transaction boundaries on 2 cores; the data source path
+(``spark.read.format("binlog")`` + DataFrame writes, which do go through the JVM) in a
+warm session and on one large file.  CPU seconds are reported per process kind
+(bench/cputree.py).
 """
 from __future__ import annotations
 
@@ -135,7 +137,7 @@ def bench_startup() -> dict:
     return {"seconds": round(float(out.stdout.strip().splitlines()[-1]), 2)}
 
 
-def bench_ingest(data: Path, cores: int, tables: bool, pin: bool = True) -> dict:
+def bench_ingest(data: Path, cores: int, tables: bool, pin: bool = True, split_size: str | None = None) -> dict:
     """``binlog ingest`` at local[cores].  With ``pin`` the whole process tree (driver,
     JVM, Python workers) is confined to ``cores`` CPUs: that is what "N cores" means.
     Without it local[1] still runs its JVM and its Python worker on different CPUs."""
@@ -147,6 +149,8 @@ def bench_ingest(data: Path, cores: int, tables: bool, pin: bool = True) -> dict
                "--master", f"local[{cores}]", "--no-progress", "--summary-json", str(summary)]
         if not tables:
             cmd.append("--no-tables")
+        if split_size is not None:
+            cmd += ["--split-size", split_size]
         cpus = set(range(cores)) if pin else None
         with open(os.devnull, "wb") as null:
             got = measure(cmd, cpus, stderr=null)
@@ -166,6 +170,29 @@ def _pinned_json(code: str, cores: int):
     res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def bench_first_jobs(cores: int) -> dict:
+    """What the first Python tasks of a fresh session cost, pinned to ``cores`` CPUs:
+    Spark's first Python job (it starts the worker daemon and forks the workers), a second
+    one, then one whose tasks import what a decoding task imports.  Trivial work each."""
+    code = f"""
+import json, time
+from spark_ingest import get_spark
+spark = get_spark("local[{cores}]")
+sc = spark.sparkContext
+spark.range(1).count()
+def imports(i):
+    import binlog.reader, spark_ingest.writer  # noqa: F401
+    return 0
+out = {{}}
+for label, fn in (("first_job_s", lambda i: 0), ("second_job_s", lambda i: 0), ("import_job_s", imports)):
+    t = time.time()
+    sc.parallelize(range({cores}), {cores}).map(fn).collect()
+    out[label] = round(time.time() - t, 2)
+print(json.dumps(out))
+"""
+    return {"cores": cores, **_pinned_json(code, cores)}
 
 
 def bench_session(data: Path, cores: int, runs: int = 3) -> dict:
@@ -252,8 +279,13 @@ def run(data: Path, out_json: Path, tables: bool, repeat: int = 2) -> dict:
              ("ingest_2_cores", lambda: best_of(repeat, lambda: bench_ingest(data, 2, False))),
              ("ingest_local1_unpinned",
               lambda: best_of(repeat, lambda: bench_ingest(data, 1, False, pin=False))),
+             ("first_jobs_1_core", lambda: bench_first_jobs(1)),
+             ("first_jobs_2_cores", lambda: bench_first_jobs(2)),
              ("session_1_core", lambda: bench_session(data, 1)),
              ("session_2_cores", lambda: bench_session(data, 2)),
+             ("ingest_large_file_unsplit_2_cores",
+              lambda: best_of(repeat, lambda: bench_ingest(largest, 2, False, split_size="0"))),
+             ("ingest_large_file_split_2_cores", lambda: best_of(repeat, lambda: bench_ingest(largest, 2, False))),
              ("large_file_1_core", lambda: bench_large_file(largest, 1)),
              ("large_file", lambda: bench_large_file(largest, 2))]
     if tables:
@@ -270,13 +302,16 @@ def run(data: Path, out_json: Path, tables: bool, repeat: int = 2) -> dict:
     results["scaling_decode_vs_unpinned_local1"] = round(loose["decode_s"] / two["decode_s"], 2)
     results["scaling_session_warm"] = round(results["session_1_core"]["median_warm_s"]
                                             / results["session_2_cores"]["median_warm_s"], 2)
+    results["scaling_ingest_large_file_split"] = round(
+        results["ingest_large_file_unsplit_2_cores"]["decode_s"] / results["ingest_large_file_split_2_cores"]["decode_s"], 2)
     # one file: one task on one core vs its splits on two
     results["scaling_large_file"] = round(results["large_file_1_core"]["unsplit"]["seconds"]
                                           / results["large_file"]["split"]["seconds"], 2)
     out_json.write_text(json.dumps(results, indent=1))
     print(json.dumps({k: results[k] for k in ("scaling_decode", "scaling_wall",
                                                "scaling_decode_vs_unpinned_local1",
-                                               "scaling_large_file", "scaling_session_warm")}))
+                                               "scaling_large_file", "scaling_session_warm",
+                                               "scaling_ingest_large_file_split")}))
     return results
 
 
@@ -290,7 +325,7 @@ def main(argv=None) -> int:
     r.add_argument("--data", type=Path, default=DEFAULT_DATA)
     r.add_argument("--json", type=Path, default=REPO / "bench" / "data" / "spark_results.json")
     r.add_argument("--tables", action="store_true", help="also time a full ingest with tables/")
-    r.add_argument("--repeat", type=int, default=2, help="runs per ingest figure (the best is kept)")
+    r.add_argument("--repeat", type=int, default=3, help="runs per ingest figure (the best is kept)")
     args = parser.parse_args(argv)
     if args.cmd == "generate":
         generate(args.out, args.mb)
