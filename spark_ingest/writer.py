@@ -36,7 +36,7 @@ _ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list("\"#%'*/:=?\\\x7f{[
 # rows buffered per partition before a row group is written: ~10-40 MB of JSON images
 MIN_ROWS_PER_GROUP = 65_536
 # and at most this much buffered over all partitions (the largest buffer is written first)
-MAX_BUFFERED_BYTES = 256 << 20
+MAX_BUFFERED_BYTES = 128 << 20
 MAX_OPEN_FILES = 256
 
 
