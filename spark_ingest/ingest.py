@@ -208,12 +208,13 @@ def run_ingest(args) -> int:
         progress.say(f"binlog ingest: nothing new in {len(files)} file(s); {out} is up to date")
         return 0
 
-    from .session import get_spark
-
     conf = dict(kv.split("=", 1) for kv in args.conf)
-    spark = get_spark(args.master, conf=conf)
-    # read back partition values as strings (a table named 2024 stays "2024"); write
-    # partitions with concurrent writers instead of sorting every task's rows first
+    starting = SparkStart(args.master, conf)
+    opts.parallelism = local_parallelism(args.master, conf) or starting.result().sparkContext.defaultParallelism
+    plan, t_scan = _plan(opts, progress, ranges, state, active)
+    spark = starting.result()
+    # read back partition values as strings (a table named 2024 stays "2024"); write the
+    # typed tables' partitions with concurrent writers instead of sorting every task's rows
     session_conf = {"spark.sql.sources.partitionColumnTypeInference.enabled": "false",
                     "spark.sql.maxConcurrentOutputFileWriters": "256"}
     saved = {k: spark.conf.get(k, None) for k in session_conf}
@@ -221,7 +222,7 @@ def run_ingest(args) -> int:
         if key not in conf:
             spark.conf.set(key, value)
     try:
-        return _run(spark, args, opts, progress, started, checkpoint, state, ranges, active,
+        return _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, active,
                     driver_errors, files, run, out)
     finally:
         for key, value in saved.items():
@@ -231,11 +232,59 @@ def run_ingest(args) -> int:
                 spark.conf.set(key, value)
 
 
-def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active, driver_errors,
-         files, run, out) -> int:
+class SparkStart:
+    """Spark's start-up (JVM, session: 10-15 s) in a background thread, so that the driver
+    pre-scans the binlogs meanwhile.  PySpark supports a context made outside the main
+    thread (it then installs no SIGINT handler).  A daemon thread: an error in the
+    pre-scan ends the command without waiting for the JVM."""
+
+    def __init__(self, master: str | None, conf: dict):
+        self._spark = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, args=(master, conf), name="spark-start",
+                                        daemon=True)
+        self._thread.start()
+
+    def _start(self, master, conf) -> None:
+        from .session import get_spark
+
+        try:
+            self._spark = get_spark(master, conf=conf)
+        except BaseException as exc:      # handed to the main thread by result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._spark
+
+
+def local_parallelism(master: str | None, conf: dict) -> int | None:
+    """Spark's defaultParallelism, when it is known without a running Spark: the
+    ``spark.default.parallelism`` setting, or the threads of a local master (local[*]:
+    the CPUs this process may run on, as the JVM counts them).  None otherwise."""
+    from .session import submitted
+
+    if conf.get("spark.default.parallelism"):
+        return int(conf["spark.default.parallelism"])
+    if master is None and submitted():
+        return None
+    master = master or "local[*]"
+    if master == "local":
+        return 1
+    if master.startswith("local[") and master.endswith("]"):
+        threads = master[len("local["):-1].split(",")[0]
+        if threads == "*":
+            return len(os.sched_getaffinity(0))
+        if threads.isdigit():
+            return int(threads)
+    return None
+
+
+def _plan(opts, progress, ranges, state, active):
     from .plan import build_plan
 
-    opts.parallelism = spark.sparkContext.defaultParallelism
     scan_bytes = [0, 0]
 
     def scanned(scan):
@@ -252,7 +301,11 @@ def _run(spark, args, opts, progress, started, checkpoint, state, ranges, active
                   f"{len(plan.splits)} split(s) in {t_scan:.1f} s")
     for warning in plan.warnings:
         progress.say(f"binlog: warning: {warning}")
+    return plan, t_scan
 
+
+def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, active, driver_errors,
+         files, run, out) -> int:
     checkpoint.begin(run)
     changes_dir = out / "changes"
     run_dir = changes_dir / f"run={run}"

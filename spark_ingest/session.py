@@ -26,7 +26,7 @@ def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", con
         builder = SparkSession.builder.appName(app_name)
         if master is not None:
             builder = builder.master(master)
-        elif not _submitted():
+        elif not submitted():
             builder = builder.master("local[*]")
         settings = {
             "spark.ui.enabled": "false",
@@ -36,7 +36,7 @@ def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", con
             "spark.sql.sources.partitionOverwriteMode": "dynamic",
             "spark.python.worker.reuse": "true",
         }
-        if not _submitted():
+        if not submitted():
             settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j()}"
         settings.update(conf or {})
         for key, value in settings.items():
@@ -47,7 +47,7 @@ def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", con
     return spark
 
 
-def _submitted() -> bool:
+def submitted() -> bool:
     """Launched by spark-submit: the JVM gateway exists and the master comes from there."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
 

@@ -128,3 +128,20 @@ def test_corrupt_file_is_reported_and_skipped(spark, tmp_path):
     out2 = tmp_path / "out2"
     assert ingest(src, "--to", out2, "--on-error", "fail", "--no-tables") == 1
     assert not (out2 / "_checkpoint" / "state.json").exists()
+
+
+@pytest.mark.parametrize("master, conf, want", [
+    ("local[3]", {}, 3), ("local", {}, 1), ("local[2,4]", {}, 2), ("local[4]", {"spark.default.parallelism": "7"}, 7),
+    ("spark://host:7077", {}, None), ("yarn", {}, None), ("local-cluster[2,1,1024]", {}, None)])
+def test_parallelism_known_before_spark_starts(master, conf, want):
+    from spark_ingest.ingest import local_parallelism
+
+    assert local_parallelism(master, conf) == want
+
+
+def test_parallelism_of_local_star_is_what_spark_says(spark):
+    from spark_ingest.ingest import local_parallelism
+
+    # local[*] runs as many threads as the JVM's availableProcessors()
+    jvm_cpus = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().availableProcessors()
+    assert local_parallelism("local[*]", {}) == jvm_cpus
