@@ -81,6 +81,8 @@ class PartitionedWriter:
         self.written: list[str] = []
 
     def add(self, batch: pa.RecordBatch) -> None:
+        # one key per row: db NUL table NUL day (identifiers cannot hold U+0000: MariaDB
+        # KB "Identifier Names"); rows sorted by key, then one slice per partition
         days = _utc_day(batch.column("ts"))
         keys = pc.binary_join_element_wise(pc.fill_null(batch.column("db"), ""),
                                            pc.fill_null(batch.column("table"), ""),
