@@ -35,23 +35,22 @@ def _cleanup() -> None:
 atexit.register(_cleanup)
 
 
-def write_plan(plan: ReadPlan, directory: str | None = None) -> str:
-    if directory is None:
-        directory = tempfile.mkdtemp(prefix="binlog-plan-")
-        _PLAN_DIRS.append(directory)
-    os.makedirs(directory, exist_ok=True)
+def write_plan(plan: ReadPlan) -> str:
+    """The plan in a JSON file the data source reads (removed at exit)."""
+    directory = tempfile.mkdtemp(prefix="binlog-plan-")
+    _PLAN_DIRS.append(directory)
     fd, path = tempfile.mkstemp(prefix="plan-", suffix=".json", dir=directory)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(plan.to_json())
     return path
 
 
-def load_plan(spark, plan: ReadPlan, plan_file: str | None = None):
+def load_plan(spark, plan: ReadPlan):
     """The change-records DataFrame of a plan."""
     from .session import register
 
     register(spark)
-    return spark.read.format("binlog").option("plan", plan_file or write_plan(plan)).load()
+    return spark.read.format("binlog").option("plan", write_plan(plan)).load()
 
 
 class BinlogRead:
