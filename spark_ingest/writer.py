@@ -77,8 +77,7 @@ class PartitionedWriter:
         self.buffered: Counter = Counter()        # rows per partition
         self.buffered_bytes = 0
         self.open: OrderedDict = OrderedDict()    # partition -> (writer, temp path, final path)
-        self.files = 0
-        self.written: list[str] = []
+        self.opened = 0                           # files, for their names
 
     def add(self, batch: pa.RecordBatch) -> None:
         # one key per row: db NUL table NUL day (identifiers cannot hold U+0000: MariaDB
@@ -120,8 +119,8 @@ class PartitionedWriter:
             self._close(next(iter(self.open)))
         directory = os.path.join(self.target, key)
         os.makedirs(directory, exist_ok=True)
-        name = f"part-{self.index:05d}-{self.files}.parquet"
-        self.files += 1
+        name = f"part-{self.index:05d}-{self.opened}.parquet"
+        self.opened += 1
         temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
         self.open[key] = (pq.ParquetWriter(temp, self.schema, compression="snappy"), temp, final)
         return self.open[key][0]
@@ -130,7 +129,6 @@ class PartitionedWriter:
         writer, temp, final = self.open.pop(key)
         writer.close()
         os.replace(temp, final)
-        self.written.append(final)
 
     def close(self) -> None:
         for key in list(self.buffers):
@@ -170,7 +168,7 @@ class SplitWriter:
             self.files.add(batch)
 
     def result(self) -> dict:
-        return {"rows": self.rows, "errors": self.errors, "files": len(self.files.written),
+        return {"rows": self.rows, "errors": self.errors, "files": self.files.opened,
                 "counts": [[db, table, op, n] for (db, table, op), n in sorted(self.counts.items(), key=repr)]}
 
 
