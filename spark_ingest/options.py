@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, fields
 
 from binlog.errors import ON_ERROR_CHOICES, UsageError
 
-ON_ERROR = ON_ERROR_CHOICES
 DEFAULT_MAX_SPLIT = 128 << 20
 MIN_SPLIT = 4 << 20
 
@@ -175,7 +174,7 @@ def parse_options(options) -> ReadOptions:
         elif key == "timezone":
             opts.timezone = str(value)
         elif key == "on-error":
-            if str(value).lower() not in ON_ERROR:
+            if str(value).lower() not in ON_ERROR_CHOICES:
                 raise UsageError(f"option on-error: expected fail or skip, got {value!r}")
             opts.on_error = str(value).lower()
         elif key == "infer-precision":
