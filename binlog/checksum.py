@@ -28,6 +28,7 @@ from decimal import Decimal
 
 from .charsets import CHARSET_CODECS
 from .constants import ColumnType as T
+from .output.values import charset_of, json_text
 
 _INTS = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR})
 _TEXT_FORMS = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -111,8 +112,6 @@ def encode_value(value, col) -> bytes:
             text = _utc_timestamp(text, col.tz)
         return text.encode("ascii")
     if t == T.JSON:
-        from .output.sql import json_text
-
         return (value if isinstance(value, str) else json_text(value)).encode("utf-8")
     if t == T.VECTOR:
         return struct.pack(f"<{len(value)}f", *value)
@@ -127,8 +126,6 @@ def encode_value(value, col) -> bytes:
 
 
 def _codec_of(col):
-    from .output.sql import charset_of
-
     return CHARSET_CODECS.get(charset_of(col) or "")
 
 

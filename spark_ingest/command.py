@@ -72,10 +72,10 @@ def main(argv=None) -> int:
     """Stand-alone entry (spark-submit): the same arguments as `binlog ingest`."""
     import sys
 
-    from binlog.cli import EXIT_DECODE_ERROR, EXIT_USAGE, _Parser
+    from binlog.commands._common import EXIT_DECODE_ERROR, EXIT_USAGE, Parser
     from binlog.errors import BinlogError, UsageError
 
-    parser = _Parser(prog="binlog ingest")
+    parser = Parser(prog="binlog ingest")
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, fields
 
 from binlog.errors import ON_ERROR_CHOICES, UsageError
+from binlog.user_values import parse_epoch, parse_zone
 
 DEFAULT_MAX_SPLIT = 128 << 20
 MIN_SPLIT = 4 << 20
@@ -63,15 +64,11 @@ class ReadOptions:
     # -- derived ---------------------------------------------------------------------
     @property
     def zone(self):
-        from binlog.cli import _zone
-
-        return _zone(self.timezone)
+        return parse_zone(self.timezone)
 
     def epochs(self) -> tuple[int | None, int | None]:
-        from binlog.cli import _epoch
-
         zone = self.zone
-        return _epoch(self.start_datetime, zone), _epoch(self.stop_datetime, zone)
+        return parse_epoch(self.start_datetime, zone), parse_epoch(self.stop_datetime, zone)
 
     def table_filter(self):
         from binlog.filters import TableFilter

@@ -1,1 +1,1 @@
-"""Subcommands of `binlog` beyond dump and schema (see binlog.cli.COMMAND_MODULES)."""
+"""Subcommands of `binlog`, one module each (see binlog.cli.COMMAND_MODULES)."""

@@ -1,12 +1,34 @@
-"""Reader options shared by apply, verify-rows and stats (the same meaning as in dump)."""
+"""What the subcommands share: the argument parser, exit codes, reader and schema options
+(the same meaning in every command), and the objects built from them."""
 from __future__ import annotations
 
+import argparse
 import sys
+
+from ..errors import UsageError
+from ..user_values import parse_epoch, parse_zone
+
+EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE, EXIT_DAMAGE, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 on bad usage, as we want; keep the text short
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"binlog: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def add_schema_options(p) -> None:
+    p.add_argument("--schema-ddl", action="append", default=[], metavar="FILE",
+                   help="mysqldump/mariadb-dump --no-data file or CREATE TABLE script, as of "
+                        "the binlog's start (repeatable)")
+    p.add_argument("--schema-store", metavar="PATH",
+                   help="SQLite file keeping versioned schemas (created if missing)")
+    p.add_argument("--schema-from", metavar="DSN",
+                   help="snapshot schemas from a live server, e.g. mysql://user:pw@host:3306/db")
 
 
 def add_reader_options(p, *, positions: bool = True) -> None:
-    from ..cli import _schema_options
-
     p.add_argument("paths", nargs="+", metavar="FILE|DIR",
                    help="binlog files, or directories (their binlogs in index order)")
     if positions:
@@ -22,7 +44,7 @@ def add_reader_options(p, *, positions: bool = True) -> None:
                        help="zone of the datetime options (default UTC)")
     p.add_argument("--no-verify-checksum", action="store_true",
                    help="do not verify CRC32 event checksums")
-    _schema_options(p)
+    add_schema_options(p)
     p.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
                    help="keep only matching tables (wildcards %% _ *; repeatable)")
     p.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
@@ -37,25 +59,87 @@ def add_reader_options(p, *, positions: bool = True) -> None:
 
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):
     """A BinlogReader for the options (``paths``/``start_position`` override them)."""
-    from .. import cli
     from ..reader import BinlogReader
 
-    zone = cli._zone(getattr(args, "timezone", "UTC"))
+    zone = parse_zone(getattr(args, "timezone", "UTC"))
     if schema is None:
-        schema = cli.open_schema(args, required=not args.no_track_ddl)
+        schema = open_schema(args, required=not args.no_track_ddl)
     if table_filter is None:
-        table_filter = cli.table_filter(args)
+        table_filter = table_filter_of(args)
     if start_position is None:
         start_position = getattr(args, "start_position", None)
     return BinlogReader(paths if paths is not None else args.paths,
                         verify_checksums=not args.no_verify_checksum,
                         start_position=start_position,
                         stop_position=getattr(args, "stop_position", None),
-                        start_datetime=cli._epoch(getattr(args, "start_datetime", None), zone),
-                        stop_datetime=cli._epoch(getattr(args, "stop_datetime", None), zone),
-                        tz=tz, on_unknown=cli._warn_unknown, schema=schema,
+                        start_datetime=parse_epoch(getattr(args, "start_datetime", None), zone),
+                        stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
+                        tz=tz, on_unknown=warn_unknown, schema=schema,
                         table_filter=table_filter, infer_precision=args.infer_precision,
-                        on_inferred=cli._report_inferred)
+                        on_inferred=report_inferred)
+
+
+def open_schema(args, *, required: bool = False):
+    """The schema store the options describe (None when they name none), loaded."""
+    from schema_store.resolver import SchemaResolver
+    from schema_store.store import SchemaStore
+
+    if not (args.schema_store or args.schema_ddl or args.schema_from or required):
+        return None
+    store = SchemaStore(args.schema_store)
+    for path in args.schema_ddl:
+        try:
+            text = open(path, encoding="utf-8", errors="surrogateescape").read()
+        except OSError as exc:
+            raise UsageError(f"cannot read --schema-ddl {path}: {exc.strerror}") from exc
+        store.import_ddl(text, source=f"ddl:{path}")
+    if args.schema_from:
+        from schema_store.live import import_live
+
+        import_live(store, args.schema_from)
+    return SchemaResolver(store, track_ddl=not getattr(args, "no_track_ddl", False), on_warning=warn)
+
+
+def table_filter_of(args):
+    """The TableFilter of --table, --exclude-table and --database."""
+    from ..filters import TableFilter
+
+    return TableFilter(args.table, args.exclude_table, args.database)
+
+
+def live_tables_from_dsn(dsn: str):
+    """``live(db, table)`` over a one-time information_schema read of a server."""
+    import pymysql
+
+    from schema_store.live import parse_dsn
+    from ..output.sql import SqlRenderError
+    from ..replay.keys import load_live_tables
+
+    kw = parse_dsn(dsn)
+    database = kw.pop("database")
+    try:
+        conn = pymysql.connect(charset="utf8mb4", **kw)
+    except pymysql.err.MySQLError as exc:
+        raise SqlRenderError(f"cannot connect to {kw.get('host', 'localhost')} for the keys: {exc}") from exc
+    try:
+        tables = load_live_tables(conn, database)
+    finally:
+        conn.close()
+    return lambda db, table: tables.get((db, table))
+
+
+def warn_unknown(name, event):
+    h = event.header
+    sys.stderr.write(f"binlog: warning: {name} @ {h.offset}: unknown event type {h.type_code} "
+                     f"({h.event_size} bytes) reported and not decoded\n")
+
+
+def report_inferred(name, offset, plan, found) -> None:
+    for index, n in sorted(found.items()):
+        col = plan.columns[index]
+        kind = {7: "TIMESTAMP", 12: "DATETIME", 11: "TIME"}.get(col.type, "?")
+        sys.stderr.write(f"binlog: inferred {plan.qualified_name} column {col.label} {kind}({n}) "
+                         f"from the rows event at {name} @ {offset}\n")
 
 
 def warn(message: str) -> None:
@@ -69,7 +153,6 @@ def connect(dsn: str, *, what: str = "the target", **extra):
 
     from schema_store.errors import SchemaError
     from schema_store.live import parse_dsn
-    from ..errors import UsageError
 
     try:
         kw = parse_dsn(dsn)

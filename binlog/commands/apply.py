@@ -44,7 +44,8 @@ import time
 import pymysql
 
 from ..output.sql import _short
-from ._common import EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, warn
+from ._common import (EXIT_TARGET, TargetError, add_reader_options, connect, make_reader,
+                      open_schema, table_filter_of, warn)
 
 
 # What closing or rolling back a connection that already failed may raise.
@@ -238,11 +239,9 @@ class Applier:
 
     # -- main loop -----------------------------------------------------------------------
     def run(self) -> int:
-        from .. import cli
-
         import pymysql
 
-        self.schema = cli.open_schema(self.args, required=not self.args.no_track_ddl)
+        self.schema = open_schema(self.args, required=not self.args.no_track_ddl)
         attempts = 0
         while True:
             try:
@@ -275,7 +274,6 @@ class Applier:
                     self.conn = None
 
     def _run_once(self) -> None:
-        from ..cli import table_filter
         from ..filters import TableFilter
         from ..output.sql import SqlRenderer
         from ..replay.keys import KeyCatalog
@@ -312,7 +310,7 @@ class Applier:
                 self._note_gtid(g.strip())
             if args.start_position is not None:
                 warn(f"--start-position ignored: resuming from the checkpoint {self.checkpoint_text()}")
-        base = table_filter(args)
+        base = table_filter_of(args)
         tf = TableFilter(base.include, base.exclude + [f"{self.cp_db}.{self.cp_table}"], base.databases)
         self.filter = tf
         reader = make_reader(args, paths=files, start_position=start_position, schema=self.schema,

@@ -32,9 +32,10 @@ import sys
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from ..charsets import CHARSET_CODECS, COLLATIONS
-from ..constants import BINARY_COLLATION, ColumnType as T
+from ..charsets import CHARSET_CODECS
+from ..constants import ColumnType as T
 from ..errors import BinlogError
+from .values import charset_of, json_text
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
 TEMPORAL_TYPES = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -56,11 +57,6 @@ SESSION_SETUP = (
 
 _ESCAPES = str.maketrans({"\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z",
                           "'": "\\'", '"': '\\"', "\\": "\\\\"})
-_CODEC_CHARSET = {}
-for _name, _codec in CHARSET_CODECS.items():
-    if _codec and _codec not in _CODEC_CHARSET and _name != "utf8":
-        _CODEC_CHARSET[_codec] = _name
-_CODEC_CHARSET["utf-8"] = "utf8mb4"
 
 
 class SqlRenderError(BinlogError):
@@ -69,14 +65,6 @@ class SqlRenderError(BinlogError):
 
 def quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def charset_of(col) -> str | None:
-    if col.collation is not None:
-        return "binary" if col.collation == BINARY_COLLATION else COLLATIONS.get(col.collation)
-    if col.encoding:
-        return _CODEC_CHARSET.get(col.encoding)
-    return None
 
 
 def quote_text(text: str) -> str:
@@ -103,20 +91,6 @@ def float_literal(value: float) -> str:
     text = repr(value)
     # An exponent makes the server read a double literal (no DECIMAL detour; -0.0 stays -0).
     return text if "e" in text else text + "e0"
-
-
-def json_text(value) -> str:
-    """MySQL's own text form of a JSON value (``{"a": 1, "b": [1, 2]}``)."""
-    import json
-
-    def default(v):
-        if isinstance(v, Decimal):
-            return float(v)
-        if isinstance(v, (bytes, bytearray)):
-            return bytes(v).decode("utf-8", "replace")
-        return str(v)
-
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=default)
 
 
 def literal(value, col) -> str:
@@ -522,39 +496,3 @@ def _terminated(statement: str) -> str:
     if ";" in statement:
         return f"DELIMITER /*!*/;\n{statement}\n/*!*/;\nDELIMITER ;"
     return statement + ";"
-
-
-def writer_for_args(args, out, schema):
-    """The writer ``binlog dump`` uses for --format sql|flashback."""
-    from ..replay.keys import KeyCatalog
-
-    live = None
-    if getattr(args, "schema_from", None):
-        live = live_tables_from_dsn(args.schema_from)
-    keys = KeyCatalog(schema=schema, live=live)
-    from ..cli import table_filter
-
-    return SqlWriter(out, keys=keys, safe=getattr(args, "safe", True),
-                     flashback=args.format == "flashback",
-                     split_updates=getattr(args, "split_updates", False),
-                     table_filter=table_filter(args))
-
-
-def live_tables_from_dsn(dsn: str):
-    """``live(db, table)`` over a one-time information_schema read of a server."""
-    import pymysql
-
-    from schema_store.live import parse_dsn
-    from ..replay.keys import load_live_tables
-
-    kw = parse_dsn(dsn)
-    database = kw.pop("database")
-    try:
-        conn = pymysql.connect(charset="utf8mb4", **kw)
-    except pymysql.err.MySQLError as exc:
-        raise SqlRenderError(f"cannot connect to {kw.get('host', 'localhost')} for the keys: {exc}") from exc
-    try:
-        tables = load_live_tables(conn, database)
-    finally:
-        conn.close()
-    return lambda db, table: tables.get((db, table))

@@ -56,16 +56,3 @@ class SplitUpdatesWriter:
             elif isinstance(unit, Transaction):
                 for change in unit.changes:      # no COMMIT seen: given as they are
                     self.inner.write(change)
-
-
-def json_writer_for_args(args, out, schema):
-    """The JSON writer ``binlog dump`` uses: checksums and/or split updates on demand."""
-    cls = ChecksumJsonWriter if getattr(args, "checksum", False) else JsonLinesWriter
-    writer = cls(out, args.binary_encoding)
-    if getattr(args, "split_updates", False):
-        from ..output.sql import live_tables_from_dsn
-        from .keys import KeyCatalog
-
-        live = live_tables_from_dsn(args.schema_from) if getattr(args, "schema_from", None) else None
-        writer = SplitUpdatesWriter(writer, KeyCatalog(schema=schema, live=live))
-    return writer

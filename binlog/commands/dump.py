@@ -1,0 +1,177 @@
+"""``binlog dump``: decode binlogs to JSON Lines, text, SQL or flashback SQL."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ON_ERROR_CHOICES
+from ..user_values import parse_epoch, parse_zone
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_schema_options,
+                      live_tables_from_dsn, open_schema, report_inferred, table_filter_of,
+                      warn_unknown)
+
+
+def add_parser(sub) -> None:
+    dump = sub.add_parser("dump", help="decode binlog files to JSON Lines or text")
+    dump.add_argument("paths", nargs="+", metavar="FILE|DIR",
+                      help="binlog files, or directories (their binlogs in index order)")
+    dump.add_argument("--format", choices=["json", "text", "sql", "flashback"], default="json",
+                      help="json (default), text, sql (statements replaying the changes, one "
+                           "transaction per source transaction) or flashback (statements "
+                           "undoing them, newest first)")
+    dump.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
+                      help="sql/flashback: INSERT as REPLACE, UPDATE as DELETE by key + REPLACE "
+                           "(idempotent; default); --no-safe for plain INSERT/UPDATE/DELETE")
+    dump.add_argument("--split-updates", action="store_true",
+                      help="give each transaction as TiCDC does: net changes per row, UPDATEs "
+                           "changing a primary/unique key as DELETE + INSERT, DELETEs first")
+    dump.add_argument("--checksum", action="store_true",
+                      help="json: add the TiCDC CRC32 row checksums of the images to each record")
+    dump.add_argument("--start-position", type=int, metavar="N",
+                      help="skip events before offset N of the first file")
+    dump.add_argument("--stop-position", type=int, metavar="N",
+                      help="stop at the first event at or after offset N of the last file")
+    dump.add_argument("--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+                      help="skip events older than this (in --timezone)")
+    dump.add_argument("--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+                      help="stop at the first event at or after this time (in --timezone)")
+    dump.add_argument("--timezone", default="UTC",
+                      help="zone for TIMESTAMP values and the datetime options (default UTC)")
+    dump.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex",
+                      help="how binary strings and BLOBs are printed (default hex)")
+    dump.add_argument("--no-verify-checksum", action="store_true",
+                      help="do not verify CRC32 event checksums")
+    dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
+    dump.add_argument("--on-error", choices=ON_ERROR_CHOICES, default="fail",
+                      help="fail: stop at the first damaged event (exit 1); skip: report it, "
+                           "skip it (resynchronising after a damaged header), read on, list "
+                           "the skipped byte ranges at the end and exit 3")
+    dump.add_argument("--follow", action="store_true",
+                      help="at the end of the last file wait for more data (and follow a "
+                           "ROTATE to the next file) instead of stopping")
+    dump.add_argument("--follow-timeout", type=float, metavar="SECONDS",
+                      help="with --follow: stop after this many seconds without new data "
+                           "(default: wait until interrupted)")
+    add_schema_options(dump)
+    dump.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
+                      help="keep only matching tables (wildcards %% _ *; repeatable)")
+    dump.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
+                      help="drop matching tables (wildcards %% _ *; repeatable)")
+    dump.add_argument("--database", action="append", default=[], metavar="DB",
+                      help="keep only tables of this database (repeatable)")
+    dump.add_argument("--infer-precision", action="store_true",
+                      help="when no schema knows a legacy temporal column's precision, infer it "
+                           "from the row images (only an unambiguous fit is accepted)")
+    dump.add_argument("--no-track-ddl", action="store_true",
+                      help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
+                           "(followed by default)")
+    dump.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..output.json_lines import JsonLinesWriter
+    from ..output.text import TextWriter
+    from ..reader import BinlogReader, RowChange
+
+    zone = parse_zone(args.timezone)
+    # DDL in the binlog is followed by default (an in-memory store when no --schema-store):
+    # a CREATE TABLE inside the binlog gives its legacy columns' precision.
+    schema = open_schema(args, required=not args.no_track_ddl)
+    reader = BinlogReader(args.paths, verify_checksums=not args.no_verify_checksum,
+                          start_position=args.start_position, stop_position=args.stop_position,
+                          start_datetime=parse_epoch(args.start_datetime, zone),
+                          stop_datetime=parse_epoch(args.stop_datetime, zone), tz=zone,
+                          on_unknown=warn_unknown, schema=schema, table_filter=table_filter_of(args),
+                          infer_precision=args.infer_precision, on_inferred=report_inferred,
+                          on_error=args.on_error, on_damage=_report_damage, follow=args.follow,
+                          follow_timeout=args.follow_timeout, on_idle=sys.stdout.flush)
+    out = sys.stdout.buffer
+    if args.format in ("sql", "flashback"):
+        reader.tz = None     # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone)
+        writer = sql_writer(args, out, schema)
+    elif args.format == "json" and (args.checksum or args.split_updates):
+        writer = json_writer(args, out, schema)
+    else:
+        writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
+    try:
+        if args.format == "json" and not args.split_updates:
+            for change in reader.changes():
+                writer.write(change)
+        else:
+            for item in reader.items():
+                (writer.write if isinstance(item, RowChange) else writer.event)(item)
+        if hasattr(writer, "close"):
+            writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
+    finally:
+        out.flush()
+        if args.stats:
+            _print_stats(reader.stats)
+        _print_damage_summary(reader.stats)
+    return _dump_exit_code(reader.stats)
+
+
+def sql_writer(args, out, schema):
+    """The writer ``binlog dump`` uses for --format sql|flashback."""
+    from ..output.sql import SqlWriter
+    from ..replay.keys import KeyCatalog
+
+    live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
+    return SqlWriter(out, keys=KeyCatalog(schema=schema, live=live), safe=args.safe,
+                     flashback=args.format == "flashback", split_updates=args.split_updates,
+                     table_filter=table_filter_of(args))
+
+
+def json_writer(args, out, schema):
+    """The JSON writer ``binlog dump`` uses: checksums and/or split updates on demand."""
+    from ..output.json_lines import JsonLinesWriter
+    from ..replay.keys import KeyCatalog
+    from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
+
+    writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
+    if args.split_updates:
+        live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
+        writer = SplitUpdatesWriter(writer, KeyCatalog(schema=schema, live=live))
+    return writer
+
+
+def _report_damage(damage) -> None:
+    sys.stderr.write(f"binlog: warning: skipped {damage.source} bytes {damage.start}..{damage.end}"
+                     f" ({damage.size} bytes): {damage.error}\n")
+
+
+def _print_damage_summary(stats) -> None:
+    """The skipped byte ranges (--on-error skip) and an incomplete final event."""
+    err = sys.stderr
+    if stats.damage:
+        err.write(f"binlog: damage: {len(stats.damage)} byte range(s) skipped, "
+                  f"{stats.damaged_bytes} bytes in all:\n")
+        for d in stats.damage:
+            how = ("to the end of the file" if d.to_end else
+                   "bytes between two events, no event lost" if d.no_event_lost else
+                   "one event, header damaged, resynchronised" if d.resynced and d.one_event else
+                   "resynchronised on the next valid event" if d.resynced else "one event")
+            reason = d.error.message.splitlines()[0]
+            err.write(f"binlog:   {d.source} {d.start}..{d.end} ({d.size} bytes, {how}): "
+                      f"{type(d.error).__name__}: {reason}\n")
+    if stats.incomplete is not None:
+        err.write(f"binlog: warning: {stats.incomplete}\n")
+
+
+def _dump_exit_code(stats) -> int:
+    if stats.damage:
+        return EXIT_DAMAGE
+    if stats.incomplete is not None:
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def _print_stats(stats) -> None:
+    err = sys.stderr
+    err.write(f"binlog: {stats.files} file(s), {sum(stats.events.values())} events, {stats.bytes} bytes\n")
+    for table, count in sorted(stats.rows.items()):
+        err.write(f"binlog:   {table}: {count} rows\n")
+    if stats.skipped_events:
+        err.write(f"binlog:   filtered tables: {stats.skipped_events} rows events, "
+                  f"{stats.skipped_bytes} bytes skipped undecoded\n")
+    if stats.unknown:
+        err.write(f"binlog:   {len(stats.unknown)} unknown event(s) reported, not decoded\n")

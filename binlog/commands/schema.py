@@ -1,0 +1,77 @@
+"""``binlog schema set|show|import``: inspect and maintain the schema store."""
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..user_values import parse_position, parse_table_name
+from ._common import EXIT_OK, add_schema_options, open_schema
+
+
+def add_parser(sub) -> None:
+    schema = sub.add_parser("schema", help="inspect and maintain the schema store")
+    ssub = schema.add_subparsers(dest="schema_command", required=True)
+    set_ = ssub.add_parser("set", help="set a column's type and precision (kept in the store)")
+    set_.add_argument("table", metavar="DB.TABLE")
+    set_.add_argument("column", metavar="@N|NAME", help="1-based column number (@3) or name")
+    set_.add_argument("type", metavar="TYPE", help="TIMESTAMP, DATETIME or TIME")
+    set_.add_argument("precision", type=int, metavar="PRECISION", help="fractional digits, 0..6")
+    set_.add_argument("--schema-store", required=True, metavar="PATH")
+    set_.add_argument("--from-position", metavar="FILE:POS",
+                      help="apply from this binlog position on (default: everywhere)")
+    show = ssub.add_parser("show", help="list tables, or one table's versions")
+    show.add_argument("table", nargs="?", metavar="DB.TABLE")
+    show.add_argument("--schema-store", required=True, metavar="PATH")
+    imp = ssub.add_parser("import", help="import DDL files or a live snapshot into the store")
+    add_schema_options(imp)
+    schema.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from schema_store.store import SchemaStore
+
+    if args.schema_command == "import":
+        if not args.schema_store:
+            raise UsageError("schema import needs --schema-store PATH")
+        resolver = open_schema(args, required=True)
+        tables = resolver.store.tables()
+        print(f"{len(tables)} table(s) in {args.schema_store}")
+        return EXIT_OK
+    store = SchemaStore(args.schema_store)
+    if args.schema_command == "set":
+        db, table = parse_table_name(args.table)
+        kind = args.type.upper()
+        if kind not in ("TIMESTAMP", "DATETIME", "TIME"):
+            raise UsageError(f"TYPE must be TIMESTAMP, DATETIME or TIME, not {args.type!r}")
+        if not 0 <= args.precision <= 6:
+            raise UsageError(f"PRECISION must be 0..6, not {args.precision}")
+        column = args.column
+        column = int(column[1:]) if column.startswith("@") and column[1:].isdigit() else column
+        store.set_override(db, table, column, kind.lower(), args.precision,
+                           position=parse_position(args.from_position))
+        print(f"{db}.{table} {args.column}: {kind}({args.precision})")
+        return EXIT_OK
+    if args.table:
+        db, table = parse_table_name(args.table)
+        for position, source, schema in store.history(db, table):
+            where = "baseline" if position is None else f"{position[0]}:{position[1]}"
+            if schema is None:
+                print(f"{where}\t{source}\tdropped")
+                continue
+            cols = ", ".join(_describe_column(c) for c in schema.columns)
+            print(f"{where}\t{source}\t{cols}")
+        for o in store.overrides(db, table):
+            column = f"@{o['column']}" if isinstance(o["column"], int) else o["column"]
+            since = "everywhere" if o["position"] is None else f"from {o['position'][0]}:{o['position'][1]}"
+            print(f"{o['kind']}\t{column}\t{o['data_type']}({o['precision']})\t{since}\t{o['source']}")
+        return EXIT_OK
+    for db, table in store.tables():
+        print(f"{db}.{table}")
+    return EXIT_OK
+
+
+def _describe_column(col) -> str:
+    text = f"{col.name} {col.data_type}"
+    if col.datetime_precision:
+        text += f"({col.datetime_precision})"
+    if col.legacy:
+        text += " /* mariadb-5.3 */"
+    return text
