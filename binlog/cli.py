@@ -1,11 +1,13 @@
 """The ``binlog`` command.
 
-Exit codes (DESIGN.md): 0 success; 1 a decoding error stopped the run (the message on
-stderr names file, offset, event type, table and column); 2 bad usage; 3 damage was
-seen and skipped (``--on-error skip``; every skipped byte range is listed on stderr at
-the end); 4 the last file ends inside an event (a file cut short or still being
-written): everything before that event was decoded and a warning names its offset
-(``--follow`` waits for the rest instead).  When both 3 and 4 apply, 3 wins.
+Exit codes: one table for every subcommand, in ``binlog.exitcodes`` (and the README):
+0 success; 1 the input stopped the run (the message on stderr names file, offset, event
+type, table and column); 2 bad usage; 3 damage was seen and skipped (``--on-error
+skip``; every skipped byte range is listed on stderr at the end); 4 the last file ends
+inside an event (a file cut short or still being written): everything before that event
+was decoded and a warning names its offset (``--follow`` waits for the rest instead);
+5 a server could not be reached or refused; 6 verify-rows found differences; 130
+interrupted.  When both 3 and 4 apply, 3 wins.
 
 The subcommands live in ``binlog.commands`` (and ``spark_ingest.command``); this module
 only assembles their parsers and turns errors into exit codes.
@@ -18,13 +20,24 @@ import sys
 from .commands._common import (EXIT_DAMAGE, EXIT_DECODE_ERROR, EXIT_INCOMPLETE, EXIT_OK,
                                EXIT_USAGE, Parser)
 from .errors import BinlogError, UsageError
+from .exitcodes import Exit, for_exception
 
 __all__ = ["EXIT_OK", "EXIT_DECODE_ERROR", "EXIT_USAGE", "EXIT_DAMAGE", "EXIT_INCOMPLETE",
            "build_parser", "main"]
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("binlog-temporal")
+    except PackageNotFoundError:        # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
+    parser.add_argument("--version", action="version", version=f"binlog {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in _command_modules():
         module.add_parser(sub)          # each sets run=... on its parser
@@ -51,21 +64,18 @@ def _command_modules():
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if hasattr(args, "run"):
-            return args.run(args)
-    except UsageError as exc:
-        sys.stderr.write(f"binlog: error: {exc.message}\n")
-        return EXIT_USAGE
+        return args.run(args)
     except BinlogError as exc:
-        sys.stderr.write(f"binlog: error: {exc}\n")
-        return EXIT_DECODE_ERROR
+        # UsageError (2), ServerError (5), anything else the input caused (1)
+        text = exc.message if isinstance(exc, UsageError) and not exc.hint else str(exc)
+        sys.stderr.write(f"binlog: error: {text}\n")
+        return for_exception(exc)
     except BrokenPipeError:
         # The reader of our output went away (e.g. `| head`): not an error of ours.
         sys.stderr.close()
         return EXIT_OK
     except KeyboardInterrupt:
-        return 130
-    return EXIT_USAGE
+        return Exit.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -105,6 +105,15 @@ class UsageError(BinlogError):
     """Bad options or arguments given by the user (exit code 2)."""
 
 
+class ServerError(BinlogError):
+    """A server (a replay target, a server to verify against, a live schema source)
+    could not be reached or refused (exit code 5)."""
+
+
+class GapError(BinlogError):
+    """A binlog is missing from a sequence of files (exit code 1; --allow-gaps reads on)."""
+
+
 # The --on-error policies: "fail" raises on damaged input, "skip" reports it and goes on
 # (binlog.stream).  Here, not in stream.py, so command-line parsers need no decoders.
 ON_ERROR_CHOICES = ("fail", "skip")

@@ -14,23 +14,52 @@ from __future__ import annotations
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
+from binlog.errors import ServerError, UsageError
+
 from .errors import SchemaError
 from .model import TEMPORAL_FSP_TYPES, ColumnSchema, TableSchema, charset_of_collation
 
 SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
 
 
+class BadDsnError(SchemaError, UsageError):
+    """A DSN that is not ``mysql://user:pass@host:port/db`` (exit code 2)."""
+
+
+class SchemaServerError(SchemaError, ServerError):
+    """The live schema source could not be reached or refused (exit code 5)."""
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN as it may be printed: the password replaced by ``***``."""
+    try:
+        parts = urlsplit(dsn)
+        if parts.password is None:
+            return dsn
+    except ValueError:
+        return "<unparsable DSN>"
+    netloc = parts.netloc.rpartition("@")
+    user = netloc[0].partition(":")[0]
+    return parts._replace(netloc=f"{user}:***@{netloc[2]}").geturl()
+
+
 def parse_dsn(dsn: str) -> dict:
-    """DSN -> keyword arguments for ``pymysql.connect`` (plus ``'database'``)."""
-    parts = urlsplit(dsn)
+    """DSN -> keyword arguments for ``pymysql.connect`` (plus ``'database'``); a
+    malformed one raises BadDsnError (its message never shows the password)."""
+    shown = redact_dsn(dsn)
+    try:
+        parts = urlsplit(dsn)
+        port = parts.port
+    except ValueError as exc:       # a port that is not a number, a bad IPv6 bracket
+        raise BadDsnError(f"bad DSN {shown!r}: {exc}") from None
     if parts.scheme.lower() not in ("mysql", "mariadb"):
-        raise SchemaError(f"bad DSN {dsn!r}: expected mysql://user:pass@host:port/db or mariadb://...")
+        raise BadDsnError(f"bad DSN {shown!r}: expected mysql://user:pass@host:port/db or mariadb://...")
     kw: dict = {"user": unquote(parts.username) if parts.username else "root",
                 "password": unquote(parts.password) if parts.password else ""}
     if parts.hostname:
         kw["host"] = parts.hostname
-    if parts.port:
-        kw["port"] = parts.port
+    if port:
+        kw["port"] = port
     db = unquote(parts.path.lstrip("/"))
     kw["database"] = db or None
     query = parse_qs(parts.query)
@@ -38,7 +67,10 @@ def parse_dsn(dsn: str) -> dict:
         kw["unix_socket"] = query["unix_socket"][0]
     for name in ("connect_timeout", "read_timeout"):
         if name in query:
-            kw[name] = float(query[name][0])
+            try:
+                kw[name] = float(query[name][0])
+            except ValueError:
+                raise BadDsnError(f"bad DSN {shown!r}: {name} must be a number of seconds") from None
     return kw
 
 
@@ -61,7 +93,7 @@ def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, s
     try:
         conn = pymysql.connect(charset="utf8mb4", **kw)
     except pymysql.err.MySQLError as exc:
-        raise SchemaError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
+        raise SchemaServerError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
     try:
         cur = conn.cursor()
         cur.execute("SELECT VERSION()")
@@ -76,6 +108,10 @@ def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, s
         cur.execute("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME "
                     f"FROM information_schema.SCHEMATA WHERE {swhere}", args)
         databases = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
+        if database and database not in databases:
+            # A snapshot of nothing would leave every table without a schema, silently.
+            raise UsageError(f"--schema-from: database {database!r} does not exist on {host}",
+                             hint="name an existing database in the DSN, or none to read them all")
         cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_COLLATION "
                     f"FROM information_schema.TABLES WHERE {where}", args)
         tables = {(r[0], r[1]): (r[2], r[3]) for r in cur.fetchall()
@@ -99,6 +135,9 @@ def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, s
         pks: dict[tuple[str, str], list[str]] = {}
         for db, table, col in cur.fetchall():
             pks.setdefault((db, table), []).append(col)
+    except pymysql.err.MySQLError as exc:
+        raise SchemaServerError(f"reading information_schema on {host} failed: {exc}",
+                                source=f"live:{host}") from exc
     finally:
         conn.close()
 

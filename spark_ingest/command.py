@@ -62,7 +62,23 @@ def add_arguments(p) -> None:
     p.add_argument("--summary-json", metavar="FILE", help="also write the run's summary here")
 
 
+# What the [spark] extra installs; without it `binlog ingest` cannot run at all.
+SPARK_MODULES = ("pyspark", "pyarrow", "py4j")
+
+
 def run(args) -> int:
+    from binlog.errors import UsageError
+
+    import importlib
+
+    # Checked before any work: the job imports pyspark only once its pre-scan is done.
+    for name in SPARK_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise UsageError(f"binlog ingest needs the [spark] extra ({name} is not installed)",
+                             hint="pip install 'binlog-temporal[spark]' (PySpark 4 and pyarrow; "
+                                  "Java 17 must be on the machine)") from None
     from .ingest import run_ingest
 
     return run_ingest(args)
@@ -72,17 +88,18 @@ def main(argv=None) -> int:
     """Stand-alone entry (spark-submit): the same arguments as `binlog ingest`."""
     import sys
 
-    from binlog.commands._common import EXIT_DECODE_ERROR, EXIT_USAGE, Parser
+    from binlog.commands._common import Parser
     from binlog.errors import BinlogError, UsageError
+    from binlog.exitcodes import Exit, for_exception
 
     parser = Parser(prog="binlog ingest")
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
         return run(args)
-    except UsageError as exc:
-        sys.stderr.write(f"binlog: error: {exc.message}\n")
-        return EXIT_USAGE
     except BinlogError as exc:
-        sys.stderr.write(f"binlog: error: {exc}\n")
-        return EXIT_DECODE_ERROR
+        text = exc.message if isinstance(exc, UsageError) and not exc.hint else str(exc)
+        sys.stderr.write(f"binlog: error: {text}\n")
+        return for_exception(exc)
+    except KeyboardInterrupt:
+        return Exit.INTERRUPTED

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import UsageError
+from ..errors import ServerError, UsageError
+from ..exitcodes import Exit
 from ..user_values import parse_epoch, parse_zone
 
-EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE, EXIT_DAMAGE, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
+# The names other modules import (binlog.exitcodes.Exit is the table).
+EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE, EXIT_DAMAGE, EXIT_INCOMPLETE = (
+    Exit.OK, Exit.INPUT_ERROR, Exit.USAGE, Exit.SKIPPED, Exit.INCOMPLETE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -112,7 +115,6 @@ def live_tables_from_dsn(dsn: str):
     import pymysql
 
     from schema_store.live import parse_dsn
-    from ..output.sql import SqlRenderError
     from ..replay.keys import load_live_tables
 
     kw = parse_dsn(dsn)
@@ -120,7 +122,7 @@ def live_tables_from_dsn(dsn: str):
     try:
         conn = pymysql.connect(charset="utf8mb4", **kw)
     except pymysql.err.MySQLError as exc:
-        raise SqlRenderError(f"cannot connect to {kw.get('host', 'localhost')} for the keys: {exc}") from exc
+        raise ServerError(f"cannot connect to {kw.get('host', 'localhost')} for the keys: {exc}") from exc
     try:
         tables = load_live_tables(conn, database)
     finally:
@@ -151,13 +153,9 @@ def connect(dsn: str, *, what: str = "the target", **extra):
     ``?unix_socket=/path``); UsageError for a bad DSN, TargetError when it fails."""
     import pymysql
 
-    from schema_store.errors import SchemaError
     from schema_store.live import parse_dsn
 
-    try:
-        kw = parse_dsn(dsn)
-    except SchemaError as exc:
-        raise UsageError(str(exc.message)) from exc
+    kw = parse_dsn(dsn)         # BadDsnError (a UsageError) for a malformed one
     kw.pop("database", None)
     kw.update(extra)
     host = kw.get("unix_socket") or f"{kw.get('host', 'localhost')}:{kw.get('port', 3306)}"
@@ -167,17 +165,12 @@ def connect(dsn: str, *, what: str = "the target", **extra):
         raise TargetError(f"cannot connect to {what} ({host}): {exc.args[-1] if exc.args else exc}") from exc
 
 
-class TargetError(Exception):
+class TargetError(ServerError):
     """The target server failed or refused (exit code 5)."""
 
     def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def __str__(self) -> str:
-        return self.message + (f"\n  hint: {self.hint}" if self.hint else "")
+        super().__init__(message, hint=hint)
 
 
-EXIT_TARGET = 5
-EXIT_DIFFERENT = 6
+EXIT_TARGET = Exit.SERVER
+EXIT_DIFFERENT = Exit.DIFFERENT

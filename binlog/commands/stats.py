@@ -12,6 +12,8 @@ import sys
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
+from ..exitcodes import Exit
+
 from ._common import add_reader_options, make_reader
 
 PLOT_TABLES = 12
@@ -138,7 +140,11 @@ def run(args) -> int:
     if args.plot:
         plot(stats.per_minute, args.plot)
         sys.stderr.write(f"binlog stats: plot written to {args.plot}\n")
-    return 0
+    if reader.stats.incomplete is not None:
+        # the counts stop before that event: say so, and say it in the exit code
+        sys.stderr.write(f"binlog: warning: {reader.stats.incomplete}\n")
+        return Exit.INCOMPLETE
+    return Exit.OK
 
 
 def _human(n: int) -> str:
