@@ -9,20 +9,20 @@ reading stops at the first event at or after ``stop_datetime``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Iterator
 
 from .constants import EventType
 from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
-                     check_on_error)
+                     UsageError, check_on_error)
 from .events.base import SkippedRowsEvent
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
                      RotateEvent, RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
-from .sources.file import expand_paths, file_size, read_events
-from .stream import Damage
+from .sources.base import BinlogSource, ReadState, read_events
+from .sources.file import FileSource
+from .stream import Damage, EventStream
 
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
@@ -73,21 +73,62 @@ class ReadStats:
         return sum(d.size for d in self.damage)
 
 
+@dataclass(frozen=True)
+class ReaderOptions:
+    """How a ``BinlogReader`` reads: one object the CLI builds from its arguments and the
+    Spark source from its options.
+
+    Positions follow mysqlbinlog: ``start_position`` applies to the first binlog and
+    ``stop_position`` to the last; events before ``start_datetime`` (epoch seconds) are
+    skipped and reading stops at the first event at or after ``stop_datetime``.
+    ``tz``: the zone TIMESTAMP values are given in.  ``on_error``: "fail" or "skip"
+    (see ``BinlogReader``).  ``follow``/``follow_timeout``/``poll_interval``: following
+    files that grow (used when the reader is given paths)."""
+    verify_checksums: bool = True
+    start_position: int | None = None
+    stop_position: int | None = None
+    start_datetime: int | None = None
+    stop_datetime: int | None = None
+    tz: Any = None
+    infer_precision: bool = False
+    table_filter: Any = None
+    on_error: str = "fail"
+    follow: bool = False
+    follow_timeout: float | None = None
+    poll_interval: float = 0.25
+
+    def __post_init__(self) -> None:
+        check_on_error(self.on_error)
+
+
+@dataclass(frozen=True)
+class ReaderHooks:
+    """Callbacks of a ``BinlogReader``: ``on_unknown(name, event)`` for an event type
+    this parser does not know, ``on_inferred(name, offset, plan, {index: N})`` for an
+    inferred precision, ``on_damage(Damage)`` for each skipped range, ``on_idle()``
+    before each wait while following."""
+    on_unknown: Callable[[str, UnknownEvent], None] | None = None
+    on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None
+    on_damage: Callable[[Damage], None] | None = None
+    on_idle: Callable[[], None] | None = None
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(ReaderOptions))
+_HOOK_NAMES = frozenset(f.name for f in fields(ReaderHooks))
+
+
 class BinlogReader:
-    def __init__(self, paths, *, verify_checksums: bool = True, start_position: int | None = None,
-                 stop_position: int | None = None, start_datetime: int | None = None,
-                 stop_datetime: int | None = None, tz=None,
-                 on_unknown: Callable[[str, UnknownEvent], None] | None = None,
-                 schema=None, infer_precision: bool = False, table_filter=None,
-                 on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None,
-                 on_error: str = "fail", on_damage: Callable[[Damage], None] | None = None,
-                 follow: bool = False, follow_timeout: float | None = None,
-                 poll_interval: float = 0.25, on_idle: Callable[[], None] | None = None):
-        """``schema``: an object with ``attributes(table_map, position)`` giving, per
+    def __init__(self, source, options: ReaderOptions | None = None, *, schema=None,
+                 hooks: ReaderHooks | None = None, **settings):
+        """``source``: a ``sources.BinlogSource``, or file and directory paths (read
+        by a ``sources.file.FileSource``).  ``options``: a ``ReaderOptions``; or give
+        its fields (and ``ReaderHooks``'s) as keyword arguments instead.
+
+        ``schema``: an object with ``attributes(table_map, position)`` giving, per
         column index, what the binlog lacks (precision of legacy temporals, names,
         signedness, charsets, labels), and optionally ``observe_query(event, position)``
         (DDL tracking) and ``record_inferred(db, table, {index: N}, position)``; see
-        schema_store.resolver.  Positions are (file name, event offset).
+        schema_store.resolver.  Positions are (binlog name, event offset).
 
         Damage (``on_error``): "fail" raises the first error.  "skip" reports each
         damaged event (``on_damage(Damage)``, and ``stats.damage``) and reads on: the
@@ -97,35 +138,44 @@ class BinlogReader:
         inside a transaction, so a row is never joined to a map or GTID it may not
         belong to.
 
-        The last file ending inside an event (a file still being written) is not an
+        The last binlog ending inside an event (a file still being written) is not an
         error: reading stops cleanly before it and ``stats.incomplete`` holds the
         ``IncompleteEventError`` naming where it starts.  With ``follow``, the reader
         waits for the last file to grow instead (polling every ``poll_interval``
         seconds), and goes on to the next file after a ROTATE; ``follow_timeout``
         seconds without new data end the wait (None: wait forever); ``on_idle()`` is
         called before each wait."""
-        check_on_error(on_error)
-        self.on_error = on_error
-        self.on_damage = on_damage
-        self.follow = follow
-        self.follow_timeout = follow_timeout
-        self.poll_interval = poll_interval
-        self.on_idle = on_idle
-        self.files = expand_paths(paths)
-        self.verify_checksums = verify_checksums
-        self.start_position = start_position
-        self.stop_position = stop_position
-        self.start_datetime = start_datetime
-        self.stop_datetime = stop_datetime
-        self.tz = tz
-        self.on_unknown = on_unknown
+        options, hooks = _settings(options, hooks, settings)
+        self.options = options
+        self.hooks = hooks
+        self.source = source if isinstance(source, BinlogSource) else FileSource(
+            source, follow=options.follow, follow_timeout=options.follow_timeout,
+            poll_interval=options.poll_interval, on_idle=hooks.on_idle)
         self.schema = schema
-        self.infer_precision = infer_precision
-        self.on_inferred = on_inferred
+        table_filter = options.table_filter
         self.table_filter = table_filter if table_filter is not None and table_filter.active else None
         self.stats = ReadStats()
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
+
+    # The options as attributes, as callers of the keyword form have always read them.
+    verify_checksums = property(lambda self: self.options.verify_checksums)
+    start_position = property(lambda self: self.options.start_position)
+    stop_position = property(lambda self: self.options.stop_position)
+    start_datetime = property(lambda self: self.options.start_datetime)
+    stop_datetime = property(lambda self: self.options.stop_datetime)
+    tz = property(lambda self: self.options.tz)
+    infer_precision = property(lambda self: self.options.infer_precision)
+    on_error = property(lambda self: self.options.on_error)
+    follow = property(lambda self: self.options.follow)
+    on_unknown = property(lambda self: self.hooks.on_unknown)
+    on_inferred = property(lambda self: self.hooks.on_inferred)
+    on_damage = property(lambda self: self.hooks.on_damage)
+
+    @property
+    def files(self) -> list:
+        """The files of a file source (empty for other sources)."""
+        return getattr(self.source, "files", [])
 
     def changes(self) -> Iterator[RowChange]:
         for item in self.items():
@@ -133,31 +183,22 @@ class BinlogReader:
                 yield item
 
     def items(self) -> Iterator:
-        number = 0
-        while number < len(self.files):
-            path = self.files[number]
-            first, last = number == 0, number == len(self.files) - 1
-            state = _FileState()
-            done = yield from self._read_file(path, self.start_position if first else None,
-                                              self.stop_position if last else None, last, state)
+        """Every event given out (``SourceEvent``) and, after each rows event, its
+        ``RowChange``s, over all binlogs of the source."""
+        first = True
+        # The next binlog is asked for only after this one was read: a source that
+        # follows decides what comes next from its ROTATE.
+        for binlog in self.source.binlogs():
+            with binlog:
+                read = ReadState()
+                done = yield from self._read_file(binlog, self.start_position if first else None,
+                                                  self.stop_position if binlog.last else None,
+                                                  binlog.last, _FileState(), read)
             if done:
                 return
-            if last and self.follow and state.rotated_to:
-                # The server moved on to a new file: follow it there.
-                nxt = path.parent / state.rotated_to
-                if nxt != path and self._wait_for(nxt):
-                    self.files.append(nxt)
-            number += 1
-
-    def _wait_for(self, path: Path) -> bool:
-        import time
-
-        deadline = None if self.follow_timeout is None else time.monotonic() + self.follow_timeout
-        while not path.exists():
-            if deadline is not None and time.monotonic() >= deadline:
-                return False
-            time.sleep(self.poll_interval)
-        return True
+            if read.rotated_to:
+                self.source.rotated(read.rotated_to)
+            first = False
 
     def _damaged(self, damage: Damage, state: "_FileState") -> None:
         """Record a skipped range and forget what it may have changed."""
@@ -177,17 +218,16 @@ class BinlogReader:
         if self.schema is not None and hasattr(self.schema, "observe_damage"):
             self.schema.observe_damage(damage, (damage.source, damage.start))
 
-    def _read_file(self, path: Path, start: int | None, stop: int | None, last: bool = True,
-                   state: "_FileState | None" = None):
-        name = path.name
-        state = state or _FileState()
+    def _read_file(self, binlog, start: int | None, stop: int | None, last: bool,
+                   state: "_FileState", read: ReadState):
+        name = binlog.name
         filtered: set[int] = set()       # table_ids whose TABLE_MAP the filter rejected
         self.stats.files += 1
         skip = filtered.__contains__ if self.table_filter else None
-        events = read_events(path, verify_checksums=self.verify_checksums, start_position=start,
-                             skip_rows=skip, on_error=self.on_error,
-                             follow=self.follow and last, follow_timeout=self.follow_timeout,
-                             poll_interval=self.poll_interval, on_idle=self.on_idle)
+        stream = EventStream(name, verify_checksums=self.verify_checksums, skip_rows=skip,
+                             on_error=self.on_error)
+        events = read_events(binlog, stream, start_position=start,
+                             follow=self.follow and last, state=read)
         try:
             for event in events:
                 if isinstance(event, Damage):
@@ -229,7 +269,8 @@ class BinlogReader:
                 return False
             if self.on_error == "fail":
                 raise
-            end = file_size(path)
+            end = binlog.size()
+            end = end if end is not None else exc.event_offset
             self._damaged(Damage(name, exc.event_offset, end, exc, to_end=True), state)
         return False
 
@@ -260,8 +301,6 @@ class BinlogReader:
                 self.schema.observe_query(event, (name, header.offset))
         elif isinstance(event, XidEvent):
             state.in_trx = False
-        elif isinstance(event, RotateEvent):
-            state.rotated_to = event.next_file or None
         elif isinstance(event, UnknownEvent):
             self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
             if self.on_unknown:
@@ -348,7 +387,6 @@ class _FileState:
     in_trx: bool = False        # between a GTID event and the end of its transaction
     saw_begin: bool = False     # the transaction is an explicit one (BEGIN ... COMMIT)
     maps_lost_at: int | None = None
-    rotated_to: str | None = None
 
 
 def _track_transaction(state: _FileState, event: QueryEvent) -> None:
@@ -360,3 +398,18 @@ def _track_transaction(state: _FileState, event: QueryEvent) -> None:
     elif not state.saw_begin or words[:1] == ["COMMIT"] or (words[:1] == ["ROLLBACK"]
                                                           and words[1:2] != ["TO"]):
         state.in_trx = False
+
+
+def _settings(options: ReaderOptions | None, hooks: ReaderHooks | None,
+              settings: dict) -> tuple[ReaderOptions, ReaderHooks]:
+    """The reader's options and hooks, from the objects or from keyword arguments."""
+    unknown = set(settings) - _OPTION_NAMES - _HOOK_NAMES
+    if unknown:
+        raise TypeError(f"BinlogReader: unknown argument(s) {', '.join(sorted(unknown))}")
+    given = {k: v for k, v in settings.items() if k in _OPTION_NAMES}
+    if options is not None and given:
+        raise UsageError("BinlogReader: give either options= or its fields as keyword arguments")
+    hook_args = {k: v for k, v in settings.items() if k in _HOOK_NAMES}
+    if hooks is not None and hook_args:
+        raise UsageError("BinlogReader: give either hooks= or the callbacks as keyword arguments")
+    return options or ReaderOptions(**given), hooks or ReaderHooks(**hook_args)

@@ -175,7 +175,8 @@ def make_schema(snapshot: str | None):
 
 def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None):
     """Arrow batches of the change records of one split (see plan.Split)."""
-    from binlog.reader import BinlogReader
+    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions
+    from binlog.sources.file import FileSource
 
     builder = BatchBuilder(opts.binary_encoding)
     size = batch_size or opts.batch_size
@@ -193,12 +194,13 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
     skip_damage = on_damage if opts.on_error == "skip" else None
     position = split.start if split.read else None
     while position is not None:
-        reader = BinlogReader([split.path], verify_checksums=opts.verify_checksums,
-                              start_position=position if position > 4 else None,
-                              stop_position=split.stop, start_datetime=start_dt,
-                              stop_datetime=stop_dt, tz=zone, schema=schema,
-                              table_filter=table_filter, infer_precision=opts.infer_precision,
-                              on_error=opts.on_error, on_damage=skip_damage)
+        options = ReaderOptions(verify_checksums=opts.verify_checksums,
+                                start_position=position if position > 4 else None,
+                                stop_position=split.stop, start_datetime=start_dt,
+                                stop_datetime=stop_dt, tz=zone, table_filter=table_filter,
+                                infer_precision=opts.infer_precision, on_error=opts.on_error)
+        reader = BinlogReader(FileSource([split.path]), options, schema=schema,
+                              hooks=ReaderHooks(on_damage=skip_damage))
         position = None
         try:
             for change in reader.changes():

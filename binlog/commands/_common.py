@@ -62,7 +62,7 @@ def add_reader_options(p, *, positions: bool = True) -> None:
 
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):
     """A BinlogReader for the options (``paths``/``start_position`` override them)."""
-    from ..reader import BinlogReader
+    from ..reader import BinlogReader, ReaderHooks, ReaderOptions
 
     zone = parse_zone(getattr(args, "timezone", "UTC"))
     if schema is None:
@@ -71,15 +71,15 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
         table_filter = table_filter_of(args)
     if start_position is None:
         start_position = getattr(args, "start_position", None)
-    return BinlogReader(paths if paths is not None else args.paths,
-                        verify_checksums=not args.no_verify_checksum,
-                        start_position=start_position,
-                        stop_position=getattr(args, "stop_position", None),
-                        start_datetime=parse_epoch(getattr(args, "start_datetime", None), zone),
-                        stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
-                        tz=tz, on_unknown=warn_unknown, schema=schema,
-                        table_filter=table_filter, infer_precision=args.infer_precision,
-                        on_inferred=report_inferred)
+    options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
+                            start_position=start_position,
+                            stop_position=getattr(args, "stop_position", None),
+                            start_datetime=parse_epoch(getattr(args, "start_datetime", None), zone),
+                            stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
+                            tz=tz, table_filter=table_filter, infer_precision=args.infer_precision)
+    hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred)
+    return BinlogReader(paths if paths is not None else args.paths, options, schema=schema,
+                        hooks=hooks)
 
 
 def open_schema(args, *, required: bool = False):

@@ -71,23 +71,26 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..output.json_lines import JsonLinesWriter
     from ..output.text import TextWriter
-    from ..reader import BinlogReader, RowChange
+    from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange
 
     zone = parse_zone(args.timezone)
     # DDL in the binlog is followed by default (an in-memory store when no --schema-store):
     # a CREATE TABLE inside the binlog gives its legacy columns' precision.
     schema = open_schema(args, required=not args.no_track_ddl)
-    reader = BinlogReader(args.paths, verify_checksums=not args.no_verify_checksum,
-                          start_position=args.start_position, stop_position=args.stop_position,
-                          start_datetime=parse_epoch(args.start_datetime, zone),
-                          stop_datetime=parse_epoch(args.stop_datetime, zone), tz=zone,
-                          on_unknown=warn_unknown, schema=schema, table_filter=table_filter_of(args),
-                          infer_precision=args.infer_precision, on_inferred=report_inferred,
-                          on_error=args.on_error, on_damage=_report_damage, follow=args.follow,
-                          follow_timeout=args.follow_timeout, on_idle=sys.stdout.flush)
+    # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone).
+    tz = None if args.format in ("sql", "flashback") else zone
+    options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
+                            start_position=args.start_position, stop_position=args.stop_position,
+                            start_datetime=parse_epoch(args.start_datetime, zone),
+                            stop_datetime=parse_epoch(args.stop_datetime, zone), tz=tz,
+                            table_filter=table_filter_of(args), infer_precision=args.infer_precision,
+                            on_error=args.on_error, follow=args.follow,
+                            follow_timeout=args.follow_timeout)
+    hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
+                        on_damage=_report_damage, on_idle=sys.stdout.flush)
+    reader = BinlogReader(args.paths, options, schema=schema, hooks=hooks)
     out = sys.stdout.buffer
     if args.format in ("sql", "flashback"):
-        reader.tz = None     # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone)
         writer = sql_writer(args, out, schema)
     elif args.format == "json" and (args.checksum or args.split_updates):
         writer = json_writer(args, out, schema)

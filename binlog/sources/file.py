@@ -1,4 +1,4 @@
-"""Binlog files and directories: the only code that opens files.
+"""Binlog files and directories: the file implementation of the source interface.
 
 A directory means its binlog files in index order: the names listed in its ``*.index``
 file when there is one (as the server writes it), else every file whose name ends in a
@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Iterator
 
-from ..constants import LOG_EVENT_ARTIFICIAL_F, EventType
 from ..errors import UsageError
-from ..stream import NEED_DATA, EventStream
+from ..stream import EventStream
+from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState
+from .base import read_events as _read_binlog
 
-_FILE_END_TYPES = frozenset({EventType.ROTATE_EVENT, EventType.STOP_EVENT})
-
-CHUNK = 1 << 20
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
 
@@ -53,60 +50,90 @@ def directory_binlogs(directory: Path) -> list[Path]:
     return [entry for _, _, entry in sorted(numbered)]
 
 
+class FileBinlog(Binlog):
+    """One binlog file.  With a ``poller`` the file is followed: reading at its end
+    waits for it to grow (a file the server is still writing)."""
+
+    def __init__(self, path: str | os.PathLike, *, poller: Poller | None = None):
+        self.path = Path(path)
+        self.name = self.path.name
+        self.poller = poller
+        self._fh = open(self.path, "rb")
+
+    def read(self, size: int) -> bytes:
+        data = self._fh.read(size)
+        if data and self.poller is not None:
+            self.poller.got_data()
+        return data
+
+    def seek(self, offset: int) -> None:
+        self._fh.seek(offset)
+
+    def size(self) -> int | None:
+        return os.fstat(self._fh.fileno()).st_size
+
+    def wait(self) -> bool:
+        return self.poller.wait() if self.poller is not None else False
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+class FileSource(BinlogSource):
+    """Files and directories given on the command line, in order.
+
+    ``follow``: the last file is followed as it grows, and after a ROTATE in it the
+    file it names (in the same directory) once it appears; ``follow_timeout`` seconds
+    without new data end the wait (None: wait forever)."""
+
+    def __init__(self, paths: Iterable[str | os.PathLike], *, follow: bool = False,
+                 follow_timeout: float | None = None, poll_interval: float = 0.25,
+                 on_idle: Callable[[], None] | None = None):
+        self.files = expand_paths(paths)
+        self.follow = follow
+        self.follow_timeout = follow_timeout
+        self.poll_interval = poll_interval
+        self.on_idle = on_idle
+        self._rotated_to: str | None = None
+
+    def binlogs(self) -> Iterator[Binlog]:
+        number = 0
+        while number < len(self.files):
+            path = self.files[number]
+            last = number == len(self.files) - 1
+            self._rotated_to = None
+            binlog = FileBinlog(path, poller=self._poller() if self.follow and last else None)
+            binlog.last = last
+            yield binlog
+            if last and self.follow and self._rotated_to:
+                # The server moved on to a new file: follow it there.
+                nxt = path.parent / self._rotated_to
+                if nxt != path and self._poller().wait_until(nxt.exists):
+                    self.files.append(nxt)
+            number += 1
+
+    def rotated(self, name: str) -> None:
+        self._rotated_to = Path(name).name     # a name, never a path from the binlog
+
+    def describe(self) -> str:
+        return ", ".join(str(p) for p in self.files)
+
+    def _poller(self) -> Poller:
+        return Poller(self.follow_timeout, self.poll_interval, self.on_idle)
+
+
 def read_events(path, *, verify_checksums: bool = True, start_position: int | None = None,
                 chunk: int = CHUNK, skip_rows=None, on_error: str = "fail", follow: bool = False,
                 follow_timeout: float | None = None, poll_interval: float = 0.25,
                 on_idle=None) -> Iterator:
-    """Yield the events of one binlog file (and, with ``on_error="skip"``, a
-    ``stream.Damage`` for every damaged range, in place).
-
-    With ``start_position``, the FORMAT_DESCRIPTION at the file's start is still read
-    (it says how to frame everything), then reading jumps to the position.
-
-    At the end of the file the stream is closed: a file ending inside an event raises
-    ``IncompleteEventError`` after everything before it was yielded.  With ``follow``
-    the file is polled for more bytes instead, every ``poll_interval`` seconds, until
-    ``follow_timeout`` seconds pass without any (None: forever) or the file is finished
-    (a ROTATE or STOP event was read and nothing follows it).  ``on_idle()`` is called
-    before each wait (the command flushes its output there)."""
+    """Yield the events of one binlog file; see ``base.read_events``."""
     path = Path(path)
     stream = EventStream(path.name, verify_checksums=verify_checksums, skip_rows=skip_rows,
                          on_error=on_error)
-    finished = False         # a ROTATE/STOP was the last event read: the file is complete
-    with open(path, "rb") as fh:
-        jumped = start_position is None or start_position <= 4
-        idle_since = None
-        while True:
-            event = stream.next_event()
-            if event is NEED_DATA:
-                data = fh.read(chunk)
-                if data:
-                    stream.feed(data)
-                    idle_since = None
-                    continue
-                if follow and not (finished and not stream.buffered):
-                    now = time.monotonic()
-                    idle_since = now if idle_since is None else idle_since
-                    if follow_timeout is None or now - idle_since < follow_timeout:
-                        if on_idle is not None:
-                            on_idle()
-                        time.sleep(poll_interval)
-                        continue
-                stream.close()
-                while (event := stream.next_event()) is not NEED_DATA:
-                    yield event
-                return
-            header = getattr(event, "header", None)
-            if header is not None:
-                finished = header.type_code in _FILE_END_TYPES and not header.flags & LOG_EVENT_ARTIFICIAL_F
-            if not jumped and stream.seen_fde:
-                yield event
-                jumped = True
-                if start_position > stream.offset:
-                    fh.seek(start_position)
-                    stream.jump(start_position)
-                continue
-            yield event
+    poller = Poller(follow_timeout, poll_interval, on_idle) if follow else None
+    with FileBinlog(path, poller=poller) as binlog:
+        yield from _read_binlog(binlog, stream, start_position=start_position, follow=follow,
+                                chunk=chunk, state=ReadState())
 
 
 def file_size(path) -> int:

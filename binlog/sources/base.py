@@ -1,0 +1,188 @@
+"""What the reader needs of a place binlogs come from: the source interface.
+
+A ``BinlogSource`` hands out ``Binlog``s one at a time, in reading order; a ``Binlog``
+is the bytes of one binlog, read forward from its start (magic number included), under
+the name the server gave it.  The reader frames and decodes those bytes with the
+sans-IO ``EventStream``; nothing else here knows what an event is, except
+``read_events``, the one loop that joins a ``Binlog`` to a stream.
+
+Implementations: ``file.FileSource`` (files and directories); stdin, compressed files
+and a replication connection implement the same two classes.  Positions everywhere are
+``(binlog name, offset)``, so a source can be resumed from where the reader stopped.
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..constants import LOG_EVENT_ARTIFICIAL_F, EventType
+from ..errors import UsageError
+from ..stream import NEED_DATA, EventStream
+
+CHUNK = 1 << 20
+
+# A binlog whose last event is one of these is complete: the server moved on (ROTATE) or
+# shut down (STOP).  Artificial ROTATEs (sent by a server, not written) do not count.
+_FILE_END_TYPES = frozenset({EventType.ROTATE_EVENT, EventType.STOP_EVENT})
+
+
+@dataclass(frozen=True)
+class Position:
+    """A place in a set of binlogs: the binlog's name and a byte offset in it."""
+    name: str
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.offset}"
+
+
+class Binlog(ABC):
+    """The bytes of one binlog, from its first byte on."""
+
+    #: the binlog's name as its server names it (``mariadb-bin.000042``): the file part
+    #: of every position and error message
+    name: str
+
+    #: no binlog follows this one, as far as the source knows when it hands it out
+    #: (the stop position applies to the last binlog)
+    last: bool = True
+
+    @abstractmethod
+    def read(self, size: int) -> bytes:
+        """Up to ``size`` next bytes; ``b""`` when none are there (yet)."""
+
+    def seek(self, offset: int) -> None:
+        """Go on reading at ``offset`` (the reader jumps there after the binlog's
+        FORMAT_DESCRIPTION).  Sources that cannot seek refuse unless they are there."""
+        raise UsageError(f"{self.name}: cannot start at position {offset}: this input is read "
+                         "from its start only")
+
+    def size(self) -> int | None:
+        """Bytes in the binlog so far, when known (damage reaching the end is reported
+        up to it)."""
+        return None
+
+    def wait(self) -> bool:
+        """Called when ``read`` returned nothing while following: block until more
+        bytes may be there and say True, or say False when none will come."""
+        return False
+
+    def close(self) -> None:
+        """Release what the binlog holds open."""
+
+    def __enter__(self) -> Binlog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BinlogSource(ABC):
+    """Binlogs in reading order."""
+
+    @abstractmethod
+    def binlogs(self) -> Iterator[Binlog]:
+        """The binlogs, one at a time; the reader reads each one to its end before
+        asking for the next."""
+
+    def rotated(self, name: str) -> None:
+        """The binlog just read ended with a ROTATE to ``name``: a source that follows
+        a growing set of binlogs goes on with it (the others ignore it)."""
+
+    def describe(self) -> str:
+        """What to call the source in messages (never a password)."""
+        return type(self).__name__
+
+
+@dataclass
+class ReadState:
+    """What ``read_events`` learnt of the binlog it read."""
+    rotated_to: str | None = None     # the next binlog's name, from a real ROTATE
+    finished: bool = False            # the last event read was a ROTATE or STOP
+
+
+def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | None = None,
+                follow: bool = False, chunk: int = CHUNK,
+                state: ReadState | None = None) -> Iterator:
+    """Yield the events of one binlog (and, in the stream's skip mode, a
+    ``stream.Damage`` for every damaged range, in place).
+
+    With ``start_position``, the FORMAT_DESCRIPTION at the binlog's start is still read
+    (it says how to frame everything), then reading jumps to the position.
+
+    At the end of the bytes the stream is closed: a binlog ending inside an event raises
+    ``IncompleteEventError`` after everything before it was yielded.  With ``follow``,
+    ``binlog.wait()`` is asked for more instead, unless the binlog is finished (a ROTATE
+    or STOP was its last event and nothing follows it)."""
+    state = state if state is not None else ReadState()
+    jumped = start_position is None or start_position <= 4
+    while True:
+        event = stream.next_event()
+        if event is NEED_DATA:
+            data = binlog.read(chunk)
+            if data:
+                stream.feed(data)
+                continue
+            if follow and not (state.finished and not stream.buffered) and binlog.wait():
+                continue
+            stream.close()
+            while (event := stream.next_event()) is not NEED_DATA:
+                yield event
+            return
+        _note_end(event, state)
+        if not jumped and stream.seen_fde:
+            yield event
+            jumped = True
+            if start_position > stream.offset:
+                binlog.seek(start_position)
+                stream.jump(start_position)
+            continue
+        yield event
+
+
+def _note_end(event, state: ReadState) -> None:
+    header = getattr(event, "header", None)
+    if header is None:
+        return
+    real = not header.flags & LOG_EVENT_ARTIFICIAL_F
+    state.finished = header.type_code in _FILE_END_TYPES and real
+    if header.type_code == EventType.ROTATE_EVENT and real:
+        state.rotated_to = getattr(event, "next_file", None) or None
+
+
+class Poller:
+    """Waiting for a growing file: sleep ``interval`` seconds at a time until
+    ``timeout`` seconds pass with no new data (None: forever).  ``on_idle()`` runs
+    before each sleep (the commands flush their output there)."""
+
+    def __init__(self, timeout: float | None = None, interval: float = 0.25,
+                 on_idle: Callable[[], None] | None = None):
+        self.timeout = timeout
+        self.interval = interval
+        self.on_idle = on_idle
+        self._idle_since: float | None = None
+
+    def got_data(self) -> None:
+        self._idle_since = None
+
+    def wait(self) -> bool:
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        if self.timeout is not None and now - self._idle_since >= self.timeout:
+            return False
+        if self.on_idle is not None:
+            self.on_idle()
+        time.sleep(self.interval)
+        return True
+
+    def wait_until(self, ready: Callable[[], bool]) -> bool:
+        """Wait until ``ready()`` (True) or the timeout (False)."""
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while not ready():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(self.interval)
+        return True
