@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 # Each subcommand lives in its own module: each has add_parser(subparsers), which
 # registers its parser with set_defaults(run=<function(args) -> exit code>).
 COMMAND_MODULES = ("binlog.commands.dump", "binlog.commands.schema", "binlog.commands.stats",
-                   "binlog.commands.apply", "binlog.commands.verify", "spark_ingest.command")
+                   "binlog.commands.apply", "binlog.commands.verify", "binlog.commands.fetch",
+                   "spark_ingest.command")
 
 
 def _command_modules():

@@ -106,8 +106,37 @@ class UsageError(BinlogError):
 
 
 class ServerError(BinlogError):
-    """A server (a replay target, a server to verify against, a live schema source)
-    could not be reached or refused (exit code 5)."""
+    """A server (a replay target, a server to verify against, a live schema source, a
+    live source ``--from DSN``) could not be reached or refused (exit code 5).  ``code``:
+    the server's error number when it sent one.  Messages never contain the password."""
+
+    def __init__(self, message: str, *, code: int | None = None, **context):
+        super().__init__(message, **context)
+        self.code = code
+
+
+class ServerConnectionError(ServerError):
+    """A live source: the connection could not be made or was lost (worth retrying)."""
+
+
+class ServerAccessError(ServerError):
+    """A live source refused the user: wrong password (1045) or a missing privilege (1227)."""
+
+
+class ServerPositionError(ServerError):
+    """A live source cannot send from the position asked for (error 1236 and its kin)."""
+
+
+class PurgedLogError(ServerPositionError):
+    """The binlog file asked for is no longer on the server (purged or never there)."""
+
+
+class GtidPositionError(ServerPositionError):
+    """The GTID position asked for is not in the server's binlogs."""
+
+
+class RelayError(BinlogError):
+    """A relay directory (``binlog fetch --to DIR``) disagrees with the server or itself."""
 
 
 class GapError(BinlogError):

@@ -9,8 +9,8 @@ never picks a number itself for an error, and no error ends in a traceback:
   statement-logged change a command cannot reproduce): 1;
 - bad usage (options, a malformed DSN or filter, a missing file, an extra not
   installed): 2;
-- a server (``apply --to``, ``verify-rows --against``, ``--schema-from``) could not be
-  reached or refused: 5.
+- a server (``apply --to``, ``verify-rows --against``, ``--schema-from``, ``fetch
+  --from``) could not be reached or refused: 5.
 """
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ MEANING = {
                   "skip: the byte ranges on stderr; ingest: the records in errors/)",
     Exit.INCOMPLETE: "the last file ends inside an event (cut short or still being "
                      "written); everything before it was read",
-    Exit.SERVER: "a server (apply --to, verify-rows --against, --schema-from) could not be "
-                 "reached or refused",
+    Exit.SERVER: "a server (apply --to, verify-rows --against, --schema-from, fetch --from) "
+                 "could not be reached or refused",
     Exit.DIFFERENT: "verify-rows: rows of the target differ from the binlogs' last images",
     Exit.INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -55,6 +55,7 @@ COMMANDS = {
     "verify-rows": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER, _E.DIFFERENT),
     "schema": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
     "ingest": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SKIPPED, _E.SERVER),
+    "fetch": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
 }
 
 # When several outcomes apply, the first of these wins (3 before 4: damage is worse news

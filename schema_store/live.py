@@ -11,9 +11,8 @@ marker is never printed, so ``legacy`` is None there.
 """
 from __future__ import annotations
 
-from urllib.parse import parse_qs, unquote, urlsplit
-
 from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
+from binlog import user_values
 from binlog.errors import ServerError, UsageError
 
 from .errors import SchemaError
@@ -30,48 +29,17 @@ class SchemaServerError(SchemaError, ServerError):
     """The live schema source could not be reached or refused (exit code 5)."""
 
 
-def redact_dsn(dsn: str) -> str:
-    """The DSN as it may be printed: the password replaced by ``***``."""
-    try:
-        parts = urlsplit(dsn)
-        if parts.password is None:
-            return dsn
-    except ValueError:
-        return "<unparsable DSN>"
-    netloc = parts.netloc.rpartition("@")
-    user = netloc[0].partition(":")[0]
-    return parts._replace(netloc=f"{user}:***@{netloc[2]}").geturl()
-
-
 def parse_dsn(dsn: str) -> dict:
     """DSN -> keyword arguments for ``pymysql.connect`` (plus ``'database'``); a
-    malformed one raises BadDsnError (its message never shows the password)."""
-    shown = redact_dsn(dsn)
+    malformed one raises BadDsnError (its message never shows the password).  The one
+    parser is ``binlog.user_values.parse_dsn``."""
     try:
-        parts = urlsplit(dsn)
-        port = parts.port
-    except ValueError as exc:       # a port that is not a number, a bad IPv6 bracket
-        raise BadDsnError(f"bad DSN {shown!r}: {exc}") from None
-    if parts.scheme.lower() not in ("mysql", "mariadb"):
-        raise BadDsnError(f"bad DSN {shown!r}: expected mysql://user:pass@host:port/db or mariadb://...")
-    kw: dict = {"user": unquote(parts.username) if parts.username else "root",
-                "password": unquote(parts.password) if parts.password else ""}
-    if parts.hostname:
-        kw["host"] = parts.hostname
-    if port:
-        kw["port"] = port
-    db = unquote(parts.path.lstrip("/"))
-    kw["database"] = db or None
-    query = parse_qs(parts.query)
-    if "unix_socket" in query:
-        kw["unix_socket"] = query["unix_socket"][0]
-    for name in ("connect_timeout", "read_timeout"):
-        if name in query:
-            try:
-                kw[name] = float(query[name][0])
-            except ValueError:
-                raise BadDsnError(f"bad DSN {shown!r}: {name} must be a number of seconds") from None
-    return kw
+        return user_values.parse_dsn(dsn)
+    except UsageError as exc:
+        raise BadDsnError(exc.message) from None
+
+
+redact_dsn = user_values.redact_dsn
 
 
 def _server_prints_marker(version: str) -> bool | None:

@@ -154,11 +154,12 @@ def connect(dsn: str, *, what: str = "the target", **extra):
     import pymysql
 
     from schema_store.live import parse_dsn
+    from ..user_values import dsn_address
 
     kw = parse_dsn(dsn)         # BadDsnError (a UsageError) for a malformed one
     kw.pop("database", None)
     kw.update(extra)
-    host = kw.get("unix_socket") or f"{kw.get('host', 'localhost')}:{kw.get('port', 3306)}"
+    host = dsn_address(kw)
     try:
         return pymysql.connect(charset="utf8mb4", **kw)
     except pymysql.err.MySQLError as exc:

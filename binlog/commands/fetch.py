@@ -1,0 +1,160 @@
+"""``binlog fetch --from DSN --to DIR``: copy a running server's binlogs, byte for byte.
+
+A relay like ``mariadb-binlog --read-from-remote-server --raw``: connects as a replica
+(``--server-id``), asks for the binlog and writes every event that is in the server's
+file into a file of the same name (``sources.relay``); the fake ROTATE, the resent
+FORMAT_DESCRIPTION and heartbeats the server adds to the stream are not written.  The
+one byte that may differ from the server's own file is the FORMAT_DESCRIPTION's
+LOG_EVENT_BINLOG_IN_USE_F flag of the file the server is still writing: the server sends
+it cleared (sql/sql_repl.cc send_format_descriptor_event), as the file will be once closed.
+
+Where it starts: where the directory's copy ends (after truncating a partial event a
+crash left); in an empty directory at ``--start-file`` (default: the server's first
+binlog) or at the start of the file holding ``--start-gtid``.  It stops at the end of the
+server's last binlog, or with ``--stop-never`` keeps following it.  A lost connection
+(server restart) is retried ``--retries`` times with back-off (1, 2, 4 ... 30 s), each
+time resuming where the copy ends; any event received resets the count.
+
+Exit codes (binlog/exitcodes.py): 0 done (or stopped by SIGTERM / SIGINT after
+flushing), 1 the stream or the relay directory is damaged, 2 bad usage, 5 the server
+refused or failed (message and hint on stderr).
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+from ..errors import RelayError, ServerConnectionError
+from ..sources.relay import RelayDir
+from ..sources.server import HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name
+
+FLUSH_INTERVAL = 0.2        # seconds: the copy lags the server by at most this much
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("fetch", help="copy a live server's binlogs into a directory, byte for byte")
+    add_server_options(p)
+    p.add_argument("--to", dest="directory", required=True, metavar="DIR",
+                   help="relay directory (created if missing; resumed if it holds a relay)")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument("--start-file", metavar="FILE",
+                       help="in an empty directory: start at this binlog (default: the "
+                            "server's first)")
+    start.add_argument("--start-gtid", metavar="D-S-N[,...]",
+                       help="in an empty directory: start at the file holding this MariaDB "
+                            "GTID position (whole files are copied)")
+    p.add_argument("--stop-never", action="store_true",
+                   help="keep following the server after its last event (until SIGTERM/SIGINT)")
+    p.set_defaults(run=run)
+
+
+def add_server_options(p) -> None:
+    """--from, --server-id, --heartbeat, --retries: shared by every command that reads
+    a live server."""
+    p.add_argument("--from", dest="source", required=True, metavar="DSN",
+                   help="the server, mysql://user:password@host:port/ (?unix_socket=, ssl_*)")
+    p.add_argument("--server-id", type=int, required=True, metavar="N",
+                   help="replica id to register with (not 0; unique among the server's "
+                        "replicas: SHOW SLAVE HOSTS)")
+    p.add_argument("--heartbeat", type=float, default=2.0, metavar="SECONDS",
+                   help="heartbeat period asked of the server (default 2); no packet for "
+                        "twice that plus 5 s counts as a lost connection")
+    p.add_argument("--retries", type=int, default=5, metavar="N",
+                   help="reconnect attempts after a lost connection (default 5; back-off "
+                        "1, 2, 4 ... 30 s); any event received resets the count")
+
+
+class _Stop(Exception):
+    """SIGTERM: stop after flushing what was received."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Stop()
+
+
+def run(args) -> int:
+    options = ServerOptions(args.source, args.server_id, heartbeat=args.heartbeat)
+    if args.start_file:
+        check_binlog_name(args.start_file, what="--start-file")
+    relay = RelayDir(args.directory)
+    fetcher = Fetcher(options, relay, blocking=args.stop_never, retries=args.retries)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        fetcher.run(start_file=args.start_file, start_gtid=args.start_gtid)
+    except (_Stop, KeyboardInterrupt):
+        pass
+    finally:
+        relay.close()
+        fetcher.client.close()
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+class Fetcher:
+    def __init__(self, options: ServerOptions, relay: RelayDir, *, blocking: bool, retries: int):
+        self.options = options
+        self.relay = relay
+        self.blocking = blocking
+        self.retries = retries
+        self.client = ReplicationClient(options)
+        self.events = 0
+        self.bytes = 0
+
+    def run(self, *, start_file: str | None = None, start_gtid: str | None = None) -> None:
+        start = self.relay.resume_point()
+        if start is not None and (start_file or start_gtid):
+            _warn(f"--start-{'file' if start_file else 'gtid'} ignored: {self.relay.dir} "
+                  f"already holds a relay, resuming at {start[0]}:{start[1]}")
+        elif start is None:
+            start = (start_file or "", 4) if not start_gtid else (self._file_of(start_gtid), 4)
+        failures = 0
+        while True:
+            before = self.events
+            try:
+                self._fetch(*start)
+                return
+            except ServerConnectionError as exc:
+                self.client.close()
+                self.relay.close()
+                failures = 0 if self.events > before else failures
+                failures += 1
+                if failures > self.retries:
+                    exc.hint = (f"gave up after {self.retries} retries; run the same command "
+                                f"again to resume where the copy ends")
+                    raise
+                delay = min(2 ** (failures - 1), 30)
+                _warn(f"{exc}; reconnecting in {delay}s (retry {failures} of {self.retries})")
+                time.sleep(delay)
+                start = self.relay.resume_point() or start
+
+    def _file_of(self, gtid: str) -> str:
+        """The file the server starts a GTID dump at: the name in its first fake ROTATE."""
+        self.client.start(gtid=gtid, blocking=False, strict=True)
+        try:
+            for event in self.client.events():
+                return event.file
+        finally:
+            self.client.close()
+        raise RelayError(f"the server sent nothing for GTID position {gtid}")
+
+    def _fetch(self, file: str, position: int) -> None:
+        client, relay = self.client, self.relay
+        client.start(file=file, position=position, blocking=self.blocking)
+        flushed = time.monotonic()
+        for event in client.events():
+            if event.in_file:
+                relay.write(event.file, event.offset, event.data)
+                self.events += 1
+                self.bytes += len(event.data)
+            now = time.monotonic()
+            if now - flushed >= FLUSH_INTERVAL or event.header.type_code in HEARTBEAT_TYPES:
+                relay.flush()
+                flushed = now
+        relay.flush()
+        client.close()
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"binlog fetch: warning: {message}\n")
+

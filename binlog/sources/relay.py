@@ -1,0 +1,135 @@
+"""A relay directory: copies of a server's binlog files, written by ``binlog fetch``.
+
+Each file is the server's file byte for byte (magic, FORMAT_DESCRIPTION, events) under
+the server's name, and ``<basename>.index`` lists them in order as the server's own
+index does, so the directory is an input like any other (``sources.file``).
+
+Crash safety: a name goes into the index before its file is created, and events are
+appended whole.  After a crash (``kill -9``) the last file may end inside an event:
+``resume_point()`` walks its events from the start, truncates the partial tail away and
+says where to continue (file, offset of the end of the last whole event).
+"""
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+from ..constants import BINLOG_MAGIC, HEADER_LEN
+from ..errors import RelayError, UsageError
+
+_BUFFER = 1 << 20
+
+
+class RelayDir:
+    def __init__(self, directory, *, create: bool = True):
+        self.dir = Path(directory)
+        if self.dir.exists() and not self.dir.is_dir():
+            raise UsageError(f"--to {self.dir}: not a directory")
+        if create:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        self._fh = None
+        self.name: str | None = None     # the file being written
+        self.size = 0                    # its length, counting what is still buffered
+
+    # -- the index --------------------------------------------------------------------
+    def _index(self) -> Path | None:
+        found = sorted(self.dir.glob("*.index"))
+        if len(found) > 1:
+            raise RelayError(f"{self.dir} holds several .index files "
+                             f"({', '.join(p.name for p in found)}): not a relay of one server")
+        return found[0] if found else None
+
+    def names(self) -> list[str]:
+        index = self._index()
+        if index is None:
+            return []
+        lines = index.read_text(encoding="utf-8", errors="replace").splitlines()
+        return [Path(line.strip()).name for line in lines if line.strip()]
+
+    def _add_to_index(self, name: str) -> None:
+        index = self._index() or self.dir / (name.rpartition(".")[0] + ".index")
+        with open(index, "a", encoding="utf-8") as fh:
+            fh.write(f"./{name}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    # -- resuming ---------------------------------------------------------------------
+    def resume_point(self) -> tuple[str, int] | None:
+        """(last file, where its last whole event ends), after truncating a partial
+        event away; None when the directory holds no relay yet."""
+        names = self.names()
+        if not names:
+            return None
+        name = names[-1]
+        path = self.dir / name
+        if not path.exists():
+            return name, 4          # listed, not yet created: the crash came in between
+        end = _whole_events_end(path)
+        if end < path.stat().st_size:
+            os.truncate(path, end)
+        return name, max(end, 4)
+
+    # -- writing ----------------------------------------------------------------------
+    def open(self, name: str, offset: int) -> None:
+        """Write ``name`` from ``offset`` on: 4 starts a new file, anything else must be
+        where the file on disk ends."""
+        self.close()
+        path = self.dir / name
+        if name not in self.names():
+            self._add_to_index(name)
+        size = path.stat().st_size if path.exists() else 0
+        if offset == 4 and size <= 4:
+            self._fh = open(path, "wb", buffering=_BUFFER)
+            self._fh.write(BINLOG_MAGIC)
+        elif size == offset:
+            self._fh = open(path, "ab", buffering=_BUFFER)
+        else:
+            raise RelayError(f"the server continues {name} at {offset}, but the relay's copy "
+                             f"has {size} bytes", source=name,
+                             hint="the relay and the server disagree: fetch into an empty "
+                                  "directory")
+        self.name, self.size = name, offset
+
+    def write(self, name: str, offset: int, data: bytes) -> None:
+        if name != self.name or offset != self.size:
+            self.open(name, offset)
+        self._fh.write(data)
+        self.size += len(data)
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        self.name = None
+
+
+def _whole_events_end(path: Path) -> int:
+    """Offset after the last whole event of a relay file (0 if it lacks the magic).
+
+    Each event's log_pos must be its end: a relay file is the server's copy, so
+    anything else is damage, not a partial write."""
+    size = path.stat().st_size
+    if size < 4:
+        return 0
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[:4] != BINLOG_MAGIC:
+            raise RelayError(f"{path} does not start with the binlog magic: not a relay file",
+                             source=path.name, event_offset=0)
+        pos = 4
+        while pos + HEADER_LEN <= size:
+            length = int.from_bytes(data[pos + 9:pos + 13], "little")
+            log_pos = int.from_bytes(data[pos + 13:pos + 17], "little")
+            if length < HEADER_LEN or log_pos != (pos + length) & 0xFFFFFFFF:
+                raise RelayError(f"the event at {pos} says it has {length} bytes and ends at "
+                                 f"{log_pos}: the relay file is damaged", source=path.name,
+                                 event_offset=pos,
+                                 hint="move the file away and fetch it again")
+            if pos + length > size:
+                break
+            pos += length
+        return pos

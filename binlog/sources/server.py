@@ -1,0 +1,430 @@
+"""Binlog events from a running server, over the replication protocol (``--from DSN``).
+
+The client logs in with PyMySQL (authentication plugins, TLS and sockets are PyMySQL's),
+then speaks the replica side of the protocol on the same connection, as
+python-mysql-replication (``pymysqlreplication/binlogstream.py``) and ``mariadb-binlog
+--read-from-remote-server`` (``client/mysqlbinlog.cc``) do:
+
+1. ``SET @master_binlog_checksum = @@global.binlog_checksum``: says we understand
+   checksums; without it a server with ``binlog_checksum=CRC32`` refuses to send
+   (``sql/sql_repl.cc`` send_format_descriptor_event, "Slave can not handle replication
+   events with the checksum...").
+2. ``SET @mariadb_slave_capability = 4`` (MARIA_SLAVE_CAPABILITY_GTID): GTID,
+   BINLOG_CHECKPOINT and GTID_LIST events are sent as they are in the file, not replaced
+   by dummies or BEGIN queries (sql_repl.cc send_event_to_slave).
+3. ``SET @master_heartbeat_period = N`` (nanoseconds): while there is nothing to send the
+   server sends a HEARTBEAT_LOG_EVENT every N (sql_repl.cc wait_new_events), so a dead
+   connection is told from a quiet server by the read timeout.
+4. GTID start (MariaDB): ``SET @slave_connect_state``, ``@slave_gtid_strict_mode``,
+   ``@slave_gtid_ignore_duplicates``, then COM_BINLOG_DUMP with an empty file name: the
+   server picks the file (sql_repl.cc init_binlog_sender, gtid_find_binlog_file) and
+   skips the event groups before the position.
+5. COM_REGISTER_SLAVE (server id, empty host/user/password: nothing secret is sent),
+   then COM_BINLOG_DUMP: position u32, flags u16 (BINLOG_DUMP_NON_BLOCK = 1: end of the
+   stream at the end of the last binlog instead of waiting; BINLOG_SEND_ANNOTATE_ROWS_EVENT
+   = 2: without it the server leaves ANNOTATE_ROWS out, a hole in the file), server id
+   u32, file name (https://mariadb.com/kb/en/com_binlog_dump/).
+
+Each event then comes in a packet of its own: 0x00, (with semi-sync: 0xEF and a flag
+byte), the event; an ERR packet ends the stream with the server's error; in non-blocking
+mode an EOF packet (0xFE) ends it at the end of the binlog.  Before the first event of
+every file the server sends a fake ROTATE (flags LOG_EVENT_ARTIFICIAL_F, timestamp and
+log_pos 0) naming the file and position, then the file's FORMAT_DESCRIPTION: the real one
+when the dump starts at 4 (with LOG_EVENT_BINLOG_IN_USE_F cleared), else a copy with
+log_pos and created 0 that is not at any position of the file (sql_repl.cc
+fake_rotate_event, send_format_descriptor_event).  ``DumpTracker`` (sans-IO) tells
+these apart from the events of the file and gives each file event its file and offset.
+"""
+from __future__ import annotations
+
+import re
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Iterator
+
+import pymysql
+
+from ..constants import (CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F,
+                         EventType)
+from ..errors import (GtidPositionError, MalformedEventError, PurgedLogError, ServerAccessError,
+                      ServerConnectionError, ServerError, ServerPositionError, UsageError)
+from ..header import EventHeader, parse_header
+from ..stream import MAX_EVENT_SIZE
+from ..user_values import dsn_address, parse_dsn
+
+COM_BINLOG_DUMP = 0x12
+COM_REGISTER_SLAVE = 0x15
+BINLOG_DUMP_NON_BLOCK = 1
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 2
+MARIA_SLAVE_CAPABILITY_GTID = 4
+
+_MAX_PACKET_LEN = 0xFFFFFF          # a longer payload continues in the next packet
+_SEMI_SYNC_MAGIC = 0xEF             # sql/semisync.h ReplSemiSyncBase::k_packet_magic_num
+
+# Server errors: include/mysqld_error.h.
+ER_ACCESS_DENIED = {1044, 1045, 1142, 1227, 1698}
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+ER_GTID_ERRORS = {1945, 1947, 1948, 1950, 1951, 1955}
+# Client-side codes PyMySQL raises for a connection that failed or went away
+# (include/errmsg.h): can't connect, gone away, lost, server shutdown (1053), killed (1927).
+CONNECTION_ERRORS = {1053, 1927, 2002, 2003, 2006, 2013, 2055}
+
+HEARTBEAT_TYPES = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
+
+# A binlog name as the server writes it (log_basename + "." + digits): a plain file name,
+# never a path, whatever the server sends.
+_BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
+
+
+def check_binlog_name(name: str, *, what: str = "binlog file name") -> str:
+    if not _BINLOG_NAME.fullmatch(name):
+        raise MalformedEventError(f"the server sent {what} {name!r}, not a plain binlog file "
+                                  f"name (letters, digits, . _ - and a numeric extension)")
+    return name
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    dsn: str
+    server_id: int
+    heartbeat: float = 5.0          # seconds between heartbeats while the server is idle
+    connect_timeout: float = 10.0
+    semi_sync: bool = False         # ask for the semi-sync header (and never acknowledge)
+
+    def __post_init__(self):
+        if self.server_id == 0:
+            raise UsageError("--server-id 0 is refused: the server treats a replica with id 0 "
+                             "as a one-shot reader (it ends the dump at the end of the binlog) "
+                             "and replicas must have an id of their own; pick a number no "
+                             "other server or replica of this server uses (SHOW SLAVE HOSTS)")
+        if not 1 <= self.server_id <= 0xFFFFFFFF:
+            raise UsageError(f"--server-id must be 1..4294967295, not {self.server_id}")
+        if not 0 < self.heartbeat <= 4294967:
+            raise UsageError("the heartbeat period must be 0 < S <= 4294967 seconds")
+
+    @property
+    def read_timeout(self) -> float:
+        """Seconds without any packet (heartbeats included) before the connection
+        counts as lost."""
+        return self.heartbeat * 2 + 5
+
+
+@dataclass(slots=True)
+class ServerEvent:
+    """One event as the server sent it.  ``in_file``: the event is in ``file`` at
+    ``offset`` (False for a fake ROTATE, a resent FORMAT_DESCRIPTION, a heartbeat and
+    any other artificial event; their ``offset`` is where the stream stands)."""
+    file: str
+    offset: int
+    data: bytes
+    header: EventHeader
+    in_file: bool
+
+    @property
+    def end(self) -> int:
+        return self.offset + len(self.data) if self.in_file else self.offset
+
+
+class DumpTracker:
+    """Sans-IO: the file and offset of each event of a dump, and what is in the file.
+
+    Starts at (``file``, ``position``) as asked; the fake ROTATE the server sends first
+    and before every further file says where the stream really is."""
+
+    def __init__(self, file: str = "", position: int = 4, checksum: bool = False,
+                 gaps: bool = False):
+        self.file = file
+        self.position = position
+        self.checksum = checksum        # the algorithm of the file being sent
+        # A GTID dump leaves out the event groups before the start position: an event's
+        # offset then comes from its log_pos (its end) instead of the previous event's end.
+        self.gaps = gaps
+
+    def take(self, data: bytes) -> ServerEvent:
+        header = _header(data, self.file, self.position)
+        code = header.type_code
+        artificial = bool(header.flags & LOG_EVENT_ARTIFICIAL_F)
+        if code == EventType.ROTATE_EVENT and (artificial or header.log_pos == 0):
+            self.file, self.position = self._fake_rotate(data, header)
+            return ServerEvent(self.file, self.position, data, header, False)
+        if code == EventType.FORMAT_DESCRIPTION_EVENT:
+            self.checksum = _fde_checksum(data, self.file, self.position)
+            if header.log_pos == 0:     # the resent copy when the dump starts past 4
+                return ServerEvent(self.file, self.position, data, header, False)
+        elif code in HEARTBEAT_TYPES or artificial:
+            return ServerEvent(self.file, self.position, data, header, False)
+        if not self.file:
+            raise MalformedEventError("the server sent an event before naming its binlog file "
+                                      "(no fake ROTATE first)", event_type=header.type_name)
+        offset = self.position
+        end = offset + len(data)
+        if self.gaps and header.log_pos and header.log_pos != end & 0xFFFFFFFF:
+            # log_pos is 32 bits: the high bits are those of the last known position.
+            end = (offset & ~0xFFFFFFFF) | header.log_pos
+            end += 1 << 32 if end < offset else 0
+            offset = end - len(data)
+        header.offset = offset
+        if header.log_pos and header.log_pos != end & 0xFFFFFFFF:
+            raise MalformedEventError(
+                f"the event's log_pos {header.log_pos} is not where it ends in the file "
+                f"({end}): the server left events out of the stream", source=self.file,
+                event_offset=offset, event_type=header.type_name,
+                hint="the dump session must not skip events (BINLOG_SEND_ANNOTATE_ROWS_EVENT, "
+                     "no @@skip_replication)")
+        self.position = end
+        return ServerEvent(self.file, offset, data, header, True)
+
+    def _fake_rotate(self, data: bytes, header: EventHeader) -> tuple[str, int]:
+        """ROTATE body: position u64, then the file name to the end (before the
+        checksum) (sql/log_event.h Rotate_log_event)."""
+        end = len(data) - (CHECKSUM_LEN if self.checksum else 0)
+        if end < HEADER_LEN + 8:
+            raise MalformedEventError(f"fake ROTATE of {len(data)} bytes is too short",
+                                      source=self.file, event_type="ROTATE_EVENT")
+        if self.checksum:
+            _check_crc(data, self.file, header)
+        position = int.from_bytes(data[HEADER_LEN:HEADER_LEN + 8], "little")
+        name = data[HEADER_LEN + 8:end].decode("ascii", "replace")
+        return check_binlog_name(name), position
+
+
+def _header(data: bytes, file: str, position: int) -> EventHeader:
+    if len(data) < HEADER_LEN:
+        raise MalformedEventError(f"the server sent an event of {len(data)} bytes, shorter "
+                                  f"than a header", source=file or None, event_offset=position)
+    header = parse_header(data, 0, position)
+    if header.event_size != len(data):
+        raise MalformedEventError(f"the event says it has {header.event_size} bytes, its packet "
+                                  f"has {len(data)}", source=file or None, event_offset=position,
+                                  event_type=header.type_name)
+    return header
+
+
+def _fde_checksum(data: bytes, file: str, position: int) -> bool:
+    """The checksum_alg byte is the 5th byte from the end of a checksum-aware server's
+    FORMAT_DESCRIPTION (sql/log_event.cc get_checksum_alg)."""
+    if len(data) < HEADER_LEN + 57 + 5:
+        raise MalformedEventError(f"FORMAT_DESCRIPTION of {len(data)} bytes is too short",
+                                  source=file or None, event_offset=position,
+                                  event_type="FORMAT_DESCRIPTION_EVENT")
+    return data[-5] == CHECKSUM_CRC32
+
+
+def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
+    stored = int.from_bytes(data[-4:], "little")
+    if zlib.crc32(data[:-4]) != stored:
+        raise MalformedEventError("the fake ROTATE's CRC32 does not match its bytes",
+                                  source=file or None, event_type=header.type_name)
+
+
+class ReplicationClient:
+    """One replication connection: ``start()`` a dump, then iterate ``events()``."""
+
+    def __init__(self, options: ServerOptions):
+        self.options = options
+        self.kw = parse_dsn(options.dsn)
+        self.kw.pop("database", None)
+        self.where = dsn_address(self.kw)
+        self.conn = None
+        self.version = ""
+        self.checksum = False
+        self.tracker: DumpTracker | None = None
+        self.blocking = True
+
+    # -- connection -------------------------------------------------------------------
+    def connect(self) -> None:
+        kw = dict(self.kw)
+        kw.setdefault("connect_timeout", self.options.connect_timeout)
+        try:
+            self.conn = pymysql.connect(charset="utf8mb4", autocommit=True, **kw)
+        except pymysql.err.MySQLError as exc:
+            raise self._error(exc, "connecting") from None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except (pymysql.err.Error, OSError):
+                pass        # the connection is already broken: nothing to close
+            self.conn = None
+
+    def query(self, sql: str, args=None) -> list[tuple]:
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall())
+        except pymysql.err.MySQLError as exc:
+            raise self._error(exc, "preparing the dump") from None
+
+    def binlogs(self) -> list[tuple[str, int]]:
+        """The server's binlog files and sizes (SHOW BINARY LOGS)."""
+        return [(row[0], int(row[1])) for row in self.query("SHOW BINARY LOGS")]
+
+    # -- dump -------------------------------------------------------------------------
+    def start(self, *, file: str = "", position: int = 4, gtid: str | None = None,
+              blocking: bool = True, strict: bool = False) -> None:
+        """Connect and ask for the binlog from ``file``:``position`` ("" = the first
+        binlog), or from the MariaDB GTID position ``gtid`` (a domain-server-seq list)."""
+        if file:
+            check_binlog_name(file, what="start file")
+        self.connect()
+        self._prepare(gtid, strict)
+        self._register()
+        self.blocking = blocking
+        flags = BINLOG_SEND_ANNOTATE_ROWS_EVENT | (0 if blocking else BINLOG_DUMP_NON_BLOCK)
+        if gtid is not None:
+            file, position = "", 4
+        payload = struct.pack("<IHI", position, flags, self.options.server_id) + file.encode()
+        self._send(COM_BINLOG_DUMP, payload)
+        self.conn._sock.settimeout(self.options.read_timeout)
+        self.tracker = DumpTracker(file, position, self.checksum, gaps=gtid is not None)
+
+    def _prepare(self, gtid: str | None, strict: bool) -> None:
+        (self.version, log_bin, alg), = self.query(
+            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum")
+        if not int(log_bin):
+            raise ServerError(f"binary logging is off on {self.where}",
+                              hint="start the server with log_bin (and binlog_format=ROW)")
+        self.query("SET @master_binlog_checksum = @@global.binlog_checksum")
+        self.checksum = str(alg).upper() == "CRC32"
+        self.query("SET @mariadb_slave_capability = %s", (MARIA_SLAVE_CAPABILITY_GTID,))
+        self.query("SET @master_heartbeat_period = %s", (int(self.options.heartbeat * 1e9),))
+        if self.options.semi_sync:
+            self.query("SET @rpl_semi_sync_slave = 1")
+        if gtid is not None:
+            if "mariadb" not in self.version.lower():
+                raise UsageError("a GTID start on a live server needs MariaDB (MySQL's "
+                                 "COM_BINLOG_DUMP_GTID is not supported); give --start-file")
+            self.query("SET @slave_connect_state = %s", (gtid,))
+            self.query("SET @slave_gtid_strict_mode = %s", (1 if strict else 0,))
+            self.query("SET @slave_gtid_ignore_duplicates = 0")
+
+    def _register(self) -> None:
+        """COM_REGISTER_SLAVE: server_id u32, hostname, user, password (each a length byte
+        and text: all empty here), port u16, rank u32, master_id u32
+        (https://mariadb.com/kb/en/com_register_slave/)."""
+        payload = struct.pack("<IBBBHII", self.options.server_id, 0, 0, 0, 0, 0, 0)
+        self._send(COM_REGISTER_SLAVE, payload)
+        try:
+            self.conn._read_ok_packet()
+        except pymysql.err.MySQLError as exc:
+            raise self._error(exc, "registering as a replica") from None
+
+    def _send(self, command: int, payload: bytes) -> None:
+        try:
+            self.conn._execute_command(command, payload)
+        except pymysql.err.MySQLError as exc:
+            raise self._error(exc, "sending the dump request") from None
+
+    def events(self) -> Iterator[ServerEvent]:
+        """The events of the dump; ends at the end of the binlog in non-blocking mode.
+        ServerError (or a subclass) when the server sends an error or the connection
+        is lost."""
+        while True:
+            data = self._read_event()
+            if data is None:
+                if self.blocking:
+                    # A blocking dump ends only when the server's dump thread is killed,
+                    # e.g. at shutdown (sql_repl.cc mysql_binlog_send ends with an EOF).
+                    self.close()
+                    raise ServerConnectionError(f"{self.where} ended the dump (shutdown or "
+                                                f"KILL of the dump thread)")
+                return
+            yield self.tracker.take(data)
+
+    def _read_event(self) -> bytes | None:
+        packet = self._read_packet()
+        kind = packet[0] if packet else None
+        if kind == 0x00:
+            if self.options.semi_sync and len(packet) > 2 and packet[1] == _SEMI_SYNC_MAGIC:
+                return packet[3:]       # 0xEF, the flag byte (an ack is never requested of us)
+            return packet[1:]
+        if kind == 0xFE and len(packet) < 9:
+            return None                 # EOF: the end of the binlog (non-blocking dump)
+        if kind == 0xFF:
+            raise self._server_error(packet)
+        raise MalformedEventError(f"unexpected packet from the server: starts with "
+                                  f"{packet[:4].hex(' ')} ({len(packet)} bytes)",
+                                  source=self.tracker.file or None,
+                                  event_offset=self.tracker.position)
+
+    def _read_packet(self) -> bytes:
+        """One protocol payload, joined from 16 MiB packets (the MySQL protocol's framing:
+        length u24, sequence u8; PyMySQL's Connection._read_packet does the same but has
+        no bound, and an event is never larger than MAX_EVENT_SIZE)."""
+        conn = self.conn
+        parts = []
+        total = 0
+        while True:
+            try:
+                head = conn._read_bytes(4)
+            except (pymysql.err.MySQLError, OSError) as exc:
+                raise self._lost(exc) from None
+            length = head[0] | head[1] << 8 | head[2] << 16
+            if head[3] != conn._next_seq_id:
+                conn._force_close()
+                raise ServerConnectionError(f"packet out of order from {self.where} (sequence "
+                                            f"{head[3]}, expected {conn._next_seq_id})")
+            conn._next_seq_id = (head[3] + 1) % 256
+            total += length
+            if total > MAX_EVENT_SIZE + 16:
+                conn._force_close()
+                raise MalformedEventError(f"the server sent a packet of more than "
+                                          f"{MAX_EVENT_SIZE} bytes", source=self.tracker.file,
+                                          event_offset=self.tracker.position)
+            try:
+                parts.append(conn._read_bytes(length))
+            except (pymysql.err.MySQLError, OSError) as exc:
+                raise self._lost(exc) from None
+            if length < _MAX_PACKET_LEN:
+                return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    # -- errors -----------------------------------------------------------------------
+    def _lost(self, exc: Exception) -> ServerError:
+        if isinstance(exc, pymysql.err.MySQLError):
+            return self._error(exc, "reading the binlog")
+        return ServerConnectionError(f"connection to {self.where} lost while reading the "
+                                     f"binlog: {exc}")
+
+    def _server_error(self, packet: bytes) -> ServerError:
+        """An ERR packet: 0xFF, code u16, '#' and a 5-byte SQL state, message."""
+        code = int.from_bytes(packet[1:3], "little") if len(packet) >= 3 else 0
+        text = packet[9:] if packet[3:4] == b"#" else packet[3:]
+        return self._typed(code, text.decode("utf-8", "replace"), "reading the binlog")
+
+    def _error(self, exc, doing: str) -> ServerError:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        text = str(exc.args[-1]) if exc.args else str(exc)
+        return self._typed(code, text, doing)
+
+    def _typed(self, code: int | None, text: str, doing: str) -> ServerError:
+        where = self.tracker.file if self.tracker and self.tracker.file else None
+        pos = self.tracker.position if where else None
+        message = f"{self.where} while {doing}: {text}" + (f" (error {code})" if code else "")
+        if code in ER_ACCESS_DENIED:
+            # Once logged in, "access denied" (1045 to COM_REGISTER_SLAVE) is a privilege.
+            hint = ("check the user and password of the DSN"
+                    if code in (1045, 1698) and doing == "connecting" else
+                    "the user needs REPLICATION SLAVE (and, to list binlogs, BINLOG MONITOR or "
+                    "REPLICATION CLIENT): GRANT REPLICATION SLAVE ON *.* TO ...")
+            return ServerAccessError(message, code=code, hint=hint)
+        if code in ER_GTID_ERRORS or (code == ER_MASTER_FATAL_ERROR_READING_BINLOG and "GTID" in text):
+            return GtidPositionError(message, code=code, source=where, event_offset=pos,
+                                     hint="the GTID is not in the server's binlogs (purged, or "
+                                          "from another server): start at a later GTID or at "
+                                          "a file the server has (SHOW BINARY LOGS)")
+        if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+            lowered = text.lower()
+            if "could not find first log" in lowered or "purged" in lowered:
+                return PurgedLogError(message, code=code, source=where, event_offset=pos,
+                                      hint="the binlog asked for is no longer on the server "
+                                           "(PURGE BINARY LOGS, expire_logs_days): start at a "
+                                           "file it still has (SHOW BINARY LOGS), and take "
+                                           "what is missing from a backup")
+            return ServerPositionError(message, code=code, source=where, event_offset=pos,
+                                       hint="the position is not an event boundary of a file "
+                                            "the server has (SHOW BINLOG EVENTS lists them)")
+        if code is None or code in CONNECTION_ERRORS:
+            return ServerConnectionError(message, code=code)
+        return ServerError(message, code=code)
