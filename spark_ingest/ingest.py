@@ -29,6 +29,7 @@ from binlog.errors import BinlogError
 
 from .checkpoint import Checkpoint
 from .options import ReadOptions
+from .paths import inside, table_dir_name
 from .prescan import ERROR_KEYS, HEAD_BYTES
 
 ERROR_COLUMNS = ("run", "file", "path", "pos") + ERROR_KEYS
@@ -311,6 +312,7 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     run_dir = changes_dir / f"run={run}"
     t_decode = time.time()
     stats: dict = {}
+    tables: set = set()
     error_rows: list[dict] = []
     # a failure from here on leaves inflight.json: the next run removes this run's output
     if plan.splits:
@@ -324,7 +326,11 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
         for result in results:
             error_rows.extend(result["errors"])
             for db, table, op, n in result["counts"]:
-                ops = stats.setdefault(f"{db}.{table}", {})
+                # (db, table) pairs, not "db.table" split again later: `a.b`.`c` is not
+                # `a`.`b.c`; the summary names a table as its directory under tables/
+                # (paths.table_dir_name: one-to-one, no control characters for the terminal)
+                tables.add((db, table))
+                ops = stats.setdefault(table_dir_name(db, table), {})
                 ops[op] = ops.get(op, 0) + n
     t_decode = time.time() - t_decode
     paths = {Path(p).name: p for p in files}
@@ -333,7 +339,7 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
         _write_errors(spark, out / "errors", run, all_errors)
     t_tables = time.time()
     if run_dir.exists() and not args.no_tables:
-        _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run, sorted(stats), progress)
+        _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run, sorted(tables), progress)
     t_tables = time.time() - t_tables
 
     # commit: the checkpoint moves on only now
@@ -434,13 +440,15 @@ def _write_tables(spark, plan, opts, changes_dir, run_dir, tables_dir, run, name
     records = spark.read.option("basePath", _local(changes_dir)).parquet(_local(run_dir))
 
     def one(name):
-        db, table = name.split(".", 1)
+        db, table = name
         src = records.where((F.col("db") == db) & (F.col("table") == table))
         columns = table_columns(plan.stores, db, table)
         typed = typed_table(src, db, table, columns, timezone=opts.timezone,
                             binary_encoding=opts.binary_encoding)
         typed = typed.withColumn("_run", F.lit(run)).withColumn("_date", F.date_format("_ts", "yyyy-MM-dd"))
-        typed.write.mode("append").partitionBy("_run", "_date").parquet(_local(tables_dir / f"{db}.{table}"))
+        # the directory is named from untrusted identifiers: encoded, then checked (paths.py)
+        target = inside(tables_dir, tables_dir / table_dir_name(db, table))
+        typed.write.mode("append").partitionBy("_run", "_date").parquet(_local(target))
         return name
 
     done = 0

@@ -20,6 +20,7 @@ writes ``errors/``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter, OrderedDict
@@ -28,11 +29,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .paths import NAME_MAX, inside
 from .prescan import ERROR_KEYS
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Spark's ExternalCatalogUtils.charToEscape (from Hive's FileUtils), outside Windows
 _ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+# and NUL, which Spark never meets but a hostile binlog's names can hold (a path cannot)
+_ESCAPED |= {"\x00"}
 # rows buffered per partition before a row group is written: ~10-40 MB of JSON images
 MIN_ROWS_PER_GROUP = 65_536
 # and at most this much buffered over all partitions (the largest buffer is written first)
@@ -47,9 +51,26 @@ def escape_path_name(value: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
 
 
+def partition_value(value: str | None) -> str:
+    """A partition value as a directory name's value part: Spark's escaping; a value
+    whose escaped form does not fit a path component (a hostile binlog's name) gets the
+    hashed form of ``paths.component`` instead (Spark then reads that form back)."""
+    if not value:
+        return DEFAULT_PARTITION
+    text = escape_path_name(value)
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:      # lone surrogates: bytes no file name can hold
+        size = None
+    if size is not None and size <= NAME_MAX - len("table="):
+        return text
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    keep = text.encode("utf-8", "ignore")[:NAME_MAX - len("table=") - 17].decode("utf-8", "ignore")
+    return f"{keep}~{digest}"
+
+
 def partition_dir(db: str | None, table: str | None, date: str | None) -> str:
-    def value(v):
-        return escape_path_name(v) if v else DEFAULT_PARTITION
+    value = partition_value
 
     return f"db={value(db)}/table={value(table)}/date={value(date)}"
 
@@ -80,18 +101,21 @@ class PartitionedWriter:
         self.opened = 0                           # files, for their names
 
     def add(self, batch: pa.RecordBatch) -> None:
-        # one key per row: db NUL table NUL day (identifiers cannot hold U+0000: MariaDB
-        # KB "Identifier Names"); rows sorted by key, then one slice per partition
+        # one key per row: db NUL table NUL day; rows sorted by key, then one slice per
+        # partition.  The key only groups: the names are read from the rows themselves, as
+        # a hostile binlog's names can hold NUL (real servers' cannot: KB "Identifier Names")
         days = _utc_day(batch.column("ts"))
         keys = pc.binary_join_element_wise(pc.fill_null(batch.column("db"), ""),
                                            pc.fill_null(batch.column("table"), ""),
                                            pc.fill_null(days, ""), "\x00").dictionary_encode()
         order = pc.sort_indices(keys.indices)
-        ordered = batch.select(self.columns).take(order)
+        ordered = batch.take(order)
+        dbs, tables, ordered_days = ordered.column("db"), ordered.column("table"), days.take(order)
+        ordered = ordered.select(self.columns)
         counts = pc.value_counts(pc.take(keys.indices, order))
         start = 0
         for entry in counts.to_pylist():
-            db, table, day = keys.dictionary[entry["values"]].as_py().split("\x00")
+            db, table, day = (dbs[start].as_py(), tables[start].as_py(), ordered_days[start].as_py())
             part = ordered.slice(start, entry["counts"])
             start += entry["counts"]
             self._buffer(partition_dir(db, table, day), part)
@@ -117,7 +141,8 @@ class PartitionedWriter:
             return self.open[key][0]
         if len(self.open) >= MAX_OPEN_FILES:
             self._close(next(iter(self.open)))
-        directory = os.path.join(self.target, key)
+        # the key is made of escaped names (no separator, never "." or ".."); checked anyway
+        directory = str(inside(self.target, os.path.join(self.target, key)))
         os.makedirs(directory, exist_ok=True)
         name = f"part-{self.index:05d}-{self.opened}.parquet"
         self.opened += 1
