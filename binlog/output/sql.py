@@ -18,6 +18,29 @@ Literals are exact and cannot break out of their quotes, whatever the bytes:
 - binary strings, BLOBs, GEOMETRY (SRID + WKB, what the server stores) and text whose
   charset the binlog does not give: hex ``X'..'``.
 
+The script is inert for any SQL client, whatever the binlog holds (statement text and
+names are attacker-controlled; README "Security"):
+
+- its first line is the sandbox-mode line ``mariadb-dump`` writes (MariaDB 10.5.25+,
+  client/mysqldump.cc): from there the ``mariadb`` client refuses ``\\!``, ``system``,
+  ``source``/``\\.`` and the other commands that reach the shell or the file system;
+- ``/*!\\C utf8mb4 */`` then sets the client's own charset (as ``mariadb-binlog`` does), so
+  no multi-byte character of another charset can swallow a quote or backslash;
+- statement text (DDL) is never written raw: the client's lexer is not the server's (the
+  server takes ``--`` followed by a control character as a comment, the client does not;
+  ``NO_BACKSLASH_ESCAPES``...), so raw text can leave the client outside a string where
+  the server is inside one, and a ``\\!`` there runs.  The text goes into a quoted,
+  escaped literal on one line (``SET @binlog_ddl = '...'``) and runs with ``PREPARE``/
+  ``EXECUTE``: whatever it holds - a ``-- comment`` at its end, ``;``, ``DELIMITER`` - it
+  ends where the literal ends;
+- ``USE`db``` has no space after ``USE``: the client does not take it for its own ``use``
+  command (which parses the name its own way and could select another database);
+- comments hold no control character (they are written escaped, ``\\x01``).
+
+Pipe with ``mariadb --binary-mode`` too: in batch mode it turns off every client command
+but ``\\C`` and ``DELIMITER`` (and lets NUL bytes through), for clients older than the
+sandbox mode.
+
 Safe mode (the default): INSERT as REPLACE, UPDATE as DELETE by key + REPLACE, DELETE by
 key - each statement sets a row to the state the source gave it, so replaying a range
 twice, or after a crash in the middle, ends in the same contents.  The key is the primary
@@ -59,12 +82,35 @@ _ESCAPES = str.maketrans({"\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z",
                           "'": "\\'", '"': '\\"', "\\": "\\\\"})
 
 
+#: What mariadb-dump writes first (client/mysqldump.cc, MariaDB 10.5.25+): the client
+#: enters sandbox mode; older clients and the server read an executable comment for a
+#: version that never comes.  Byte for byte, trailing space included.
+SANDBOX_LINE = "/*M!999999\\- enable the sandbox mode */ "
+#: The client's charset for the rest of the script (as mariadb-binlog writes it).
+CLIENT_CHARSET_LINE = "/*!\\C utf8mb4 */;"
+
+
 class SqlRenderError(BinlogError):
     """A change that cannot be written as SQL (no column names, a partial image...)."""
 
 
 def quote_ident(name: str) -> str:
+    # No server identifier holds NUL (KB "Identifier Names"); a hostile binlog's can, and
+    # the client stops a script at a NUL byte (or, in --binary-mode, passes it on).
+    if "\0" in name:
+        raise SqlRenderError(f"an identifier holds a NUL byte: {printable(name)}")
     return "`" + name.replace("`", "``") + "`"
+
+
+def printable(text: str) -> str:
+    """``text`` for a comment line or a message: control and other non-printable
+    characters escaped (``\\x01``, ``\\u2028``), so nothing ends the line, starts a client
+    command or reaches the terminal as an escape sequence."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else
+                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+                   for c in text)
 
 
 def quote_text(text: str) -> str:
@@ -362,12 +408,35 @@ def _when(ts: int) -> str:
 
 
 def _comment(text: str) -> str:
-    return "-- " + text.replace("\r", " ").replace("\n", " ")
+    return "-- " + printable(text)
 
 
 def _short(query: str, n: int = 80) -> str:
-    text = " ".join(query.split())
+    text = printable(" ".join(query.split()))
     return text if len(text) <= n else text[:n] + "..."
+
+
+def ddl_script(statement) -> list[str]:
+    """The lines of a ``--format sql`` script that replay a DDL statement: its text as an
+    escaped literal run by PREPARE (module docstring), in its database and sql_mode.
+    The literal is set while the session has our sql_mode (backslash escapes on)."""
+    query = statement.query
+    try:
+        query.encode("utf-8")
+        text = quote_text(query)
+    except UnicodeEncodeError:      # bytes that are no UTF-8: passed on as they are
+        text = hex_literal(query.encode("utf-8", "surrogateescape"))
+    out = [f"SET @binlog_ddl = {text};"]
+    if statement.db and not statement.event.header.flags & 0x8:
+        out.append(f"USE{quote_ident(statement.db)};")
+    mode = query_sql_mode(statement.event)
+    if mode is not None:
+        out.append(f"SET SESSION sql_mode = '{mode}';")
+    out += ["PREPARE binlog_ddl FROM @binlog_ddl;", "EXECUTE binlog_ddl;",
+            "DEALLOCATE PREPARE binlog_ddl;"]
+    if mode is not None:
+        out.append(f"SET SESSION sql_mode = '{SESSION_SQL_MODE}';")
+    return out
 
 
 class SqlWriter:
@@ -396,8 +465,10 @@ class SqlWriter:
 
     def _header(self) -> None:
         kind = "flashback (undo, newest first)" if self.flashback else "replay"
-        lines = [f"-- binlog dump --format {'flashback' if self.flashback else 'sql'}: {kind}; "
-                 f"{'safe mode (REPLACE / DELETE by key)' if self.renderer.safe else 'plain INSERT/UPDATE/DELETE'}"]
+        lines = [SANDBOX_LINE,
+                 f"-- binlog dump --format {'flashback' if self.flashback else 'sql'}: {kind}; "
+                 f"{'safe mode (REPLACE / DELETE by key)' if self.renderer.safe else 'plain INSERT/UPDATE/DELETE'}",
+                 CLIENT_CHARSET_LINE]
         lines += [s + ";" for s in SESSION_SETUP]
         self._emit("\n".join(lines) + "\n")
 
@@ -435,9 +506,8 @@ class SqlWriter:
                 self._emit(_comment(f"DDL of a filtered table not replayed ({where}): "
                                     f"{_short(unit.query, 200)}") + "\n")
             elif unit.kind == DDL:
-                body = [_comment(f"DDL at {where}, {_when(unit.ts)}")]
-                for stmt in ddl_statements(unit):
-                    body.append(_terminated(stmt))
+                body = [_comment(f"DDL at {where}, {_when(unit.ts)}: {_short(unit.query, 200)}")]
+                body += ddl_script(unit)
                 self._emit("\n".join(body) + "\n")
             elif unit.kind == "dml":
                 self.warn(f"{where}: statement-based change not replayed (binlog_format must be "
@@ -488,11 +558,3 @@ class SqlWriter:
             self.pending.append(block)
         else:
             self._emit(block)
-
-
-def _terminated(statement: str) -> str:
-    """A statement with its terminator; a body containing ';' (routines, triggers) goes
-    between DELIMITER lines as mysqlbinlog does."""
-    if ";" in statement:
-        return f"DELIMITER /*!*/;\n{statement}\n/*!*/;\nDELIMITER ;"
-    return statement + ";"

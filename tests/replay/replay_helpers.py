@@ -108,9 +108,10 @@ def contents(server, databases=None) -> dict:
                 q = "`" + name.decode().replace("`", "``") + "`"
                 exprs.append(f"CAST({q} AS DOUBLE)" if dtype == b"float" else q)
             order = ", ".join(str(i + 1) for i in range(len(exprs)))
-            cur.execute(f"SELECT {', '.join(exprs)} FROM `{db}`.`{table}` ORDER BY {order}")
+            qname = "`" + db.replace("`", "``") + "`.`" + table.replace("`", "``") + "`"
+            cur.execute(f"SELECT {', '.join(exprs)} FROM {qname} ORDER BY {order}")
             rows = list(cur.fetchall())
-            cur.execute(f"CHECKSUM TABLE `{db}`.`{table}`")
+            cur.execute(f"CHECKSUM TABLE {qname}")
             checksum = cur.fetchone()[1]
             out[f"{db}.{table}"] = (checksum, rows)
         return out
