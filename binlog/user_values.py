@@ -69,30 +69,59 @@ _FLAGS = ("ssl_verify_cert", "ssl_verify_identity")
 
 
 def redact_dsn(dsn: str) -> str:
-    """The DSN with its password replaced by ``***`` (for messages)."""
-    try:
-        parts = urlsplit(dsn)
-    except ValueError:
-        return "<unparsable DSN>"
-    userinfo, at, host = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
-        return dsn
-    netloc = f"{userinfo.partition(':')[0]}:***@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    """The DSN for a message, with nothing that may be a password: read from the raw
+    text, not from urlsplit, so a password holding an unencoded ``/ ? # @`` is masked
+    too.  Kept: the scheme, the user name, the host part (a ``host:port`` whose port is not
+    a number may be ``user:password`` without an ``@``: masked), the path and the query's
+    parameter names."""
+    scheme, sep, rest = dsn.partition("://")
+    if not sep:
+        scheme = dsn.partition(":")[0] if ":" in dsn else ""
+        # a word before ':' is a scheme; anything else may be a pasted password
+        return f"{scheme if scheme.isalpha() and len(scheme) <= 10 else '...'}:<not scheme://...>"
+    auth, at, tail = rest.rpartition("@")
+    if at:
+        user = auth.partition(":")[0]
+        head = f"{user}:***@" if ":" in auth else f"{user}@"
+    else:
+        head, tail = "", rest
+    host, slash, after = tail.partition("/")
+    if not at and ":" in host and not host.rpartition(":")[2].isdigit() and not host.endswith("]"):
+        host = host.partition(":")[0] + ":***"
+    path, q, query = after.partition("?")
+    if q:
+        names = [item.partition("=")[0] for item in query.split("&")]
+        query = "&".join(f"{n}=..." if n not in _FLOATS + _PATHS + _FLAGS else item
+                         for n, item in zip(names, query.split("&")))
+    return f"{scheme}://{head}{host}{slash}{path}{q}{query}"
+
+
+def _bad(dsn: str, why: str) -> UsageError:
+    return UsageError(f"bad DSN {redact_dsn(dsn)!r}: {why}")
 
 
 def parse_dsn(dsn: str) -> dict:
     """DSN -> keyword arguments for ``pymysql.connect`` (plus ``'database'``, None when
-    the DSN names none).  UsageError for a DSN that is not one; its message never
-    contains the password."""
+    the DSN names none).  UsageError for a DSN that is not one (``mysql:/host``,
+    ``mysql:host``, a password with an unencoded ``/``, a port that is no number...); its
+    message never contains the password, nor any value that could be one."""
+    scheme, sep = dsn.partition(":")[0], "://" in dsn
+    if scheme.lower() not in _SCHEMES:
+        raise _bad(dsn, "expected mysql://user:pass@host:port/db or mariadb://...")
+    if not sep:
+        # mysql:/host or mysql:host would parse as a path: localhost:3306, silently
+        raise _bad(dsn, "expected mysql://user:pass@host:port/db (two slashes after the scheme)")
     try:
         parts = urlsplit(dsn)
         port = parts.port
-    except ValueError as exc:
-        raise UsageError(f"bad DSN {redact_dsn(dsn)!r}: {exc}") from None
-    if parts.scheme.lower() not in _SCHEMES:
-        raise UsageError(f"bad DSN {redact_dsn(dsn)!r}: expected mysql://user:pass@host:port/db "
-                         f"or mariadb://...")
+    except ValueError:
+        # urlsplit's message quotes the bad port, which may be a password (mysql://u:pw)
+        raise _bad(dsn, "the host part is not host, host:port (1-65535) or [IPv6]:port; "
+                        "percent-encode '@ : / ? #' in the user name and password") from None
+    if "/" in parts.path.lstrip("/") or parts.fragment:
+        # mysql://u:pa/ss@host/db: the password's '/' (or '#') ended the host part
+        raise _bad(dsn, "the path must be /database only; percent-encode '/ ? # @' in the "
+                        "user name, password and database")
     kw: dict = {"user": unquote(parts.username) if parts.username else "root",
                 "password": unquote(parts.password) if parts.password else ""}
     if parts.hostname:
@@ -107,15 +136,13 @@ def parse_dsn(dsn: str) -> dict:
             try:
                 kw[name] = float(value)
             except ValueError:
-                raise UsageError(f"bad DSN {redact_dsn(dsn)!r}: {name} must be a number of "
-                                 f"seconds, not {value!r}") from None
+                raise _bad(dsn, f"{name} must be a number of seconds, not {value!r}") from None
         elif name in _PATHS:
             kw[name] = value
         elif name in _FLAGS:
             kw[name] = value.lower() in ("1", "true", "yes", "on")
         else:
-            raise UsageError(f"bad DSN {redact_dsn(dsn)!r}: unknown parameter {name!r} (known: "
-                             f"{', '.join(_FLOATS + _PATHS + _FLAGS)})")
+            raise _bad(dsn, f"unknown parameter {name!r} (known: {', '.join(_FLOATS + _PATHS + _FLAGS)})")
     return kw
 
 

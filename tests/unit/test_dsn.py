@@ -29,5 +29,36 @@ def test_bad_dsn_messages_never_show_the_password(dsn):
 
 
 def test_redact():
-    assert redact_dsn("mysql://u:pw@h:1/db?x=1") == "mysql://u:***@h:1/db?x=1"
+    assert redact_dsn("mysql://u:pw@h:1/db?read_timeout=1&x=2") == "mysql://u:***@h:1/db?read_timeout=1&x=..."
     assert redact_dsn("mysql://u@h/") == "mysql://u@h/"
+
+
+SECRET = "s3cr3t"
+
+
+@pytest.mark.parametrize("dsn", [
+    "postgres://u:s3cr3t@h/", "mysql:/h", "mysql:h", "mysql:u:s3cr3t@h", "s3cr3t",
+    "mysql://root:s3cr3t",                 # no '@': urlsplit takes the password for a port
+    "mysql://u:s3/cr3t@h/db", "mysql://u:1/s3cr3t@h/db", "mysql://u:s3#cr3t@h/",
+    "mysql://u:s3?cr3t@h/", "mysql://u:s3cr3t@[::1/", "mysql://u:s3cr3t@h:notaport/",
+    "mysql://u:s3cr3t@h/?password=s3cr3t", "mysql://u:s3cr3t@h/a/b",
+])
+def test_malformed_dsns_are_refused_without_showing_anything_secret(dsn):
+    with pytest.raises(UsageError) as info:
+        parse_dsn(dsn)
+    for part in ("s3cr3t", "cr3t", "s3"):
+        assert part not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("dsn", ["mysql://u:s3/cr3t@h/db", "mysql://u:s3#cr3t@h/",
+                                 "mysql://root:s3cr3t", "mysql://u:s3cr3t@h/?password=s3cr3t",
+                                 "mysql://u:s3cr3t@h:1/db?read_timeout=1"])
+def test_redact_masks_whatever_may_be_a_password(dsn):
+    assert "cr3t" not in redact_dsn(dsn)
+
+
+def test_one_slash_is_not_localhost():
+    with pytest.raises(UsageError, match="two slashes"):
+        parse_dsn("mysql:/host")
+    assert parse_dsn("mysql:///?unix_socket=/s") == {"user": "root", "password": "", "database": None,
+                                                     "unix_socket": "/s"}
