@@ -191,7 +191,9 @@ class BinlogReader:
         for binlog in self.source.binlogs():
             with binlog:
                 read = ReadState()
-                done = yield from self._read_file(binlog, self.start_position if first else None,
+                start = binlog.start if binlog.start is not None else (
+                    self.start_position if first else None)
+                done = yield from self._read_file(binlog, start,
                                                   self.stop_position if binlog.last else None,
                                                   binlog.last, _FileState(), read)
             if done:

@@ -31,9 +31,13 @@ def add_schema_options(p) -> None:
                    help="snapshot schemas from a live server, e.g. mysql://user:pw@host:3306/db")
 
 
-def add_reader_options(p, *, positions: bool = True) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE|DIR",
-                   help="binlog files, or directories (their binlogs in index order)")
+def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None:
+    """``live``: the binlogs may come from a running server instead (``--from DSN``)."""
+    p.add_argument("paths", nargs="*" if live else "+", metavar="FILE|DIR",
+                   help="binlog files, or directories (their binlogs in index order)"
+                        + ("; or --from DSN" if live else ""))
+    if live:
+        add_live_options(p)
     if positions:
         p.add_argument("--start-position", type=int, metavar="N",
                        help="skip events before offset N of the first file")
@@ -60,6 +64,67 @@ def add_reader_options(p, *, positions: bool = True) -> None:
                    help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events")
 
 
+def add_live_options(p, *, fetch: bool = False) -> None:
+    """A running server as the source (the replication protocol): --from, --server-id,
+    --start-file, --stop-never, --heartbeat and the reconnect retries."""
+    g = p.add_argument_group("live source") if not fetch else p
+    g.add_argument("--from", dest="from_dsn", required=fetch, metavar="DSN",
+                   help="read from a running server as a replica: mysql://user:password@host:port/ "
+                        "(?unix_socket=, ?ssl_ca=...)" + ("" if fetch else "; instead of files"))
+    g.add_argument("--server-id", type=int, metavar="N", required=fetch,
+                   help="replica id to register with (not 0; unique among the server's "
+                        "replicas: SHOW SLAVE HOSTS)")
+    if not fetch:
+        g.add_argument("--start-file", metavar="FILE",
+                       help="with --from: the binlog to start at (default: the server's first); "
+                            "--start-position applies to it")
+    g.add_argument("--stop-never", action="store_true",
+                   help="with --from: keep following the server after its last event")
+    g.add_argument("--heartbeat", type=float, default=2.0, metavar="SECONDS",
+                   help="heartbeat period asked of the server (default 2); no packet for "
+                        "twice that plus 5 s counts as a lost connection")
+    g.add_argument("--retries" if fetch else "--source-retries", dest="source_retries", type=int,
+                   default=5, metavar="N",
+                   help="reconnect attempts after the connection to the server is lost (default "
+                        "5; back-off 1, 2, 4 ... 30 s, resuming after the last event read); "
+                        "any event received resets the count")
+
+
+def server_options(args):
+    """The ServerOptions of --from/--server-id/--heartbeat."""
+    from ..sources.server import ServerOptions
+
+    if args.server_id is None:
+        raise UsageError("--from needs --server-id N: the replica id to register with (not 0, "
+                         "unique among the server's replicas)")
+    return ServerOptions(args.from_dsn, args.server_id, heartbeat=args.heartbeat)
+
+
+def source_of(args, *, start=None, on_idle=None):
+    """What the reader reads: the files and directories given, or with ``--from`` a
+    ``ServerSource``; ``start``: a (file, offset) to start at instead of the options'."""
+    live = getattr(args, "from_dsn", None)
+    if not live:
+        if not args.paths:
+            raise UsageError("give binlog files or directories" +
+                             (", or --from DSN" if hasattr(args, "from_dsn") else ""))
+        for name in ("start_file", "stop_never"):
+            if getattr(args, name, None):
+                raise UsageError(f"--{name.replace('_', '-')} needs --from DSN")
+        return args.paths
+    from ..sources.server import ServerSource
+
+    if args.paths:
+        raise UsageError("give binlog files or --from DSN, not both")
+    if getattr(args, "follow", False):
+        raise UsageError("--follow is for files; with --from use --stop-never")
+    if start is None:
+        start = (args.start_file or "", getattr(args, "start_position", None) or 4)
+    return ServerSource(server_options(args), start_file=start[0], start_position=start[1],
+                        blocking=args.stop_never, retries=args.source_retries, on_retry=warn,
+                        on_idle=on_idle)
+
+
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):
     """A BinlogReader for the options (``paths``/``start_position`` override them)."""
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions
@@ -78,7 +143,7 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
                             tz=tz, table_filter=table_filter, infer_precision=args.infer_precision)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred)
-    return BinlogReader(paths if paths is not None else args.paths, options, schema=schema,
+    return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)
 
 

@@ -44,7 +44,7 @@ import time
 import pymysql
 
 from ..output.sql import _short
-from ._common import (EXIT_TARGET, TargetError, add_reader_options, connect, make_reader,
+from ._common import (EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, source_of,
                       open_schema, table_filter_of, warn)
 
 
@@ -55,11 +55,14 @@ CONNECTION_ERRORS = {2003, 2006, 2013, 2014, 2055, 1927, 4031, 1053}
 RETRYABLE_ERRORS = {1205, 1213}          # lock wait timeout, deadlock
 DDL_ALREADY_DONE = {1050, 1051, 1007, 1008, 1060, 1061, 1091, 1146, 1176}
 MAX_STATEMENT_BYTES = 4 << 20
+# From a live source (--from) a batch is committed once it is this old, and whenever the
+# source is idle (a heartbeat): the target lags the source by about this much.
+LIVE_BATCH_SECONDS = 1.0
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("apply", help="apply binlog row changes to a target server (checkpointed)")
-    add_reader_options(p)
+    add_reader_options(p, live=True)
     p.add_argument("--to", required=True, metavar="DSN",
                    help="the target: mysql://user:pw@host:port/ (or ?unix_socket=/path)")
     p.add_argument("--checkpoint-table", default="binlog_apply.checkpoint", metavar="DB.TABLE",
@@ -285,12 +288,28 @@ class Applier:
         self.checkpoint = None if args.reset_checkpoint else self._load_checkpoint()
         if args.reset_checkpoint:
             args.reset_checkpoint = False         # a retry resumes from what this run wrote
-        files = expand_paths(args.paths)
+        live = bool(args.from_dsn)
+        files = [] if live else expand_paths(args.paths)
         start_position = args.start_position
         self.applied = None
         self.gtid_domains = {}
         self.totals = (0, 0)
-        if self.checkpoint is not None:
+        source = None
+        if live and self.checkpoint is not None:
+            cp = self.checkpoint
+            source = source_of(args, start=(cp["resume_file"], cp["resume_pos"]),
+                               on_idle=self._commit)
+            start_position = 4          # the source starts at the checkpoint itself
+            self.applied = (cp["file"], cp["pos"])
+            self.totals = (cp["transactions"], cp["row_changes"])
+            for g in (cp["gtid_pos"] or "").split(","):
+                self._note_gtid(g.strip())
+            if args.start_position is not None or args.start_file:
+                warn(f"--start-file/--start-position ignored: resuming from the checkpoint "
+                     f"{self.checkpoint_text()}")
+        elif live:
+            source = source_of(args, on_idle=self._commit)
+        elif self.checkpoint is not None:
             cp = self.checkpoint
             names = [f.name for f in files]
             if cp["resume_file"] not in names:
@@ -313,8 +332,8 @@ class Applier:
         base = table_filter_of(args)
         tf = TableFilter(base.include, base.exclude + [f"{self.cp_db}.{self.cp_table}"], base.databases)
         self.filter = tf
-        reader = make_reader(args, paths=files, start_position=start_position, schema=self.schema,
-                             table_filter=tf)
+        reader = make_reader(args, paths=source if live else files, start_position=start_position,
+                             schema=self.schema, table_filter=tf)
         self.keys = KeyCatalog(schema=self.schema, live=self._live)
         self.renderer = SqlRenderer(self.keys, safe=args.safe)
         assembler = TxAssembler(on_warning=warn)
@@ -377,7 +396,8 @@ class Applier:
         self.batch_done.append((tx, self.pending_cp))
         self.stats["transactions"] += 1
         self.stats["rows"] += len(tx.changes)
-        if self.batch_txs >= self.args.batch_transactions or self.batch_rows >= self.args.batch_rows:
+        if (self.batch_txs >= self.args.batch_transactions or self.batch_rows >= self.args.batch_rows
+                or (self.args.from_dsn and time.monotonic() - self.batch_started >= LIVE_BATCH_SECONDS)):
             self._commit()
 
     def _statement_change(self, statement, tx) -> None:
@@ -398,6 +418,8 @@ class Applier:
         txs, total_rows = self.totals
         self.totals = (txs + 1, total_rows + rows)
         self.pending_cp = (end, gtid, resume, self.totals)
+        if not self.batch_txs:
+            self.batch_started = time.monotonic()
         self.batch_txs += 1
         self.batch_rows += rows
 

@@ -6,15 +6,16 @@ import sys
 
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_schema_options,
-                      live_tables_from_dsn, open_schema, report_inferred, table_filter_of,
-                      warn_unknown)
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_live_options, add_schema_options,
+                      live_tables_from_dsn, open_schema, report_inferred, source_of,
+                      table_filter_of, warn_unknown)
 
 
 def add_parser(sub) -> None:
     dump = sub.add_parser("dump", help="decode binlog files to JSON Lines or text")
-    dump.add_argument("paths", nargs="+", metavar="FILE|DIR",
-                      help="binlog files, or directories (their binlogs in index order)")
+    dump.add_argument("paths", nargs="*", metavar="FILE|DIR",
+                      help="binlog files, or directories (their binlogs in index order); or "
+                           "--from DSN")
     dump.add_argument("--format", choices=["json", "text", "sql", "flashback"], default="json",
                       help="json (default), text, sql (statements replaying the changes, one "
                            "transaction per source transaction) or flashback (statements "
@@ -52,6 +53,7 @@ def add_parser(sub) -> None:
     dump.add_argument("--follow-timeout", type=float, metavar="SECONDS",
                       help="with --follow: stop after this many seconds without new data "
                            "(default: wait until interrupted)")
+    add_live_options(dump)
     add_schema_options(dump)
     dump.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
                       help="keep only matching tables (wildcards %% _ *; repeatable)")
@@ -88,7 +90,8 @@ def run(args) -> int:
                             follow_timeout=args.follow_timeout)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush)
-    reader = BinlogReader(args.paths, options, schema=schema, hooks=hooks)
+    reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
+                          hooks=hooks)
     out = sys.stdout.buffer
     if args.format in ("sql", "flashback"):
         writer = sql_writer(args, out, schema)

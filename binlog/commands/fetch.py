@@ -25,16 +25,18 @@ import signal
 import sys
 import time
 
-from ..errors import RelayError, ServerConnectionError
+from ..errors import ServerConnectionError
 from ..sources.relay import RelayDir
-from ..sources.server import HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name
+from ..sources.server import (HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name,
+                              gtid_start_file)
+from ._common import add_live_options, server_options
 
 FLUSH_INTERVAL = 0.2        # seconds: the copy lags the server by at most this much
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("fetch", help="copy a live server's binlogs into a directory, byte for byte")
-    add_server_options(p)
+    add_live_options(p, fetch=True)
     p.add_argument("--to", dest="directory", required=True, metavar="DIR",
                    help="relay directory (created if missing; resumed if it holds a relay)")
     start = p.add_mutually_exclusive_group()
@@ -44,25 +46,7 @@ def add_parser(sub) -> None:
     start.add_argument("--start-gtid", metavar="D-S-N[,...]",
                        help="in an empty directory: start at the file holding this MariaDB "
                             "GTID position (whole files are copied)")
-    p.add_argument("--stop-never", action="store_true",
-                   help="keep following the server after its last event (until SIGTERM/SIGINT)")
     p.set_defaults(run=run)
-
-
-def add_server_options(p) -> None:
-    """--from, --server-id, --heartbeat, --retries: shared by every command that reads
-    a live server."""
-    p.add_argument("--from", dest="source", required=True, metavar="DSN",
-                   help="the server, mysql://user:password@host:port/ (?unix_socket=, ssl_*)")
-    p.add_argument("--server-id", type=int, required=True, metavar="N",
-                   help="replica id to register with (not 0; unique among the server's "
-                        "replicas: SHOW SLAVE HOSTS)")
-    p.add_argument("--heartbeat", type=float, default=2.0, metavar="SECONDS",
-                   help="heartbeat period asked of the server (default 2); no packet for "
-                        "twice that plus 5 s counts as a lost connection")
-    p.add_argument("--retries", type=int, default=5, metavar="N",
-                   help="reconnect attempts after a lost connection (default 5; back-off "
-                        "1, 2, 4 ... 30 s); any event received resets the count")
 
 
 class _Stop(Exception):
@@ -74,11 +58,11 @@ def _on_sigterm(signum, frame):
 
 
 def run(args) -> int:
-    options = ServerOptions(args.source, args.server_id, heartbeat=args.heartbeat)
+    options = server_options(args)
     if args.start_file:
         check_binlog_name(args.start_file, what="--start-file")
     relay = RelayDir(args.directory)
-    fetcher = Fetcher(options, relay, blocking=args.stop_never, retries=args.retries)
+    fetcher = Fetcher(options, relay, blocking=args.stop_never, retries=args.source_retries)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         fetcher.run(start_file=args.start_file, start_gtid=args.start_gtid)
@@ -107,7 +91,7 @@ class Fetcher:
             _warn(f"--start-{'file' if start_file else 'gtid'} ignored: {self.relay.dir} "
                   f"already holds a relay, resuming at {start[0]}:{start[1]}")
         elif start is None:
-            start = (start_file or "", 4) if not start_gtid else (self._file_of(start_gtid), 4)
+            start = (start_file or "", 4) if not start_gtid else (gtid_start_file(self.client, start_gtid), 4)
         failures = 0
         while True:
             before = self.events
@@ -127,16 +111,6 @@ class Fetcher:
                 _warn(f"{exc}; reconnecting in {delay}s (retry {failures} of {self.retries})")
                 time.sleep(delay)
                 start = self.relay.resume_point() or start
-
-    def _file_of(self, gtid: str) -> str:
-        """The file the server starts a GTID dump at: the name in its first fake ROTATE."""
-        self.client.start(gtid=gtid, blocking=False, strict=True)
-        try:
-            for event in self.client.events():
-                return event.file
-        finally:
-            self.client.close()
-        raise RelayError(f"the server sent nothing for GTID position {gtid}")
 
     def _fetch(self, file: str, position: int) -> None:
         client, relay = self.client, self.relay

@@ -22,7 +22,7 @@ PLOT_TABLES = 12
 def add_parser(sub) -> None:
     p = sub.add_parser("stats", help="per-table row counts, bytes, largest transactions, time "
                                      "range; --plot changes per minute")
-    add_reader_options(p)
+    add_reader_options(p, live=True)
     p.add_argument("--top", type=int, default=10, metavar="N",
                    help="list the N largest transactions (default 10)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")

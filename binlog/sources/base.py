@@ -49,6 +49,12 @@ class Binlog(ABC):
     #: (the stop position applies to the last binlog)
     last: bool = True
 
+    #: the bytes after the FORMAT_DESCRIPTION continue at this offset, not right after
+    #: it (a server's dump that starts inside a binlog sends its FORMAT_DESCRIPTION,
+    #: then the events from the position): the reader jumps there as it does for a
+    #: start position
+    start: int | None = None
+
     @abstractmethod
     def read(self, size: int) -> bytes:
         """Up to ``size`` next bytes; ``b""`` when none are there (yet)."""

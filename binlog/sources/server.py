@@ -39,19 +39,21 @@ from __future__ import annotations
 
 import re
 import struct
+import time
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import pymysql
 
-from ..constants import (CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F,
-                         EventType)
+from ..constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN,
+                         LOG_EVENT_ARTIFICIAL_F, EventType)
 from ..errors import (GtidPositionError, MalformedEventError, PurgedLogError, ServerAccessError,
                       ServerConnectionError, ServerError, ServerPositionError, UsageError)
 from ..header import EventHeader, parse_header
 from ..stream import MAX_EVENT_SIZE
-from ..user_values import dsn_address, parse_dsn
+from ..user_values import dsn_address, parse_dsn, redact_dsn
+from .base import Binlog, BinlogSource, Position
 
 COM_BINLOG_DUMP = 0x12
 COM_REGISTER_SLAVE = 0x15
@@ -328,8 +330,8 @@ class ReplicationClient:
                     # A blocking dump ends only when the server's dump thread is killed,
                     # e.g. at shutdown (sql_repl.cc mysql_binlog_send ends with an EOF).
                     self.close()
-                    raise ServerConnectionError(f"{self.where} ended the dump (shutdown or "
-                                                f"KILL of the dump thread)")
+                    raise ServerConnectionError(f"source {self.where} ended the dump (shutdown "
+                                                f"or KILL of the dump thread)")
                 return
             yield self.tracker.take(data)
 
@@ -384,8 +386,8 @@ class ReplicationClient:
     def _lost(self, exc: Exception) -> ServerError:
         if isinstance(exc, pymysql.err.MySQLError):
             return self._error(exc, "reading the binlog")
-        return ServerConnectionError(f"connection to {self.where} lost while reading the "
-                                     f"binlog: {exc}")
+        return ServerConnectionError(f"source {self.where}, reading the binlog: connection "
+                                     f"lost ({exc})")
 
     def _server_error(self, packet: bytes) -> ServerError:
         """An ERR packet: 0xFF, code u16, '#' and a 5-byte SQL state, message."""
@@ -401,7 +403,7 @@ class ReplicationClient:
     def _typed(self, code: int | None, text: str, doing: str) -> ServerError:
         where = self.tracker.file if self.tracker and self.tracker.file else None
         pos = self.tracker.position if where else None
-        message = f"{self.where} while {doing}: {text}" + (f" (error {code})" if code else "")
+        message = f"source {self.where}, {doing}: {text}" + (f" (error {code})" if code else "")
         if code in ER_ACCESS_DENIED:
             # Once logged in, "access denied" (1045 to COM_REGISTER_SLAVE) is a privilege.
             hint = ("check the user and password of the DSN"
@@ -428,3 +430,153 @@ class ReplicationClient:
         if code is None or code in CONNECTION_ERRORS:
             return ServerConnectionError(message, code=code)
         return ServerError(message, code=code)
+
+
+class ServerSource(BinlogSource):
+    """A live server as a source of the reader (``--from DSN``): its binlogs, one
+    ``ServerBinlog`` per file, from ``start_file``:``start_position`` ("" = the server's
+    first binlog) or from the file holding ``start_gtid`` (the reader's GTID filter then
+    skips what precedes it).
+
+    ``blocking``: follow the server after its last event (else stop there).  A lost
+    connection (a network failure, a server restart) is retried ``retries`` times with
+    back-off, resuming right after the last event handed on: the reader sees one
+    unbroken stream, no event twice, none lost.  Any event received resets the count;
+    then ServerConnectionError with a hint.  ``on_idle()`` runs at each heartbeat (the
+    server had nothing to send for ``options.heartbeat`` seconds): apply commits there."""
+
+    def __init__(self, options: ServerOptions, *, start_file: str = "", start_position: int = 4,
+                 start_gtid: str | None = None, blocking: bool = False, retries: int = 5,
+                 on_retry: Callable[[str], None] | None = None,
+                 on_idle: Callable[[], None] | None = None):
+        self.options = options
+        self.start_file = start_file
+        self.start_position = max(start_position, 4)
+        self.start_gtid = start_gtid
+        self.blocking = blocking
+        self.retries = retries
+        self.on_retry = on_retry
+        self.on_idle = on_idle          # called at each heartbeat: the server has nothing new
+        self.client = ReplicationClient(options)
+        self.position: Position | None = None     # after the last event handed on
+        self._events: Iterator[ServerEvent] | None = None
+        self._pending: ServerEvent | None = None
+        self._fresh = False
+
+    def describe(self) -> str:
+        return redact_dsn(self.options.dsn)
+
+    def binlogs(self) -> Iterator[Binlog]:
+        if self.start_gtid is not None:
+            self.start_file, self.start_position = gtid_start_file(self.client, self.start_gtid), 4
+        try:
+            self._start(self.start_file, self.start_position, fresh=True)
+        except ServerConnectionError as exc:
+            self._retry(exc, 0)
+        try:
+            first = self.next_event()
+            while first is not None:
+                binlog = ServerBinlog(self, first)
+                yield binlog
+                while not binlog.done:          # the reader stopped early: skip the rest
+                    binlog.read(0)
+                first, self._pending = self._pending, None
+        finally:
+            self.client.close()
+
+    def _start(self, file: str, position: int, *, fresh: bool) -> None:
+        self.client.start(file=file, position=position, blocking=self.blocking)
+        self._events = self.client.events()
+        self._fresh = fresh
+
+    def next_event(self) -> ServerEvent | None:
+        """The next event of a file (None at the end of a non-blocking dump).  The
+        resent FORMAT_DESCRIPTION of a dump starting inside a file comes out too, but
+        only for the first connection: after a reconnect the reader already has it."""
+        failures = 0
+        while True:
+            try:
+                event = next(self._events)
+            except StopIteration:
+                return None
+            except ServerConnectionError as exc:
+                failures = self._retry(exc, failures)
+                continue
+            failures = 0
+            if event.in_file:
+                self._fresh = False
+                self.position = Position(event.file, event.end)
+                return event
+            if self._fresh and event.header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
+                self._fresh = False
+                return event
+            if event.header.type_code in HEARTBEAT_TYPES and self.on_idle is not None:
+                self.on_idle()
+
+    def _retry(self, exc: ServerConnectionError, failures: int) -> int:
+        self.client.close()
+        failures += 1
+        if failures > self.retries:
+            exc.hint = (f"gave up after {self.retries} retries" +
+                        (f"; the last event read ends at {self.position}" if self.position else ""))
+            raise exc
+        delay = min(2 ** (failures - 1), 30)
+        if self.on_retry is not None:
+            self.on_retry(f"{exc}; reconnecting in {delay}s (retry {failures} of {self.retries})")
+        time.sleep(delay)
+        where = self.position or Position(self.start_file, self.start_position)
+        try:
+            self._start(where.name, where.offset, fresh=self.position is None)
+        except ServerConnectionError as again:
+            return self._retry(again, failures)
+        return failures
+
+
+class ServerBinlog(Binlog):
+    """One binlog file of a server, as its events arrive: the magic, the
+    FORMAT_DESCRIPTION, then the events (from ``start`` when the dump began inside the
+    file).  ``read`` blocks while the server has nothing to send and returns b"" when
+    the server moved on to the next file or the dump ended."""
+
+    def __init__(self, source: ServerSource, first: ServerEvent):
+        self.source = source
+        self.name = first.file
+        self.last = False           # a server may always write another binlog
+        if first.header.type_code != EventType.FORMAT_DESCRIPTION_EVENT:
+            raise MalformedEventError(f"the server's dump of {first.file} does not begin with "
+                                      f"its FORMAT_DESCRIPTION", source=first.file,
+                                      event_offset=first.offset, event_type=first.header.type_name)
+        # The resent copy stands in for the file's own at offset 4.
+        self.start = None if first.in_file else first.offset
+        self._head: bytes | None = BINLOG_MAGIC + first.data
+        self.done = False
+
+    def read(self, size: int) -> bytes:
+        if self._head is not None:
+            data, self._head = self._head, None
+            return data
+        if self.done:
+            return b""
+        event = self.source.next_event()
+        if event is None or event.file != self.name:
+            self.source._pending = event
+            self.done = True
+            return b""
+        return event.data
+
+    def seek(self, offset: int) -> None:
+        if offset != self.start:
+            super().seek(offset)
+
+
+def gtid_start_file(client: ReplicationClient, gtid: str) -> str:
+    """The binlog a MariaDB server starts a GTID dump at (the file whose GTID_LIST
+    precedes the position, sql_repl.cc gtid_find_binlog_file): the name its first fake
+    ROTATE gives.  Errors (an unknown or purged GTID) are the server's."""
+    client.start(gtid=gtid, blocking=False, strict=True)
+    try:
+        for event in client.events():
+            return event.file
+    finally:
+        client.close()
+    raise ServerPositionError(f"the server sent nothing for the GTID position {gtid}")
