@@ -1,5 +1,10 @@
 """``binlog apply --to DSN SRC...``: replay binlog row changes on a target through PyMySQL.
 
+``--from DSN`` reads a running server instead of files (``sources.server``): with
+``--stop-never`` that is continuous replication; a run starts at the checkpoint's
+resume position on that server, and a batch is committed once it is
+LIVE_BATCH_SECONDS old and whenever the source is idle (a heartbeat).
+
 Exactly once, across crashes: a checkpoint row on the target (``--checkpoint-table``,
 default ``binlog_apply.checkpoint``) is updated *in the same target transaction* as the
 data of the source transactions it covers, so after a crash, a kill -9 or Ctrl-C either
