@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import interrupts
 from .commands._common import (EXIT_DAMAGE, EXIT_DECODE_ERROR, EXIT_INCOMPLETE, EXIT_OK,
                                EXIT_USAGE, Parser)
 from .errors import BinlogError, UsageError
@@ -64,6 +65,7 @@ def _command_modules():
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    previous = interrupts.install()       # SIGTERM stops a command as Ctrl-C does (130)
     try:
         return args.run(args)
     except BinlogError as exc:
@@ -77,6 +79,8 @@ def main(argv=None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
+    finally:
+        interrupts.restore(previous)
 
 
 if __name__ == "__main__":

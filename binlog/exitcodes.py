@@ -25,7 +25,7 @@ class Exit(IntEnum):
     INCOMPLETE = 4      # the last file ends inside an event (still being written, or cut)
     SERVER = 5          # a server could not be reached or refused
     DIFFERENT = 6       # verify-rows: the target's rows differ
-    INTERRUPTED = 130   # Ctrl-C (SIGINT)
+    INTERRUPTED = 130   # Ctrl-C (SIGINT) or SIGTERM (binlog.interrupts)
 
 
 MEANING = {
@@ -42,7 +42,7 @@ MEANING = {
     Exit.SERVER: "a server (apply --to, verify-rows --against, --schema-from, fetch --from) "
                  "could not be reached or refused",
     Exit.DIFFERENT: "verify-rows: rows of the target differ from the binlogs' last images",
-    Exit.INTERRUPTED: "interrupted (Ctrl-C)",
+    Exit.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM; the record being written is finished first)",
 }
 
 _E = Exit

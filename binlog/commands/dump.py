@@ -73,6 +73,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..output.json_lines import JsonLinesWriter
     from ..output.text import TextWriter
+    from ..interrupts import GuardedOutput
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange
 
     zone = parse_zone(args.timezone)
@@ -92,7 +93,8 @@ def run(args) -> int:
                         on_damage=_report_damage, on_idle=sys.stdout.flush)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
                           hooks=hooks)
-    out = sys.stdout.buffer
+    # records are written whole or not at all when SIGINT/SIGTERM comes (binlog.interrupts)
+    out = GuardedOutput(sys.stdout.buffer)
     if args.format in ("sql", "flashback"):
         writer = sql_writer(args, out, schema)
     elif args.format == "json" and (args.checksum or args.split_updates):
