@@ -16,6 +16,7 @@ from .constants import EventType
 from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
                      UsageError, check_on_error)
 from .events.base import SkippedRowsEvent
+from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
                      RotateEvent, RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
 from .infer import infer_precisions, unknown_legacy_columns
@@ -394,11 +395,10 @@ class _FileState:
 def _track_transaction(state: _FileState, event: QueryEvent) -> None:
     """Where a transaction ends: COMMIT/ROLLBACK of an explicit one, or the statement
     itself after a GTID without BEGIN (DDL)."""
-    words = event.query[:40].upper().split()
-    if words[:1] == ["BEGIN"] or words[:2] == ["XA", "START"]:
+    control = transaction_control(event.query)
+    if control in (BEGIN, XA_START):
         state.saw_begin = True
-    elif not state.saw_begin or words[:1] == ["COMMIT"] or (words[:1] == ["ROLLBACK"]
-                                                          and words[1:2] != ["TO"]):
+    elif not state.saw_begin or control in (COMMIT, ROLLBACK):
         state.in_trx = False
 
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
 from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
-                        LOG_EVENT_BINLOG_IN_USE_F, EventType)
+                        LOG_EVENT_BINLOG_IN_USE_F, EventType, event_type_name)
 from .cursor import Cursor
 from .errors import (BadMagicError, BinlogError, ChecksumMismatchError, EncryptedBinlogError,
                      IncompleteEventError, MalformedEventError, check_on_error)
@@ -88,6 +88,23 @@ _MAX_SIZE_BY_TYPE = {
     EventType.ROTATE_EVENT: 4096, EventType.BINLOG_CHECKPOINT_EVENT: 4096,
     EventType.HEARTBEAT_LOG_EVENT: 4096,
 }
+
+
+def check_event_size(type_code: int, event_size: int, fde: FormatDescription, *,
+                     source: str, offset: int) -> None:
+    """Raise MalformedEventError when no event of this type can have this size: below
+    the header (and checksum) the FORMAT_DESCRIPTION gives, or above the type's bound.
+    The one framing check of the stream and of header-only walks (the Spark pre-scan)."""
+    if type_code == EventType.FORMAT_DESCRIPTION_EVENT:
+        minimum = _MIN_FDE_SIZE
+    else:
+        minimum = fde.common_header_len + fde.checksum_len
+    maximum = _MAX_SIZE_BY_TYPE.get(type_code, MAX_EVENT_SIZE)
+    if not minimum <= event_size <= maximum:
+        raise MalformedEventError(f"event size {event_size} is impossible for type code "
+                                  f"{type_code} (expected {minimum}..{maximum})", source=source,
+                                  event_offset=offset, field_offset=offset + 9,
+                                  event_type=event_type_name(type_code))
 
 
 @dataclass
@@ -345,17 +362,8 @@ class EventStream:
             self._last_log_pos = header.log_pos
 
     def _check_size(self, header: EventHeader) -> None:
-        if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
-            minimum = _MIN_FDE_SIZE
-        else:
-            minimum = self.fde.common_header_len + self.fde.checksum_len
-        maximum = _MAX_SIZE_BY_TYPE.get(header.type_code, MAX_EVENT_SIZE)
-        if not minimum <= header.event_size <= maximum:
-            raise MalformedEventError(f"event size {header.event_size} is impossible for type "
-                                      f"code {header.type_code} (expected {minimum}..{maximum})",
-                                      source=self.source, event_offset=header.offset,
-                                      field_offset=header.offset + 9,
-                                      event_type=header.type_name)
+        check_event_size(header.type_code, header.event_size, self.fde, source=self.source,
+                         offset=header.offset)
 
     # --- skip mode: damage and resynchronisation ---------------------------
     def _start_damage(self, error: BinlogError, header: EventHeader | None, *, trust_size: bool):

@@ -29,17 +29,21 @@ from typing import Callable
 from binlog.constants import BINLOG_MAGIC, HEADER_LEN, EventType as E
 from binlog.errors import BinlogError
 from binlog.events import QueryEvent
+from binlog.events.gtid import FL_STANDALONE
+from binlog.events.query import (BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_PREPARE, XA_ROLLBACK,
+                                 transaction_control)
 from binlog.events.rows import ROWS_EVENT_TYPES
 from binlog.header import EventHeader
 from binlog.reader import FILE_HEADER_EVENTS
-from binlog.stream import MAX_EVENT_SIZE, EventStream
+from binlog.stream import EventStream, check_event_size
 
 _HEADER = struct.Struct("<IBIIIH")
 GTID_TYPES = frozenset({E.GTID_EVENT, E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT,
                         E.GTID_TAGGED_LOG_EVENT})
 QUERY_TYPES = frozenset({E.QUERY_EVENT, E.QUERY_COMPRESSED_EVENT, E.EXECUTE_LOAD_QUERY_EVENT})
 CLOSING_TYPES = frozenset({E.ROTATE_EVENT, E.STOP_EVENT})
-_FL_STANDALONE = 1          # MariaDB GTID flags2: no BEGIN/COMMIT around the statement
+#: Statements that end a transaction group (ROLLBACK TO a savepoint does not).
+GROUP_ENDS = frozenset({COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, XA_PREPARE})
 
 
 @dataclass
@@ -115,8 +119,7 @@ def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tole
             source=name, offset=0)
         scan.error["error"] = "BadMagicError"
         return
-    stream = EventStream(name, verify_checksums=verify)
-    stream._need_magic = False
+    stream = EventStream(name, verify_checksums=verify, expect_magic=False)   # checked above
     fde = stream.fde
     unpack = _HEADER.unpack_from
     off = 4
@@ -141,9 +144,7 @@ def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tole
                     break
                 raise _incomplete(name, off, size - off)
             ts, type_code, server_id, esize, log_pos, flags = unpack(mm, off)
-            minimum = HEADER_LEN + (fde.checksum_len if type_code != E.FORMAT_DESCRIPTION_EVENT else 0)
-            if not minimum <= esize <= MAX_EVENT_SIZE:
-                raise _malformed(name, off, type_code, f"event size {esize} is impossible (type code {type_code})")
+            check_event_size(type_code, esize, fde, source=name, offset=off)
             if off + esize > size:
                 if tolerate_tail:
                     break
@@ -175,7 +176,7 @@ def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tole
                 if type_code == E.GTID_EVENT:
                     # flags2 after seq_no u64 and domain_id u32
                     flags2 = mm[off + fde.common_header_len + 12] if esize > fde.common_header_len + 12 else 0
-                    in_txn = not (flags2 & _FL_STANDALONE)
+                    in_txn = not (flags2 & FL_STANDALONE)
                 else:
                     in_txn = False
                 scan.groups += 1
@@ -186,15 +187,15 @@ def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tole
                 except BinlogError:
                     event = None     # a damaged statement: the reader reports it at its place
                 if isinstance(event, QueryEvent):
-                    text = event.query.lstrip()[:16].upper()
-                    if text.startswith("BEGIN") or text.startswith("START TRANSACTION"):
+                    control = transaction_control(event.query)
+                    if control == BEGIN:
                         if not has_gtids and not open_group:
                             group_start = off
                             boundaries.append(off)
                             scan.groups += 1
                         open_group = True
                         in_txn = True
-                    elif text.startswith(("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
+                    elif control in GROUP_ENDS:
                         open_group = in_txn = False
                     elif not in_txn:
                         open_group = False          # a standalone statement (DDL) is its group
@@ -235,13 +236,6 @@ def _incomplete(name, off, have):
     return IncompleteEventError(f"input ends inside an event: {have} bytes of it are present",
                                 source=name, event_offset=off,
                                 hint="the file is truncated or still being written")
-
-
-def _malformed(name, off, type_code, message):
-    from binlog.constants import event_type_name
-    from binlog.errors import MalformedEventError
-
-    return MalformedEventError(message, source=name, event_offset=off, event_type=event_type_name(type_code))
 
 
 def plan_splits(scan: FileScan, split_bytes: int, *, start: int | None = None,

@@ -29,6 +29,7 @@ from ..errors import MalformedEventError
 from ..registry import register
 from .base import Event
 
+FL_STANDALONE = 1        # no BEGIN/COMMIT around the statement (DDL): a group of its own
 FL_GROUP_COMMIT_ID = 2
 FL_PREPARED_XA = 64
 FL_COMPLETED_XA = 128
@@ -48,7 +49,7 @@ class MariaGtidEvent(Event):
 
     @property
     def standalone(self) -> bool:
-        return bool(self.flags2 & 1)
+        return bool(self.flags2 & FL_STANDALONE)
 
 
 @dataclass

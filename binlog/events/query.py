@@ -11,6 +11,7 @@ ANNOTATE_ROWS (160, MariaDB): the statement text, no post-header.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..compression import mariadb_uncompress
@@ -33,6 +34,37 @@ class QueryEvent(Event):
 @dataclass
 class RowsQueryEvent(Event):
     query: str
+
+
+#: What a statement does to its transaction (``transaction_control``).
+BEGIN, COMMIT, ROLLBACK, ROLLBACK_TO = "begin", "commit", "rollback", "rollback-to"
+XA_START, XA_END, XA_PREPARE, XA_COMMIT, XA_ROLLBACK = (
+    "xa-start", "xa-end", "xa-prepare", "xa-commit", "xa-rollback")
+_XA_WORDS = {"START": XA_START, "BEGIN": XA_START, "END": XA_END, "PREPARE": XA_PREPARE,
+             "COMMIT": XA_COMMIT, "ROLLBACK": XA_ROLLBACK}
+_FIRST_TWO = re.compile(r"\s*([A-Za-z]+)(?:\s+([A-Za-z]+))?")
+
+
+def transaction_control(query: str) -> str | None:
+    """What a QUERY event's statement does to the transaction it is in, from its first
+    words as the server logs them (``BEGIN``, ``COMMIT``, ``ROLLBACK [TO sp]``, ``XA
+    START|END|PREPARE|COMMIT|ROLLBACK xid``: sql/log_event.cc, sql/xa.cc): BEGIN,
+    COMMIT, ROLLBACK, ROLLBACK_TO, an XA_* constant, or None for any other statement.
+    The one place the reader, the Spark pre-scan and the replay's transaction assembly
+    read these words."""
+    m = _FIRST_TWO.match(query)
+    if m is None:
+        return None
+    first, second = m.group(1).upper(), (m.group(2) or "").upper()
+    if first == "BEGIN" or (first == "START" and second == "TRANSACTION"):
+        return BEGIN
+    if first == "COMMIT":
+        return COMMIT
+    if first == "ROLLBACK":
+        return ROLLBACK_TO if second == "TO" else ROLLBACK
+    if first == "XA":
+        return _XA_WORDS.get(second)
+    return None
 
 
 def _text(raw: bytes) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..events import (MariaGtidEvent, MysqlGtidEvent, QueryEvent, RowsEvent, XaPrepareEvent,
                       XidEvent)
+from ..events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, transaction_control
 from ..reader import RowChange, SourceEvent
 
 Position = tuple[str, int]
@@ -240,10 +241,10 @@ class TxAssembler:
     def _query(self, file: str, event: QueryEvent) -> list:
         h = event.header
         query = event.query
-        word = query.lstrip()[:16].upper()
+        control = transaction_control(query)
         end = event_end(file, event)
         tx = self.current
-        if word.startswith("BEGIN"):
+        if control == BEGIN:
             if tx is None or tx.changes or tx.statements:
                 self._abandon("BEGIN")
                 tx = self.current = Transaction(None, (file, h.offset), ts=h.timestamp,
@@ -252,9 +253,9 @@ class TxAssembler:
             tx.explicit = True
             tx.standalone = False
             return []
-        if word.startswith("COMMIT"):
+        if control == COMMIT:
             return self._commit(end, h.timestamp)
-        if word.startswith("ROLLBACK") and not word.startswith("ROLLBACK TO"):
+        if control == ROLLBACK:
             if tx is not None and tx.changes:
                 # Only changes of non-transactional tables survive a ROLLBACK: the source
                 # kept them, so a replay keeps them too.
@@ -266,11 +267,11 @@ class TxAssembler:
             return []
         kind = classify_query(query)
         if kind == CONTROL:
-            if word.startswith("XA COMMIT") or word.startswith("XA ROLLBACK"):
+            if control in (XA_COMMIT, XA_ROLLBACK):
                 key = xid_key_from_text(query)
                 prepared = self.prepared.pop(key, None) if key else None
                 self.current = None
-                if word.startswith("XA ROLLBACK"):
+                if control == XA_ROLLBACK:
                     return []
                 if prepared is None:
                     self.on_warning(f"{file} @ {h.offset}: {query.strip()[:80]}: its XA PREPARE is "
