@@ -115,6 +115,12 @@ class ColumnType(IntEnum):
     GEOMETRY = 255
 
 
+#: The legacy temporal types (MariaDB 5.3 format and older: TABLE_MAP carries no
+#: fraction digits for them) and their SQL names; the *2 types (17/18/19) carry theirs.
+LEGACY_TEMPORAL_TYPES: dict[int, str] = {
+    ColumnType.TIMESTAMP: "timestamp", ColumnType.DATETIME: "datetime", ColumnType.TIME: "time"}
+
+
 # Integer types whose signedness the SIGNEDNESS optional metadata covers, together
 # with FLOAT/DOUBLE/NEWDECIMAL/DECIMAL (MySQL rows_event.h is_numeric_type).
 NUMERIC_TYPES = frozenset({

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .constants import ColumnType as T
+from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from .errors import BinlogError, PrecisionUnknownError
 from .events.rows import UPDATE, RowsEvent
-from .rows import LEGACY_TEMPORALS, DecodePlan, present_columns
+from .rows import DecodePlan, present_columns
 
 MAX_FITS = 2          # we only need to know whether there is more than one
 MAX_STEPS = 100_000   # bound on the search (each step decodes the event once; ~10 s at worst)
@@ -62,7 +62,7 @@ def _null_bitmap_plausible(nulls: bytes, present: list[int], columns) -> bool:
 
 
 def unknown_legacy_columns(plan: DecodePlan) -> list[int]:
-    return [c.index for c in plan.columns if c.type in LEGACY_TEMPORALS and c.precision is None]
+    return [c.index for c in plan.columns if c.type in LEGACY_TEMPORAL_TYPES and c.precision is None]
 
 
 def infer_precisions(event: RowsEvent, plan: DecodePlan) -> dict[int, int]:

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterator
 
-from .constants import EventType
+from .constants import LEGACY_TEMPORAL_TYPES, EventType
 from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
                      UsageError, check_on_error)
 from .events.base import SkippedRowsEvent
@@ -31,9 +31,6 @@ from .stream import Damage, EventStream
 FILE_HEADER_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT,
                                 EventType.GTID_LIST_EVENT, EventType.BINLOG_CHECKPOINT_EVENT,
                                 EventType.PREVIOUS_GTIDS_LOG_EVENT, EventType.STOP_EVENT})
-
-
-_TEMPORAL_NAMES = {7: "timestamp", 12: "datetime", 11: "time"}
 
 
 @dataclass(slots=True)
@@ -349,7 +346,7 @@ class BinlogReader:
         key = (table_map.db, table_map.table, table_map.layout_key())
         self._inferred.setdefault(key, {}).update(found)
         if self.schema is not None and hasattr(self.schema, "record_inferred"):
-            types = {i: _TEMPORAL_NAMES[plan.columns[i].type] for i in found}
+            types = {i: LEGACY_TEMPORAL_TYPES[plan.columns[i].type] for i in found}
             # Kept from the TABLE_MAP's position on: that is where the next run looks it up.
             self.schema.record_inferred(table_map.db, table_map.table, found, (name, table_map.offset),
                                         types=types)

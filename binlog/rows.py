@@ -20,12 +20,10 @@ from dataclasses import dataclass, field, replace
 import os
 
 from .column import Column
-from .constants import ColumnType as T
+from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
 from .events.rows import UPDATE, RowsEvent
 from .events.table_map import TableMapEvent
-
-LEGACY_TEMPORALS = (T.TIMESTAMP, T.DATETIME, T.TIME)
 
 # The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
 if os.environ.get("BINLOG_PURE"):
@@ -120,7 +118,7 @@ def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, t
             for key, value in schema[col.index].items():
                 if value is not None:
                     setattr(col, key, value)
-        if col.type in LEGACY_TEMPORALS and col.precision is None and legacy_precision_known_zero:
+        if col.type in LEGACY_TEMPORAL_TYPES and col.precision is None and legacy_precision_known_zero:
             col.precision = 0
         try:
             decoder = decoder_for(col)

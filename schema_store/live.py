@@ -51,6 +51,52 @@ def _server_prints_marker(version: str) -> bool | None:
     return True if nums >= (10, 5, 1) else None
 
 
+#: The information_schema.COLUMNS fields ``read_columns`` gives, in this order.
+COLUMN_FIELDS = ("TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "COLUMN_TYPE",
+                 "IS_NULLABLE", "NUMERIC_PRECISION", "NUMERIC_SCALE", "DATETIME_PRECISION",
+                 "CHARACTER_SET_NAME", "COLLATION_NAME", "CHARACTER_MAXIMUM_LENGTH", "EXTRA")
+
+
+def table_condition(database: str | None = None, table: str | None = None,
+                    column: str = "TABLE_SCHEMA") -> tuple[str, tuple]:
+    """An information_schema WHERE clause and its arguments: one database (and table), or
+    every database but the system ones."""
+    if database is not None:
+        where, args = [f"{column} = %s"], [database]
+    else:
+        where = [f"{column} NOT IN (" + ", ".join(["%s"] * len(SYSTEM_DATABASES)) + ")"]
+        args = list(SYSTEM_DATABASES)
+    if table is not None:
+        where.append("TABLE_NAME = %s")
+        args.append(table)
+    return " AND ".join(where), tuple(args)
+
+
+def read_columns(cur, where: str, args) -> list[tuple]:
+    """The columns of the tables ``where`` selects (rows of COLUMN_FIELDS, in table and
+    column order): the one read of information_schema.COLUMNS, for the schema snapshot
+    and for the replay's keys (binlog.replay.keys)."""
+    cur.execute(f"SELECT {', '.join(COLUMN_FIELDS)} FROM information_schema.COLUMNS "
+                f"WHERE {where} ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
+    return [tuple(_text(v) for v in row) for row in cur.fetchall()]
+
+
+def read_unique_keys(cur, where: str, args) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
+    """(db, table) -> {index name: its columns in order} of every unique index (the
+    primary key is ``"PRIMARY"``) of the tables ``where`` selects."""
+    cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME "
+                f"FROM information_schema.STATISTICS WHERE {where} AND NON_UNIQUE = 0 "
+                "ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", args)
+    keys: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for db, table, index, column in cur.fetchall():
+        keys.setdefault((_text(db), _text(table)), {}).setdefault(_text(index), []).append(_text(column))
+    return {t: {name: tuple(cols) for name, cols in found.items()} for t, found in keys.items()}
+
+
+def _text(value):
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, (bytes, bytearray)) else value
+
+
 def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, str | None]], str]:
     """Read all tables: (schemas, database defaults, host label)."""
     import pymysql
@@ -66,13 +112,8 @@ def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, s
         cur = conn.cursor()
         cur.execute("SELECT VERSION()")
         markers = _server_prints_marker(cur.fetchone()[0])
-        if database:
-            where, args = "TABLE_SCHEMA = %s", (database,)
-            swhere = "SCHEMA_NAME = %s"
-        else:
-            where = "TABLE_SCHEMA NOT IN (" + ", ".join(["%s"] * len(SYSTEM_DATABASES)) + ")"
-            args = SYSTEM_DATABASES
-            swhere = "SCHEMA_NAME NOT IN (" + ", ".join(["%s"] * len(SYSTEM_DATABASES)) + ")"
+        where, args = table_condition(database or None)
+        swhere, _ = table_condition(database or None, column="SCHEMA_NAME")
         cur.execute("SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME "
                     f"FROM information_schema.SCHEMATA WHERE {swhere}", args)
         databases = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
@@ -84,25 +125,16 @@ def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, s
                     f"FROM information_schema.TABLES WHERE {where}", args)
         tables = {(r[0], r[1]): (r[2], r[3]) for r in cur.fetchall()
                   if r[2] in ("BASE TABLE", "SYSTEM VERSIONED", "SEQUENCE")}
-        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, "
-                    "IS_NULLABLE, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, "
-                    "CHARACTER_SET_NAME, COLLATION_NAME, CHARACTER_MAXIMUM_LENGTH, EXTRA "
-                    f"FROM information_schema.COLUMNS WHERE {where} "
-                    "ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
         columns: dict[tuple[str, str], list] = {}
         extras: dict[tuple[str, str], list[str]] = {}
-        for row in cur.fetchall():
+        for row in read_columns(cur, where, args):
             key = (row[0], row[1])
             if key not in tables:
                 continue
             columns.setdefault(key, []).append(_column(row, markers, host))
             extras.setdefault(key, []).append((row[12] or "").upper())
-        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
-                    f"WHERE {where} AND INDEX_NAME = 'PRIMARY' "
-                    "ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX", args)
-        pks: dict[tuple[str, str], list[str]] = {}
-        for db, table, col in cur.fetchall():
-            pks.setdefault((db, table), []).append(col)
+        pks = {key: found["PRIMARY"] for key, found in read_unique_keys(cur, where, args).items()
+               if "PRIMARY" in found}
     except pymysql.err.MySQLError as exc:
         raise SchemaServerError(f"reading information_schema on {host} failed: {exc}",
                                 source=f"live:{host}") from exc
@@ -165,4 +197,5 @@ def import_live(store, dsn: str, *, position=None) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["parse_dsn", "snapshot", "import_live", "SYSTEM_DATABASES"]
+__all__ = ["parse_dsn", "snapshot", "import_live", "SYSTEM_DATABASES", "COLUMN_FIELDS",
+           "table_condition", "read_columns", "read_unique_keys"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from binlog.constants import BINARY_COLLATION, ColumnType as T
+from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
 from binlog.charsets import CHARSET_CODECS
 
 from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
@@ -49,7 +49,6 @@ BINLOG_TYPES: dict[str, set[int]] = {
                                            "tinyblob", "blob", "mediumblob", "longblob")},
     **{name: {T.GEOMETRY} for name in _GEOMETRY},
 }
-LEGACY_CODES = {T.TIMESTAMP, T.DATETIME, T.TIME}
 FSP_CODES = {T.TIMESTAMP2, T.DATETIME2, T.TIME2}
 BINARY_TYPES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob",
                 "inet6", "inet4", "uuid", *_GEOMETRY}
@@ -95,7 +94,7 @@ def _check_type(col, spec: ColumnSchema, table: str, source: str) -> None:
 
 def _column_extras(col, spec: ColumnSchema, has_signedness: bool) -> dict:
     extras = {}
-    if col.type in LEGACY_CODES and spec.datetime_precision is not None:
+    if col.type in LEGACY_TEMPORAL_TYPES and spec.datetime_precision is not None:
         extras["precision"] = spec.datetime_precision
     if col.name is None:
         extras["name"] = spec.name
@@ -132,7 +131,7 @@ def override_attributes(table_map, overrides: dict) -> dict[int, dict]:
             raise SchemaMismatchError(
                 f"override says {override['data_type'].upper()}, the binlog type code is "
                 f"{col.binlog_type}", table=table_map.qualified_name, column=col.label)
-        if col.type in LEGACY_CODES:
+        if col.type in LEGACY_TEMPORAL_TYPES:
             out[col.index] = {"precision": override["precision"]}
     return out
 

@@ -83,34 +83,11 @@ def make_store(opts: ReadOptions, *, tracked=None, on_warning=None):
     """An in-memory schema store from the options (a --schema-store file is copied, never
     written), plus ``tracked`` (a snapshot dict of binlog DDL versions from earlier runs).
     None when the options name no schema and DDL tracking is off (as ``binlog dump``)."""
-    from schema_store.resolver import SchemaResolver
-    from schema_store.snapshot import export_snapshot, import_snapshot
-    from schema_store.store import SchemaStore
+    from schema_store.loading import load_resolver
 
-    if not (opts.schema_store or opts.schema_ddl or opts.schema_from or opts.track_ddl or tracked):
-        return None
-    store = SchemaStore()
-    if opts.schema_store:
-        if not Path(opts.schema_store).exists():
-            raise UsageError(f"no such schema store: {opts.schema_store}")
-        source = SchemaStore(opts.schema_store)
-        try:
-            import_snapshot(export_snapshot(source), store)
-        finally:
-            source.close()
-    for path in opts.schema_ddl:
-        try:
-            text = open(path, encoding="utf-8", errors="surrogateescape").read()
-        except OSError as exc:
-            raise UsageError(f"cannot read schema-ddl {path}: {exc.strerror}") from exc
-        store.import_ddl(text, source=f"ddl:{path}")
-    if opts.schema_from:
-        from schema_store.live import import_live
-
-        import_live(store, opts.schema_from)
-    if tracked:
-        import_snapshot(tracked, store)
-    return SchemaResolver(store, track_ddl=opts.track_ddl, on_warning=on_warning)
+    return load_resolver(store_path=opts.schema_store, ddl_paths=opts.schema_ddl,
+                         dsn=opts.schema_from, track_ddl=opts.track_ddl, required=opts.track_ddl,
+                         copy_store=True, tracked=tracked, on_warning=on_warning)
 
 
 def tracked_snapshot(store) -> dict:

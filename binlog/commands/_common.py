@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ServerError, UsageError
+from ..constants import LEGACY_TEMPORAL_TYPES
+from ..errors import ServerError
 from ..exitcodes import Exit
 from ..user_values import parse_epoch, parse_zone
 
@@ -149,23 +150,11 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
 
 def open_schema(args, *, required: bool = False):
     """The schema store the options describe (None when they name none), loaded."""
-    from schema_store.resolver import SchemaResolver
-    from schema_store.store import SchemaStore
+    from schema_store.loading import load_resolver
 
-    if not (args.schema_store or args.schema_ddl or args.schema_from or required):
-        return None
-    store = SchemaStore(args.schema_store)
-    for path in args.schema_ddl:
-        try:
-            text = open(path, encoding="utf-8", errors="surrogateescape").read()
-        except OSError as exc:
-            raise UsageError(f"cannot read --schema-ddl {path}: {exc.strerror}") from exc
-        store.import_ddl(text, source=f"ddl:{path}")
-    if args.schema_from:
-        from schema_store.live import import_live
-
-        import_live(store, args.schema_from)
-    return SchemaResolver(store, track_ddl=not getattr(args, "no_track_ddl", False), on_warning=warn)
+    return load_resolver(store_path=args.schema_store, ddl_paths=args.schema_ddl,
+                         dsn=args.schema_from, required=required,
+                         track_ddl=not getattr(args, "no_track_ddl", False), on_warning=warn)
 
 
 def table_filter_of(args):
@@ -204,7 +193,7 @@ def warn_unknown(name, event):
 def report_inferred(name, offset, plan, found) -> None:
     for index, n in sorted(found.items()):
         col = plan.columns[index]
-        kind = {7: "TIMESTAMP", 12: "DATETIME", 11: "TIME"}.get(col.type, "?")
+        kind = LEGACY_TEMPORAL_TYPES.get(col.type, "?").upper()
         sys.stderr.write(f"binlog: inferred {plan.qualified_name} column {col.label} {kind}({n}) "
                          f"from the rows event at {name} @ {offset}\n")
 

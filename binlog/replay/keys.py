@@ -64,62 +64,39 @@ class LiveTable:
         return keys
 
 
-def load_live_tables(conn, db: str | None = None, table: str | None = None,
-                     exclude_dbs=("information_schema", "mysql", "performance_schema", "sys")
+def load_live_tables(conn, db: str | None = None, table: str | None = None
                      ) -> dict[tuple[str, str], LiveTable]:
-    """Columns, primary and unique keys of tables on a live server (a PyMySQL connection)."""
-    where, args = [], []
-    if db is not None:
-        where.append("TABLE_SCHEMA = %s")
-        args.append(db)
-    else:
-        where.append("TABLE_SCHEMA NOT IN (" + ", ".join(["%s"] * len(exclude_dbs)) + ")")
-        args.extend(exclude_dbs)
-    if table is not None:
-        where.append("TABLE_NAME = %s")
-        args.append(table)
-    cond = " AND ".join(where)
+    """Columns, primary and unique keys of tables on a live server (a PyMySQL connection),
+    read by schema_store.live (every non-system database when ``db`` is None)."""
+    from schema_store.live import read_columns, read_unique_keys, table_condition
+
+    where, args = table_condition(db, table)
     tables: dict[tuple[str, str], LiveTable] = {}
     with conn.cursor() as cur:
-        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, "
-                    "IS_NULLABLE, EXTRA, DATETIME_PRECISION, CHARACTER_SET_NAME FROM information_schema.COLUMNS "
-                    f"WHERE {cond} ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
-        for sch, tbl, col, dtype, ctype, nullable, extra, dtp, charset in cur.fetchall():
-            sch, tbl, col = _text(sch), _text(tbl), _text(col)
+        for (sch, tbl, col, dtype, ctype, nullable, _nprec, _nscale, dtp, charset, _coll,
+             _maxlen, extra) in read_columns(cur, where, args):
             t = tables.get((sch, tbl))
             if t is None:
                 t = tables[(sch, tbl)] = LiveTable(sch, tbl, [], [], [], [])
             t.columns.append(col)
-            t.data_types.append(_text(dtype).lower())
-            t.column_types.append(_text(ctype))
-            t.nullable.append(_text(nullable) == "YES")
+            t.data_types.append(dtype.lower())
+            t.column_types.append(ctype)
+            t.nullable.append(nullable == "YES")
             t.datetime_precision.append(None if dtp is None else int(dtp))
-            t.charsets.append(_text(charset).lower() if charset else None)
-            extra = _text(extra or "").upper()
+            t.charsets.append(charset.lower() if charset else None)
+            extra = (extra or "").upper()
             if "GENERATED" in extra or extra in ("VIRTUAL", "PERSISTENT", "STORED"):
                 t.generated.add(col)
-        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME "
-                    f"FROM information_schema.STATISTICS WHERE {cond} "
-                    "ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", args)
-        indexes: dict[tuple, list] = {}
-        for sch, tbl, name, non_unique, col in cur.fetchall():
-            if int(non_unique):
-                continue
-            key = (_text(sch), _text(tbl), _text(name))
-            indexes.setdefault(key, []).append(_text(col))
-        for (sch, tbl, name), cols in indexes.items():
-            t = tables.get((sch, tbl))
+        for key, indexes in read_unique_keys(cur, where, args).items():
+            t = tables.get(key)
             if t is None:
                 continue
-            if name == "PRIMARY":
-                t.primary = tuple(cols)
-            else:
-                t.uniques.append(tuple(cols))
+            for name, cols in indexes.items():
+                if name == "PRIMARY":
+                    t.primary = cols
+                else:
+                    t.uniques.append(cols)
     return tables
-
-
-def _text(value):
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, (bytes, bytearray)) else value
 
 
 class KeyCatalog:

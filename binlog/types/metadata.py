@@ -30,7 +30,7 @@ TYPED_ARRAY                                                1 + k  inner type << 
 from __future__ import annotations
 
 from ..column import Column
-from ..constants import ColumnType as T
+from ..constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from ..errors import MalformedEventError, UnsupportedTypeError
 
 
@@ -142,6 +142,6 @@ def make_column(index: int, binlog_type: int, meta: int) -> Column:
         col.precision = nbytes * 8 + bits
     elif t in (T.FLOAT, T.DOUBLE):
         col.length = meta
-    elif t in (T.TIMESTAMP, T.DATETIME, T.TIME):
+    elif t in LEGACY_TEMPORAL_TYPES:
         col.precision = None
     return col
