@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..constants import LEGACY_TEMPORAL_TYPES
-from ..errors import ServerError
+from ..errors import ServerError, UsageError
 from ..exitcodes import Exit
 from ..user_values import parse_epoch, parse_zone
 
