@@ -8,7 +8,8 @@ DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 install:
 	$(PIP) install -q -e .
 
-# Tests need the dev tools and the [spark] extra (pyspark, pyarrow; Java 17 is on the machine).
+# Tests need the dev tools (with the [crypt] extra: cryptography) and the [spark] extra
+# (pyspark, pyarrow; Java 17 is on the machine).
 install-dev:
 	$(PIP) install -q -e '.[dev,spark]'
 

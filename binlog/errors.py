@@ -151,3 +151,26 @@ ON_ERROR_CHOICES = ("fail", "skip")
 def check_on_error(on_error: str) -> None:
     if on_error not in ON_ERROR_CHOICES:
         raise ValueError(f"on_error must be one of {ON_ERROR_CHOICES}, not {on_error!r}")
+
+
+class DecryptionError(EncryptedBinlogError):
+    """An encrypted binlog cannot be decrypted with the keys given; names the key id
+    and key version the file needs (never the key)."""
+
+    def __init__(self, message: str, *, key_id=None, key_version=None, **context):
+        super().__init__(message, **context)
+        self.key_id = key_id
+        self.key_version = key_version
+
+
+class MissingKeyError(DecryptionError):
+    """No key file given has the key id and version the binlog was encrypted with."""
+
+
+class WrongKeyError(DecryptionError):
+    """The keys given do not decrypt the binlog: its first encrypted event fails its
+    checks with every key and algorithm tried."""
+
+
+class KeyFileError(UsageError):
+    """A key file (or its secret) that cannot be read as file_key_management reads it."""

@@ -81,7 +81,9 @@ class ReaderOptions:
     skipped and reading stops at the first event at or after ``stop_datetime``.
     ``tz``: the zone TIMESTAMP values are given in.  ``on_error``: "fail" or "skip"
     (see ``BinlogReader``).  ``follow``/``follow_timeout``/``poll_interval``: following
-    files that grow (used when the reader is given paths)."""
+    files that grow (used when the reader is given paths).  ``keys``: a
+    ``crypt.KeyRing`` to decrypt encrypted binlogs with; each binlog picks its key and
+    algorithm after its START_ENCRYPTION_EVENT."""
     verify_checksums: bool = True
     start_position: int | None = None
     stop_position: int | None = None
@@ -94,6 +96,7 @@ class ReaderOptions:
     follow: bool = False
     follow_timeout: float | None = None
     poll_interval: float = 0.25
+    keys: Any = None        # binlog.crypt.KeyRing for encrypted binlogs (never printed)
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -225,7 +228,7 @@ class BinlogReader:
         self.stats.files += 1
         skip = filtered.__contains__ if self.table_filter else None
         stream = EventStream(name, verify_checksums=self.verify_checksums, skip_rows=skip,
-                             on_error=self.on_error)
+                             on_error=self.on_error, keys=self.options.keys)
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         try:

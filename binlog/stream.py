@@ -49,8 +49,9 @@ from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
                         LOG_EVENT_BINLOG_IN_USE_F, EventType, event_type_name)
 from .cursor import Cursor
 from .errors import (BadMagicError, BinlogError, ChecksumMismatchError, EncryptedBinlogError,
-                     IncompleteEventError, MalformedEventError, check_on_error)
-from .events import FormatDescriptionEvent, TransactionPayloadEvent, UnknownEvent
+                     IncompleteEventError, MalformedEventError, WrongKeyError, check_on_error)
+from .events import (FormatDescriptionEvent, StartEncryptionEvent, TransactionPayloadEvent,
+                     UnknownEvent)
 from .events.base import SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, parse_format_description, parse_header
@@ -143,11 +144,13 @@ class Damage:
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
                  expect_magic: bool = True, offset: int = 0, skip_rows=None,
-                 on_error: str = "fail"):
+                 on_error: str = "fail", keys=None):
         """``skip_rows(table_id) -> bool``: rows events of tables it says yes to are
         stepped over by their length (no checksum, no copy, no decode) and come out as
         ``SkippedRowsEvent`` (the table filter, decided at TABLE_MAP time).
-        ``on_error``: "fail" raises on damage, "skip" returns ``Damage`` records."""
+        ``on_error``: "fail" raises on damage, "skip" returns ``Damage`` records.
+        ``keys``: a ``crypt.KeyRing``; after a START_ENCRYPTION_EVENT every event is
+        decrypted in the buffer before it is framed (without keys: EncryptedBinlogError)."""
         check_on_error(on_error)
         self.source = source
         self.skip_rows = skip_rows
@@ -173,6 +176,9 @@ class EventStream:
         self._crc_spent = 0           # bytes CRC-checked by the current resync
         self._preferred: int | None = None   # the damaged event's declared end, tried first
         self._discard = False         # everything to the end is unreadable (encrypted)
+        self.keys = keys
+        self.decryptor = None         # crypt.EventDecryptor after START_ENCRYPTION
+        self._plain_end = 0           # absolute offset up to which _buf holds plain bytes
 
     # --- input -------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -187,6 +193,14 @@ class EventStream:
     def buffered(self) -> int:
         return len(self._buf) - self._pos
 
+    def peek_type(self) -> int | None:
+        """Type code of the next event when its header is buffered (and in clear)."""
+        if self._need_magic or self._pending or self.buffered < HEADER_LEN:
+            return None
+        if self.decryptor is not None and self.offset >= self._plain_end:
+            return None
+        return self._buf[self._pos + 4]
+
     @property
     def resyncing(self) -> bool:
         return self._damage_start is not None
@@ -199,6 +213,7 @@ class EventStream:
         self._need_magic = False
         self._damage_start = self._damage_error = self._preferred = None
         self._discard = False
+        self._plain_end = offset
         self._chain_run = 0
         self._last_log_pos = None
 
@@ -226,6 +241,8 @@ class EventStream:
         """What the leftover bytes at the end of the input are."""
         n = self.buffered
         hint = "the file is truncated or still being written (--follow waits for the rest)"
+        if self.decryptor is not None and self.offset >= self._plain_end:
+            hint += f"; the event is encrypted with {self.decryptor.describe()}"
         if self._need_magic:
             head = bytes(self._buf[self._pos:self._pos + min(n, 4)])
             if not BINLOG_MAGIC.startswith(head):
@@ -239,7 +256,10 @@ class EventStream:
             return IncompleteEventError(f"input ends inside an event header: {n} of its "
                                         f"{HEADER_LEN} bytes are present", source=self.source,
                                         event_offset=self.offset, field_offset=self.offset, hint=hint)
-        header = parse_header(self._buf, self._pos, self.offset)
+        header = self._header_view(self._pos, self.offset)
+        if header is None:      # encrypted, its first 20 bytes not all there
+            header = parse_header(self._buf, self._pos, self.offset)
+            header.type_code, header.log_pos = 0, 0
         if self._chain and not self._chained(header):
             return MalformedEventError(
                 f"the event header is damaged: it declares {header.event_size} bytes, past the "
@@ -274,6 +294,10 @@ class EventStream:
                 return self._start_damage(error, None, trust_size=False)
             self._advance(4)
             self._need_magic = False
+        if self.decryptor is not None and self.offset >= self._plain_end:
+            waiting = self._decrypt_next()
+            if waiting is not None:
+                return waiting
         if self.buffered < HEADER_LEN:
             if self._eof and self.buffered:
                 return self._at_end()
@@ -365,6 +389,163 @@ class EventStream:
         check_event_size(header.type_code, header.event_size, self.fde, source=self.source,
                          offset=header.offset)
 
+    # --- encrypted binlogs (binlog.crypt) ----------------------------------
+    def _start_decryption(self, event: StartEncryptionEvent) -> None:
+        from .crypt import SYSTEM_KEY_ID, EventDecryptor
+
+        if self.keys is None:
+            raise EncryptedBinlogError(
+                f"the binlog is encrypted (scheme {event.scheme}, key id {SYSTEM_KEY_ID} "
+                f"version {event.key_version}); events after this point cannot be read "
+                f"without the server's key", field_offset=event.offset,
+                hint="give the server's file_key_management key file: --key-file FILE "
+                     "(and --key-file-key SECRET|FILE:path if it is encrypted)")
+        self.decryptor = EventDecryptor.start(self.keys, event.scheme, event.key_version,
+                                              event.nonce, self.source)
+        self._plain_end = event.header.end
+
+    def _decrypt_next(self):
+        """Decrypt the event at the read position in the buffer (its size is in clear).
+        None: done, or too few bytes to tell (the caller goes on as for plain bytes);
+        else what next_event() returns (NEED_DATA, a Damage, or it raises)."""
+        if self.buffered < HEADER_LEN:
+            return None
+        i = self._pos
+        size = int.from_bytes(self._buf[i + 9:i + 13], "little")
+        if not HEADER_LEN + self.fde.checksum_len <= size <= MAX_EVENT_SIZE:
+            error = MalformedEventError(
+                f"encrypted event size {size} is impossible (expected "
+                f"{HEADER_LEN + self.fde.checksum_len}..{MAX_EVENT_SIZE})",
+                source=self.source, event_offset=self.offset, field_offset=self.offset + 9)
+            if self.on_error == "fail":
+                raise error
+            return self._start_damage(error, None, trust_size=False)
+        if self.buffered < size:
+            return self._at_end() if self._eof else NEED_DATA
+        raw = bytes(self._buf[i:i + size])
+        dec = self.decryptor
+        if dec.detected:
+            plain = dec.decrypt(raw, self.offset)
+        else:
+            plain = dec.detect(raw, self.offset, self._plain_ok(self.offset))
+            if plain is None:
+                return self._undecryptable(size)
+        self._buf[i:i + size] = plain
+        self._plain_end = self.offset + size
+        return None
+
+    def _plain_ok(self, offset: int):
+        """A check of a decrypted event stored at ``offset``: a known type and a size
+        possible for it, its log_pos its end (or 0), its CRC32 when the file has them."""
+        from .crypt import crc_ok
+
+        def check(plain) -> bool:
+            header = parse_header(plain, 0, offset)
+            if not self._header_ok(header) or not (header.log_pos == 0 or self._chained(header)):
+                return False
+            return not self.fde.checksum_len or crc_ok(plain)
+        return check
+
+    def _undecryptable(self, size: int):
+        """The first encrypted event fails its checks with every key and algorithm: a
+        wrong key - unless the event after it decrypts, then this one is damaged."""
+        dec = self.decryptor
+        j, nxt = self._pos + size, self.offset + size
+        if len(self._buf) - j >= HEADER_LEN:
+            size2 = int.from_bytes(self._buf[j + 9:j + 13], "little")
+            if HEADER_LEN <= size2 <= len(self._buf) - j:
+                raw2 = bytes(self._buf[j:j + size2])
+                if dec.detect(raw2, nxt, self._plain_ok(nxt)) is not None:
+                    error = MalformedEventError(
+                        f"encrypted event fails its checks after decryption with "
+                        f"{dec.describe()} (the next event decrypts: this one is damaged)",
+                        source=self.source, event_offset=self.offset)
+                    if self.on_error == "fail":
+                        raise error
+                    self._plain_end = self.offset      # nothing here is plain
+                    return self._start_damage(error, None, trust_size=False)
+        tried = len(dec.candidates)
+        error = WrongKeyError(
+            f"the keys given do not decrypt this binlog: its first encrypted event fails its "
+            f"checks with all {tried} key/algorithm combinations tried for key id "
+            f"{dec.key_id} version {dec.key_version}",
+            key_id=dec.key_id, key_version=dec.key_version, source=self.source,
+            event_offset=self.offset,
+            hint="give the key file the server used when it wrote this file (--key-file, "
+                 "repeatable), or check --encryption-algorithm")
+        if self.on_error == "fail":
+            raise error
+        self._discard = True
+        self._damage_start, self._damage_error, self._damage_type = self.offset, error, None
+        return self._discard_rest()
+
+    def _encrypted_header(self, i: int, offset: int) -> EventHeader | None:
+        """The plain header of the still encrypted event at buffer index ``i`` (None:
+        fewer than its first 20 bytes are buffered)."""
+        size = int.from_bytes(self._buf[i + 9:i + 13], "little")
+        head = self.decryptor.peek_header(self._buf[i:i + 20], offset, size)
+        return parse_header(head, 0, offset) if head is not None else None
+
+    def _header_view(self, i: int, offset: int) -> EventHeader | None:
+        """The header at buffer index ``i``, decrypted for a look when it still is."""
+        if self.decryptor is not None and offset >= self._plain_end:
+            return self._encrypted_header(i, offset) if self.decryptor.detected else None
+        return parse_header(self._buf, i, offset)
+
+    def _resync_encrypted(self):
+        """_resync for the encrypted part of a file: a candidate must decrypt, with the
+        IV of its own offset, to a plausible header (one AES block) and then to a whole
+        event that keeps the log_pos chain and its CRC32."""
+        if self._preferred is not None:
+            target = self._preferred
+            verdict = self._encrypted_at(target)
+            if verdict is None and self._eof and target == self.offset + self.buffered:
+                verdict = True
+            if verdict is None and not self._eof:
+                return NEED_DATA
+            self._preferred = None
+            if verdict is True:
+                return self._end_damage(target, resynced=False)
+            self._advance(1)
+        while True:
+            verdict = self._encrypted_at(self.offset)
+            if verdict is None:
+                if not self._eof:
+                    return NEED_DATA
+                return self._end_damage_at_eof()
+            if verdict is True or verdict is _TAIL:
+                return self._end_damage(self.offset, resynced=True)
+            self._advance(1)
+
+    def _encrypted_at(self, offset: int):
+        """Does an encrypted event start at ``offset``?  True (then it is decrypted in
+        the buffer) / False / None (need data) / _TAIL (runs past the end)."""
+        dec = self.decryptor
+        if offset < self._plain_end:
+            return self._plausible_at(offset)
+        i = self._pos + offset - self.offset
+        avail = len(self._buf) - i
+        if avail < HEADER_LEN:
+            return None
+        size = int.from_bytes(self._buf[i + 9:i + 13], "little")
+        if not HEADER_LEN + self.fde.checksum_len <= size <= MAX_EVENT_SIZE or not dec.detected:
+            return False
+        header = self._encrypted_header(i, offset)
+        if header is None:
+            return None      # its first 20 bytes are not all here (at the end: damage to it)
+        if not self._header_ok(header) or not (header.log_pos == 0 or self._chained(header)):
+            return False
+        if avail < size:
+            if not self._eof:
+                return None
+            return _TAIL if header.log_pos else False
+        plain = dec.decrypt(bytes(self._buf[i:i + size]), offset)
+        if not self._plain_ok(offset)(plain):
+            return False
+        self._buf[i:i + size] = plain
+        self._plain_end = offset + size
+        return True
+
     # --- skip mode: damage and resynchronisation ---------------------------
     def _start_damage(self, error: BinlogError, header: EventHeader | None, *, trust_size: bool):
         """Begin a damaged range at the current offset; return what comes next."""
@@ -385,6 +566,8 @@ class EventStream:
             self._advance(1)
 
     def _resync(self):
+        if self.decryptor is not None:
+            return self._resync_encrypted()
         if self._preferred is not None:
             target = self._preferred
             verdict = self._plausible_at(target)
@@ -511,7 +694,10 @@ class EventStream:
             return avail == 0
         if avail < HEADER_LEN:
             return False if self._eof else None
-        return self._header_ok(parse_header(self._buf, i, offset))
+        header = self._header_view(i, offset)
+        if header is None:
+            return False if self._eof else None
+        return self._header_ok(header)
 
     def _plausible_at(self, offset: int):
         """Does a real event start at ``offset``?  True / False / None (need data)."""
@@ -593,6 +779,8 @@ class EventStream:
             event = decoder(cur, self, header)
             if isinstance(event, TransactionPayloadEvent):
                 self._pending = self._unpack_payload(event)
+            elif isinstance(event, StartEncryptionEvent):
+                self._start_decryption(event)
             return event
         except BinlogError as exc:
             raise exc.add_context(source=self.source, event_offset=header.offset,

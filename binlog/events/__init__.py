@@ -2,7 +2,8 @@
 from . import control, gtid, payload, query, rows, table_map  # noqa: F401  (registration)
 from .base import Event, OpaqueEvent, UnknownEvent
 from .control import (FormatDescriptionEvent, HeartbeatEvent, IncidentEvent, IntvarEvent,
-                      RandEvent, RotateEvent, StopEvent, UserVarEvent, XidEvent)
+                      RandEvent, RotateEvent, StartEncryptionEvent, StopEvent, UserVarEvent,
+                      XidEvent)
 from .gtid import (BinlogCheckpointEvent, GtidListEvent, MariaGtidEvent, MysqlGtidEvent,
                    PreviousGtidsEvent, XaPrepareEvent)
 from .payload import TransactionPayloadEvent

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..constants import EventType as E
-from ..errors import EncryptedBinlogError
 from ..header import FormatDescription
 from ..registry import register
 from .base import Event, OpaqueEvent
@@ -148,14 +147,23 @@ def decode_opaque(cur, ctx, header):
     return OpaqueEvent(header, cur.rest())
 
 
+@dataclass
+class StartEncryptionEvent(Event):
+    """Every later event of the file is encrypted (binlog.crypt)."""
+    scheme: int
+    key_version: int
+    nonce: bytes
+
+    def __repr__(self) -> str:
+        return (f"StartEncryptionEvent(offset={self.offset}, scheme={self.scheme}, "
+                f"key_version={self.key_version})")
+
+
 @register(E.START_ENCRYPTION_EVENT)
 def decode_start_encryption(cur, ctx, header):
-    # u8 scheme, u32 key_version, nonce: everything after this event is encrypted.
+    # u8 scheme, u32 key_version, nonce[12] (sql/log_event.h Start_encryption_log_event);
+    # the stream decrypts what follows when it has keys, else stops here.
     scheme = cur.u8("scheme")
     key_version = cur.u32("key_version")
-    raise EncryptedBinlogError(
-        f"the binlog is encrypted (scheme {scheme}, key version {key_version}); "
-        "events after this point cannot be read without the server's key",
-        field_offset=header.offset,
-        hint="decrypt it with the server (e.g. replicate or mariadb-binlog --read-from-remote-server) "
-             "or copy an unencrypted binlog; decryption support is planned")
+    nonce = bytes(cur.bytes(12, "nonce"))
+    return StartEncryptionEvent(header, scheme, key_version, nonce)

@@ -11,7 +11,7 @@ from decimal import Decimal
 from ..events import (BinlogCheckpointEvent, FormatDescriptionEvent, GtidListEvent,
                       IntvarEvent, MariaGtidEvent, MysqlGtidEvent, PreviousGtidsEvent,
                       QueryEvent, RandEvent, RotateEvent, RowsEvent, RowsQueryEvent,
-                      TableMapEvent, UnknownEvent, UserVarEvent, XaPrepareEvent, XidEvent)
+                      StartEncryptionEvent, TableMapEvent, UnknownEvent, UserVarEvent, XaPrepareEvent, XidEvent)
 from .values import bytes_renderer, render_row
 
 _SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}
@@ -53,6 +53,10 @@ def _describe(event) -> str:
         return f"User_var @`{event.name}`" + ("=NULL" if event.is_null else "")
     if isinstance(event, XaPrepareEvent):
         return f"XA PREPARE X'{event.gtrid.hex()}',X'{event.bqual.hex()}',{event.format_id}"
+    if isinstance(event, StartEncryptionEvent):
+        # mariadb-binlog: "# Encryption scheme: 1, key_version: 1, nonce: ..."
+        return (f"Encryption scheme: {event.scheme}, key_version: {event.key_version}; "
+                f"the events after it were decrypted")
     if isinstance(event, UnknownEvent):
         return f"Unknown event type {event.header.type_code} ({len(event.body)} bytes, not decoded)"
     return event.type_name

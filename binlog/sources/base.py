@@ -116,7 +116,8 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
     ``stream.Damage`` for every damaged range, in place).
 
     With ``start_position``, the FORMAT_DESCRIPTION at the binlog's start is still read
-    (it says how to frame everything), then reading jumps to the position.
+    (it says how to frame everything), and the START_ENCRYPTION_EVENT right after it in
+    an encrypted binlog (its nonce and key version), then reading jumps to the position.
 
     At the end of the bytes the stream is closed: a binlog ending inside an event raises
     ``IncompleteEventError`` after everything before it was yielded.  With ``follow``,
@@ -140,6 +141,8 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
         _note_end(event, state)
         if not jumped and stream.seen_fde:
             yield event
+            if stream.peek_type() == EventType.START_ENCRYPTION_EVENT:
+                continue        # everything after the jump needs it
             jumped = True
             if start_position > stream.offset:
                 binlog.seek(start_position)
