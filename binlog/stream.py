@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
 from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
-                        LOG_EVENT_BINLOG_IN_USE_F, EventType, event_type_name)
+                        LOG_EVENT_BINLOG_IN_USE_F, LOG_EVENT_IGNORABLE_F, EventType,
+                        event_type_name)
 from .cursor import Cursor
 from .errors import (BadMagicError, BinlogError, ChecksumMismatchError, EncryptedBinlogError,
                      IncompleteEventError, MalformedEventError, WrongKeyError, check_on_error)
@@ -393,6 +394,11 @@ class EventStream:
     def _start_decryption(self, event: StartEncryptionEvent) -> None:
         from .crypt import SYSTEM_KEY_ID, EventDecryptor
 
+        if event.header.flags & LOG_EVENT_IGNORABLE_F:
+            # Sent over replication: the dump thread decrypts every event it sends and
+            # marks this one ignorable ("Make it Ignorable_log_event and send it",
+            # sql/sql_repl.cc send_format_descriptor_event): what follows is plain.
+            return
         if self.keys is None:
             raise EncryptedBinlogError(
                 f"the binlog is encrypted (scheme {event.scheme}, key id {SYSTEM_KEY_ID} "

@@ -12,6 +12,7 @@ from ..events import (BinlogCheckpointEvent, FormatDescriptionEvent, GtidListEve
                       IntvarEvent, MariaGtidEvent, MysqlGtidEvent, PreviousGtidsEvent,
                       QueryEvent, RandEvent, RotateEvent, RowsEvent, RowsQueryEvent,
                       StartEncryptionEvent, TableMapEvent, UnknownEvent, UserVarEvent, XaPrepareEvent, XidEvent)
+from ..constants import LOG_EVENT_IGNORABLE_F
 from .values import bytes_renderer, render_row
 
 _SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}
@@ -55,8 +56,10 @@ def _describe(event) -> str:
         return f"XA PREPARE X'{event.gtrid.hex()}',X'{event.bqual.hex()}',{event.format_id}"
     if isinstance(event, StartEncryptionEvent):
         # mariadb-binlog: "# Encryption scheme: 1, key_version: 1, nonce: ..."
+        how = ("sent decrypted by the server" if event.header.flags & LOG_EVENT_IGNORABLE_F
+               else "decrypted with the key file")
         return (f"Encryption scheme: {event.scheme}, key_version: {event.key_version}; "
-                f"the events after it were decrypted")
+                f"the events after it were {how}")
     if isinstance(event, UnknownEvent):
         return f"Unknown event type {event.header.type_code} ({len(event.body)} bytes, not decoded)"
     return event.type_name

@@ -20,7 +20,7 @@ from binlog.errors import (ChecksumMismatchError, EncryptedBinlogError, Incomple
                            MissingKeyError, WrongKeyError)
 from binlog.reader import BinlogReader
 from binlog.sources.file import read_events
-from tests.support.mariadb_server import MariaDBServer
+from tests.support.mariadb_server import MariaDBServer, find_tool
 
 pytestmark = pytest.mark.server
 
@@ -274,3 +274,32 @@ def test_encrypted_key_file_and_key_rotation(tmp_path, capfd):
         list(reader(files, ring(keys_b)).items())
     assert info.value.source == files[0].name
     assert os.stat(enc).st_mode & 0o077 == 0
+
+
+def test_replication_sends_decrypted_events(tmp_path, mariadb_factory, capfd):
+    """What a relay (binlog fetch, mariadb-binlog --read-from-remote-server --raw)
+    stores from an encrypted server: plain events after a START_ENCRYPTION_EVENT that
+    the server flagged ignorable; read without a key, and a key given changes nothing."""
+    keys = key_file(tmp_path / "keys.txt", f"1;{KEY_A}")
+    srv = mariadb_factory({"plugin_load_add": "file_key_management",
+                           "file_key_management_filename": str(keys),
+                           "file_key_management_encryption_algorithm": "AES_CTR",
+                           "encrypt_binlog": "ON"})
+    srv.execute("CREATE DATABASE enc")
+    srv.execute("CREATE TABLE enc.t (id INT PRIMARY KEY, s VARCHAR(20))")
+    srv.execute("INSERT INTO enc.t VALUES (1, 'sent plain'), (2, 'twice')")
+    expected = {int(i): v for i, v in srv.query("SELECT id, CAST(s AS CHAR) FROM enc.t")}
+    srv.flush_logs()
+    name = srv.binlog_names()[0]
+    assert b"sent plain" not in (srv.binlog_files()[0]).read_bytes()
+    out = tmp_path / "relay"
+    out.mkdir()
+    subprocess.run([find_tool("mariadb-binlog", "mysqlbinlog"),
+                    "--read-from-remote-server", "--raw", "-h127.0.0.1", f"-P{srv.port}",
+                    "-uroot", f"--result-file={out}/", name], check=True)
+    fetched = out / name
+    assert b"sent plain" in fetched.read_bytes()
+    for extra in ([], ["--key-file", keys]):
+        code, records, err = dump_json(capfd, *extra, fetched)
+        assert code == 0, err
+        assert {r["after"]["id"]: r["after"]["s"] for r in records} == expected
