@@ -545,6 +545,10 @@ class EventStream:
             if not self._eof:
                 return None
             return _TAIL if header.log_pos else False
+        # Bounded as the CRC checks of a plain resync are (hostile sizes, many candidates).
+        self._crc_spent += size
+        if self._crc_spent > _CRC_BUDGET + 16 * (offset - (self._damage_start or 0)):
+            return False
         plain = dec.decrypt(bytes(self._buf[i:i + size]), offset)
         if not self._plain_ok(offset)(plain):
             return False
