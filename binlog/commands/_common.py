@@ -32,6 +32,38 @@ def add_schema_options(p) -> None:
                    help="snapshot schemas from a live server, e.g. mysql://user:pw@host:3306/db")
 
 
+def add_key_options(p) -> None:
+    """Keys of encrypted binlogs (binlog.crypt); every command that reads files has them."""
+    g = p.add_argument_group("encrypted binlogs (encrypt_binlog=ON)")
+    g.add_argument("--key-file", action="append", default=[], metavar="FILE",
+                   help="the server's file_key_management key file (id;hex lines); repeatable: "
+                        "each binlog file uses the one whose key 1 decrypts it (key rotation)")
+    g.add_argument("--key-file-key", metavar="SECRET|FILE:path",
+                   help="secret of encrypted key files (file_key_management_filekey); "
+                        "prefer FILE:path, a secret on the command line is visible to ps")
+    g.add_argument("--key-file-digest", default="sha1", metavar="DIGEST",
+                   help="digest of the key file's encryption (file_key_management_digest, "
+                        "openssl enc -md; default sha1)")
+    g.add_argument("--key-file-pbkdf2", type=int, default=0, metavar="N",
+                   help="PBKDF2 iterations of the key file's encryption "
+                        "(file_key_management_use_pbkdf2; default 0: none)")
+    g.add_argument("--encryption-algorithm", default="auto", metavar="cbc|ctr|auto",
+                   help="the server's file_key_management_encryption_algorithm (the binlog "
+                        "does not record it; auto: detected on the first encrypted event)")
+
+
+def key_ring(args):
+    """The KeyRing the key options describe (key files read, never printed), or None."""
+    from ..sources.keys import load_key_ring
+
+    return load_key_ring(getattr(args, "key_file", None) or [],
+                         key_file_key=getattr(args, "key_file_key", None),
+                         algorithm=getattr(args, "encryption_algorithm", None),
+                         digest=getattr(args, "key_file_digest", "sha1"),
+                         pbkdf2_iterations=getattr(args, "key_file_pbkdf2", 0) or 0,
+                         on_warning=warn)
+
+
 def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None:
     """``live``: the binlogs may come from a running server instead (``--from DSN``)."""
     p.add_argument("paths", nargs="*" if live else "+", metavar="FILE|DIR",
@@ -63,6 +95,7 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
                    help="infer unknown legacy temporal precisions from the row images")
     p.add_argument("--no-track-ddl", action="store_true",
                    help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events")
+    add_key_options(p)
 
 
 def add_live_options(p, *, fetch: bool = False) -> None:
@@ -142,7 +175,8 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             stop_position=getattr(args, "stop_position", None),
                             start_datetime=parse_epoch(getattr(args, "start_datetime", None), zone),
                             stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
-                            tz=tz, table_filter=table_filter, infer_precision=args.infer_precision)
+                            tz=tz, table_filter=table_filter, infer_precision=args.infer_precision,
+                            keys=key_ring(args))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)

@@ -6,8 +6,8 @@ import sys
 
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_live_options, add_schema_options,
-                      live_tables_from_dsn, open_schema, report_inferred, source_of,
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_key_options, add_live_options,
+                      add_schema_options, key_ring, live_tables_from_dsn, open_schema, report_inferred, source_of,
                       table_filter_of, warn_unknown)
 
 
@@ -55,6 +55,7 @@ def add_parser(sub) -> None:
                            "(default: wait until interrupted)")
     add_live_options(dump)
     add_schema_options(dump)
+    add_key_options(dump)
     dump.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
                       help="keep only matching tables (wildcards %% _ *; repeatable)")
     dump.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
@@ -88,7 +89,7 @@ def run(args) -> int:
                             stop_datetime=parse_epoch(args.stop_datetime, zone), tz=tz,
                             table_filter=table_filter_of(args), infer_precision=args.infer_precision,
                             on_error=args.on_error, follow=args.follow,
-                            follow_timeout=args.follow_timeout)
+                            follow_timeout=args.follow_timeout, keys=key_ring(args))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
