@@ -86,7 +86,7 @@ def generate(out: Path, megabytes: int, rows_per_txn: int = 200) -> None:
         base, txn = 0, 0
         target = megabytes << 20
         while True:
-            for table, sql in FILL.items():
+            for sql in FILL.values():
                 srv.execute(sql.format(base=base, n=rows_per_txn))
             srv.execute(f"UPDATE bench.orders SET status = 3, amount = amount + 1, "
                         f"note = CONCAT(note, '!') WHERE id > {base} AND id % 10 = 1")

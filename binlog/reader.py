@@ -18,7 +18,7 @@ from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, Pr
 from .events.base import SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
-                     RotateEvent, RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
+                     RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
@@ -338,7 +338,8 @@ class BinlogReader:
                 table_maps[event.table_id] = (table_map, plan)
                 rows = decode_rows(event, plan)
         except BinlogError as exc:
-            raise exc.add_context(source=name)
+            exc.add_context(source=name)
+            raise
         self.stats.rows[plan.qualified_name] += len(rows)
         for before, after in rows:
             yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,

@@ -213,7 +213,9 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
                 before, pos = _image_fast(data, pos, end, walk)
                 append((before, None))
     except _ValueError as failure:
-        raise _at(failure.error, event, plan, failure.pos, failure.col)
+        # the typed error the walk carried out, with where it happened (and its own cause)
+        error = _at(failure.error, event, plan, failure.pos, failure.col)
+        raise error from error.__cause__
     return out
 
 
@@ -245,7 +247,7 @@ def _image_fast(data, pos, end, walk):
 
 
 def _decode_partial(event, plan):
-    data, end = event.data, len(event.data)
+    end = len(event.data)
     present = present_columns(event.present, event.width)
     present_after = present_columns(event.present_after, event.width)
     pos = 0
@@ -278,7 +280,8 @@ def _image(event, plan, present, pos, end, partial_bits=None, before=None):
             else:
                 value, pos = decoders[ci](data, pos, end, col)
         except BinlogError as exc:
-            raise _at(exc, event, plan, start, col)
+            _at(exc, event, plan, start, col)
+            raise
         row[col.key] = value
     return row, pos
 

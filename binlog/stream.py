@@ -793,8 +793,9 @@ class EventStream:
                 self._start_decryption(event)
             return event
         except BinlogError as exc:
-            raise exc.add_context(source=self.source, event_offset=header.offset,
-                                  event_type=header.type_name)
+            exc.add_context(source=self.source, event_offset=header.offset,
+                            event_type=header.type_name)
+            raise
 
     def _decode_fde(self, raw: bytes, header: EventHeader) -> FormatDescriptionEvent:
         fde = parse_format_description(raw, header)

@@ -7,7 +7,7 @@ way; each raises ``UsageError`` with a message meant for the user.
 from __future__ import annotations
 
 from datetime import datetime, timezone, tzinfo
-from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from .errors import UsageError
 
@@ -92,7 +92,7 @@ def redact_dsn(dsn: str) -> str:
     if q:
         names = [item.partition("=")[0] for item in query.split("&")]
         query = "&".join(f"{n}=..." if n not in _FLOATS + _PATHS + _FLAGS else item
-                         for n, item in zip(names, query.split("&")))
+                         for n, item in zip(names, query.split("&"), strict=True))
     return f"{scheme}://{head}{host}{slash}{path}{q}{query}"
 
 

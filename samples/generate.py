@@ -583,7 +583,7 @@ class CaseRunner:
                 try:
                     cur.execute(f"SET GLOBAL {name} = {value}")
                 except pymysql.err.MySQLError as exc:
-                    raise SystemExit(f"{where}: {exc}")
+                    raise SystemExit(f"{where}: {exc}") from exc
             # the text form SHOW GLOBAL VARIABLES gives (ON/OFF, not 1/0)
             step["value"] = obs.q("SELECT VARIABLE_VALUE FROM information_schema."
                                   "GLOBAL_VARIABLES WHERE VARIABLE_NAME = %s",
@@ -615,7 +615,7 @@ class CaseRunner:
                 if cur.description:
                     cur.fetchall()
         except pymysql.err.MySQLError as exc:
-            raise SystemExit(f"{self.sql_path}:{item.line}: {exc}\n{item.sql[:500]}")
+            raise SystemExit(f"{self.sql_path}:{item.line}: {exc}\n{item.sql[:500]}") from exc
         after = obs.gtid_binlog_pos()
         gtid = ""
         if after != before:

@@ -70,7 +70,7 @@ def column_attributes(table_map, schema: TableSchema) -> dict[int, dict]:
                  "the binlog's start (DDL after it is tracked from the binlog itself)")
     has_signedness = 1 in table_map.optional
     out = {}
-    for col, spec in zip(table_map.columns, schema.columns):
+    for col, spec in zip(table_map.columns, schema.columns, strict=True):   # counts checked above
         _check_type(col, spec, name, schema.source)
         out[col.index] = _column_extras(col, spec, has_signedness)
     return out
@@ -151,7 +151,8 @@ class SchemaResolver:
                                            self.store.overrides_for(table_map.db, table_map.table, position))
             return column_attributes(table_map, schema)
         except SchemaMismatchError as exc:
-            raise exc.add_context(event_offset=table_map.offset, event_type=table_map.type_name)
+            exc.add_context(event_offset=table_map.offset, event_type=table_map.type_name)
+            raise
 
     def observe_query(self, event, position) -> None:
         if not self.track_ddl or not _DDL_START.match(event.query):

@@ -144,7 +144,7 @@ def options_from_args(args) -> ReadOptions:
         binary_encoding=args.binary_encoding, verify_checksums=not args.no_verify_checksum,
         split_size=parse_size(args.split_size) if args.split_size is not None else None,
         include_errors=True)
-    opts.zone
+    opts.epochs()          # validate the time zone now (UsageError)
     opts.table_filter()
     return opts
 
@@ -162,7 +162,7 @@ def select_work(sources: list[str], state: dict):
     active: set[str] = set()
     errors: list[dict] = []
     files: list[str] = []
-    for key, expanded in discover(sources):
+    for _key, expanded in discover(sources):
         if expanded:
             active.add(expanded[-1])          # the newest file may still be being written
         for path in expanded:

@@ -197,8 +197,7 @@ def parse_options(options) -> ReadOptions:
         else:
             raise UsageError(f"unknown option {raw_key!r} of the binlog data source "
                              f"(known: {', '.join(OPTION_NAMES)})")
-    opts.zone              # validate the time zone and datetimes now (UsageError)
-    opts.epochs()
+    opts.epochs()          # validate the time zone and datetimes now (UsageError)
     opts.table_filter()
     return opts
 

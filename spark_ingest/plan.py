@@ -158,8 +158,8 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
             start, end = r
             name = Path(path).name
 
-            def on_query(event, _name=name):
-                resolver.observe_query(event, (_name, event.header.offset))
+            def on_query(event, _name=name, _resolver=resolver):
+                _resolver.observe_query(event, (_name, event.header.offset))
 
             last_of_group = path == files[-1]
             scan = scan_file(path, start=start, stop=end, stop_datetime=stop_dt,

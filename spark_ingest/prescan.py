@@ -19,6 +19,7 @@ stop_position=stop)`` and concatenating gives exactly the rows of one whole read
 from __future__ import annotations
 
 import bisect
+import itertools
 import mmap
 import os
 import struct
@@ -265,4 +266,4 @@ def plan_splits(scan: FileScan, split_bytes: int, *, start: int | None = None,
         if best is not None and (not cuts or best > cuts[-1]):
             cuts.append(best)
     edges = [lo, *cuts, hi]
-    return [(a, b) for a, b in zip(edges, edges[1:]) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]

@@ -325,17 +325,17 @@ class Verifier:
                             + ", ".join(e.key_lits[0] for e in chunk) + ")")
                 else:
                     cond = " OR ".join("(" + " AND ".join(
-                        f"{quote_ident(n)} = {lit}" for n, lit in zip(key_names, e.key_lits)) + ")"
+                        f"{quote_ident(n)} = {lit}" for n, lit in zip(key_names, e.key_lits, strict=True)) + ")"
                         for e in chunk)
                 sql = f"SELECT {exprs} FROM {quote_ident(db)}.{quote_ident(table)} WHERE {cond}"
                 for raw in self._query(sql):
-                    values = {c.key: from_target(v, c) for c, v in zip(pcols, raw)}
+                    values = {c.key: from_target(v, c) for c, v in zip(pcols, raw, strict=True)}
                     key = tuple(encode_value(values[pcols[i].key], pcols[i]) for i in ident)
                     found[key] = row_checksum(values, pcols)
             for e in items:
                 checked += 1
                 actual = found.get(e.key, "missing")
-                name = f"{db}.{table} ({', '.join(f'{n}={lit}' for n, lit in zip(key_names, e.key_lits))})"
+                name = f"{db}.{table} ({', '.join(f'{n}={lit}' for n, lit in zip(key_names, e.key_lits, strict=True))})"
                 if e.checksum is None and actual == "missing":
                     equal += 1
                 elif e.checksum is None:

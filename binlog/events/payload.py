@@ -49,7 +49,8 @@ def decode_transaction_payload(cur, ctx, header):
         try:
             data = zstd_exact(raw, uncompressed, "transaction payload")
         except BinlogError as exc:
-            raise exc.add_context(field_offset=start)
+            exc.add_context(field_offset=start)
+            raise
     elif compression == NONE:
         data = raw
     else:

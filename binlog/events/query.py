@@ -92,7 +92,8 @@ def _decode_query(cur, ctx, header, compressed: bool, extra_post: int = 0):
         try:
             raw = mariadb_uncompress(cur.data, cur.pos, cur.end, "query text")
         except BinlogError as exc:
-            raise exc.add_context(field_offset=cur.offset)
+            exc.add_context(field_offset=cur.offset)
+            raise
         cur.pos = cur.end
     else:
         raw = cur.rest()

@@ -85,7 +85,8 @@ def _decode_rows(cur, ctx, header):
         try:
             data = mariadb_uncompress(cur.data, cur.pos, cur.end, "rows data")
         except BinlogError as exc:
-            raise exc.add_context(field_offset=data_offset)
+            exc.add_context(field_offset=data_offset)
+            raise
         cur.pos = cur.end
     else:
         data = cur.rest()

@@ -99,7 +99,8 @@ def decode_table_map(cur, ctx, header):
         try:
             columns.append(make_column(index, type_code, reader(meta_cur)))
         except BinlogError as exc:
-            raise exc.add_context(table=qualified, column=f"@{index + 1}", field_offset=start)
+            exc.add_context(table=qualified, column=f"@{index + 1}", field_offset=start)
+            raise
     meta_cur.expect_end("column metadata")
     nullable = cur.bitmap(count, "nullability bitmap")
     for col in columns:
@@ -108,7 +109,8 @@ def decode_table_map(cur, ctx, header):
     try:
         _read_optional_metadata(cur, event, ctx.fde.is_mariadb)
     except BinlogError as exc:
-        raise exc.add_context(table=qualified)
+        exc.add_context(table=qualified)
+        raise
     return event
 
 
@@ -153,7 +155,8 @@ def _signedness(cur, event, mariadb):
 def _apply_collations(columns, collations):
     from ..charsets import codec_for_collation
 
-    for col, cid in zip(columns, collations):
+    # hostile input may give more or fewer collations than columns: those given are used
+    for col, cid in zip(columns, collations, strict=False):
         col.collation = cid
         col.encoding = codec_for_collation(cid)
 

@@ -196,7 +196,7 @@ class TxAssembler:
         if tx is not None and (tx.changes or tx.statements):
             tx.incomplete = True
             out.append(tx)
-        for key, prepared in self.prepared.items():
+        for prepared in self.prepared.values():
             self.on_warning(f"{prepared.label}: XA PREPARE without XA COMMIT/ROLLBACK in the "
                             f"input ({len(prepared.changes)} row changes not given out)")
         return out

@@ -76,7 +76,8 @@ class Binlog(ABC):
         return False
 
     def close(self) -> None:
-        """Release what the binlog holds open."""
+        """Release what the binlog holds open (by default nothing)."""
+        return None
 
     def __enter__(self) -> Binlog:
         return self
@@ -96,6 +97,7 @@ class BinlogSource(ABC):
     def rotated(self, name: str) -> None:
         """The binlog just read ended with a ROTATE to ``name``: a source that follows
         a growing set of binlogs goes on with it (the others ignore it)."""
+        return None
 
     def describe(self) -> str:
         """What to call the source in messages (never a password)."""

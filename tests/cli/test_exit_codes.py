@@ -5,7 +5,6 @@ Inputs are real: samples written by MariaDB, copies of them damaged or cut, a fr
 mariadbd for apply/verify-rows, and a closed loopback port for an unreachable server."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

@@ -190,7 +190,7 @@ def same(ours, server, col: dict) -> bool:
 def compare(table: Table, snapshot: list[list], where: str) -> None:
     remaining = list(table.rows)
     for server_row in snapshot:
-        server_row = [v if v is None else stored_form(v, c) for v, c in zip(server_row, table.columns)]
+        server_row = [v if v is None else stored_form(v, c) for v, c in zip(server_row, table.columns, strict=True)]
         for i, row in enumerate(remaining):
             if all(same(row[k], server_row[k], table.columns[k]) for k in range(len(server_row))):
                 del remaining[i]
@@ -270,7 +270,7 @@ def test_dump_reproduces_server_rows(path, schema_files):
 
 
 def server_rows(table: Table, rows: list[list]) -> list[list]:
-    return [[v if v is None else stored_form(v, c) for v, c in zip(row, table.columns)] for row in rows]
+    return [[v if v is None else stored_form(v, c) for v, c in zip(row, table.columns, strict=True)] for row in rows]
 
 
 @pytest.mark.parametrize("path", [p for p in CASES if has_legacy(load(p))], ids=case_id)

@@ -17,7 +17,7 @@ from binlog.reader import BinlogReader
 from binlog.sources.file import read_events
 from binlog.stream import NEED_DATA, Damage, EventStream
 
-from .build import GTID, XID, binlog, event, fde
+from .build import GTID, XID, binlog, fde
 from .conftest import SAMPLES
 from .decode import decode
 

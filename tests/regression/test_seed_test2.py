@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from binlog.reader import BinlogReader
 from schema_store.resolver import SchemaResolver

@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from binlog.checksum import encode_value, row_checksum
 from binlog.column import Column
 from binlog.constants import ColumnType as T
-from binlog.output.sql import literal, quote_text, text_literal
+from binlog.output.sql import SqlRenderError, literal, quote_text, text_literal
 from binlog.reader import BinlogReader, RowChange
 from binlog.replay.keys import TableKeys
 from binlog.replay.split import split_changes, split_transaction
@@ -104,7 +104,7 @@ def test_numbers_temporals_and_oddities():
     assert literal({"a": [1, "x'"]}, col(0, T.JSON)) == "'{\\\"a\\\": [1, \\\"x\\'\\\"]}'"
     assert literal(None, col(0, T.LONG)) == "NULL"
     assert literal(b"\x00\x00\x00\x00\x01\x01", col(0, T.GEOMETRY)) == "X'000000000101'"
-    with pytest.raises(Exception):
+    with pytest.raises(SqlRenderError):
         literal(float("nan"), col(0, T.DOUBLE))
 
 

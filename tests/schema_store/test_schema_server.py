@@ -126,7 +126,7 @@ def assert_matches_server(store_or_catalog, srv, db, *, legacy_known=True, posit
             assert all(c.data_type == "timestamp" and c.datetime_precision == 6 for c in got_cols[-2:])
             got_cols = got_cols[:-2]
         got = [as_expected_dict(c) for c in got_cols]
-        for g, e in zip(got, expected):
+        for g, e in zip(got, expected, strict=True):
             if e["data_type"] == "longtext" and g["data_type"] == "json":
                 g["data_type"] = "longtext"       # MariaDB's JSON is LONGTEXT utf8mb4_bin
             if not legacy_known and e["legacy"] is not None:
@@ -210,7 +210,7 @@ def test_live_snapshot_matches_information_schema(types_db, dump_text):
     ddl.import_ddl(dump_text, source="types.sql")
     for key in keys:
         a, b = store.schema(*key), ddl.schema(*key)
-        for ca, cb in zip(a.columns, b.columns):
+        for ca, cb in zip(a.columns, b.columns, strict=True):
             if ca.data_type == "longtext" and cb.data_type == "json":
                 continue
             assert ca == cb, (key, ca.name)

@@ -92,7 +92,7 @@ def server_rows(srv):
         " ORDER BY ordinal_position", (DB,))]
     exprs = ", ".join(f"LOWER(HEX(`{c}`))" if c in ("vb", "bl") else
                       f"CAST(`{c}`+0 AS CHAR)" if c == "b" else f"CAST(`{c}` AS CHAR)" for c in cols)
-    return [dict(zip(cols, r)) for r in srv.query(f"SELECT {exprs} FROM {DB}.t ORDER BY id")]
+    return [dict(zip(cols, r, strict=True)) for r in srv.query(f"SELECT {exprs} FROM {DB}.t ORDER BY id")]
 
 
 def pmr_rows(srv, log_file):
@@ -167,7 +167,7 @@ def test_same_rows_as_python_mysql_replication(written):
     theirs = pmr_rows(srv, first)
     assert len(ours) == len(theirs) == len(ROWS) + len(CHANGES)
     deviations = {}
-    for (op1, b1, a1), (op2, b2, a2) in zip(ours, theirs):
+    for (op1, b1, a1), (op2, b2, a2) in zip(ours, theirs, strict=True):
         assert op1 == op2
         for image1, image2 in ((b1, b2), (a1, a2)):
             assert (image1 is None) == (image2 is None)

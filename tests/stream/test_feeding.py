@@ -2,7 +2,6 @@
 (h11's tr() pattern), and reports a cut-off tail."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -1,7 +1,6 @@
 """Event decoders with no real sample in the corpora, checked against their specs."""
 from __future__ import annotations
 
-import struct
 import uuid
 
 import pytest
