@@ -14,7 +14,7 @@ to ``--out`` (default ``samples/mariadb-10.11``):
 
 ``<case>.binlog``            the binlog the case wrote (or ``<case>/`` with every file plus
                              ``mariadb-bin.index`` when the case spans several files)
-``<case>.sql``               the SQL that made it (a copy)
+(the SQL that made it stays in ``samples/sql/<case>.sql``, the one copy)
 ``<case>.events.txt``        ``SHOW BINLOG EVENTS`` of every stored file (server truth of
                              event positions and types), tab separated
 ``<case>.expected.json``     ground truth taken from the SERVER after every statement
@@ -568,7 +568,7 @@ class CaseRunner:
             extra["schema_dump"] = schema_dump
         if binlog_start is not None:
             extra["binlog_start"] = binlog_start
-        return self._store(names, version, tables_meta, main_steps, events, text,
+        return self._store(names, version, tables_meta, main_steps, events,
                            server_info, extra, setup_steps if binlog_start else None, skipped)
 
     def _set_global(self, conn, obs: "Observer", arg: str, where: str) -> dict:
@@ -653,7 +653,7 @@ class CaseRunner:
             step["tables_after"] = changed_meta
         return step
 
-    def _store(self, names, version, tables_meta, steps, events, text, server_info,
+    def _store(self, names, version, tables_meta, steps, events, server_info,
                extra, setup_steps, skipped) -> dict:
         out = self.out
         out.mkdir(parents=True, exist_ok=True)
@@ -678,7 +678,6 @@ class CaseRunner:
             (d / f"{self.srv.binlog_basename}.index").write_text(
                 "".join(nm + "\n" for nm in names))
             paths = [f"{self.name}/{nm}" for nm in names]
-        (out / f"{self.name}.sql").write_text(text, encoding="utf-8")
         with open(out / f"{self.name}.events.txt", "w", encoding="utf-8") as f:
             f.write("Log_name\tPos\tEvent_type\tServer_id\tEnd_log_pos\tInfo\n")
             for row in events:
@@ -796,7 +795,6 @@ of the same version started with the case's options; nothing else in the file ch
 | file | what |
 |---|---|
 | `<case>.binlog` | the one binlog file of the case; cases spanning several files have a directory `<case>/` with `mariadb-bin.00000N` files and `mariadb-bin.index` (names in index order) instead |
-| `<case>.sql` | copy of `sql/<case>.sql` as run |
 | `<case>.events.txt` | `SHOW BINLOG EVENTS IN '<file>'` for every stored file, tab separated: `Log_name Pos Event_type Server_id End_log_pos Info` (newlines/tabs/backslashes in Info escaped as `\\n` `\\t` `\\\\`) |
 | `<case>.expected.json` | server-side ground truth, below |
 | `<case>.schema.sql` | cases with `--! dump-schema` only: the output of a real `mariadb-dump --no-data --skip-dump-date --databases <db>` (10.11's own dump tool over the server's socket) at that point of the script; 10.11 writes `/* mariadb-5.3 */` after the type of every legacy temporal column |

@@ -3,7 +3,7 @@
 Per table: rows inserted / updated / deleted and the bytes of its rows events; the
 largest transactions (by row changes, with their bytes and GTID/positions); the time
 range of the events; ``--plot out.png`` draws row changes per minute per table
-(matplotlib, the ``dev`` extra).  ``--json`` prints the same as one JSON object.
+(matplotlib, the ``plot`` extra: checked before the scan).  ``--json`` prints the same as one JSON object.
 """
 from __future__ import annotations
 
@@ -118,6 +118,8 @@ def run(args) -> int:
     from ..reader import RowChange
     from ..replay.transactions import TxAssembler
 
+    if args.plot:
+        _matplotlib()        # before the scan, not after it
     reader = make_reader(args)
     stats = Stats(args.top)
     assembler = TxAssembler()
@@ -183,8 +185,8 @@ def render_text(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(per_minute: dict, path: str) -> None:
-    """Row changes per minute per table (the busiest tables; the rest as 'other')."""
+def _matplotlib():
+    """(matplotlib.dates, matplotlib.pyplot), drawing to files; UsageError without them."""
     from ..errors import UsageError
 
     try:
@@ -194,8 +196,14 @@ def plot(per_minute: dict, path: str) -> None:
         import matplotlib.dates as mdates
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise UsageError("--plot needs matplotlib: pip install 'binlog-temporal[dev]' "
+        raise UsageError("--plot needs matplotlib: pip install 'binlog-temporal[plot]' "
                          "(or pip install matplotlib)") from exc
+    return mdates, plt
+
+
+def plot(per_minute: dict, path: str) -> None:
+    """Row changes per minute per table (the busiest tables; the rest as 'other')."""
+    mdates, plt = _matplotlib()
     totals = sorted(per_minute, key=lambda n: -sum(per_minute[n].values()))
     shown = totals[:PLOT_TABLES]
     series = {n: per_minute[n] for n in shown}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +46,19 @@ def test_stats_plot(tmp_path):
     stats("--plot", out, SAMPLES / "events_misc")
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
+
+
+def test_plot_without_matplotlib_fails_before_the_scan(tmp_path):
+    """--plot needs the [plot] extra: without matplotlib the command says so at once
+    (exit 2), before reading anything - no statistics printed, then a failure."""
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "matplotlib.py").write_text("raise ImportError('matplotlib blocked by the test')\n")
+    env = {**os.environ, "PYTHONPATH": f"{blocked}:{REPO}"}
+    proc = subprocess.run([sys.executable, "-m", "binlog.cli", "stats", "--plot",
+                           str(tmp_path / "out.png"), str(SAMPLES / "types_full.binlog")],
+                          capture_output=True, cwd=REPO, env=env)
+    assert proc.returncode == 2
+    assert b"binlog-temporal[plot]" in proc.stderr
+    assert proc.stdout == b""
+    assert not (tmp_path / "out.png").exists()
