@@ -88,6 +88,8 @@ def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCO
         if declared is not None and size is not None and declared != size:
             raise MalformedEventError(f"{what}: zstd frame says {declared} bytes, header says {size}")
         reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream), read_across_frames=True)
+        if size is not None:
+            return _zstd_into(reader, size, what)
         while total <= cap:
             chunk = reader.read(min(_ZSTD_STEP, cap + 1 - total))
             if not chunk:
@@ -104,4 +106,28 @@ def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCO
         raise MalformedEventError(f"{what}: zstd data gives {total} bytes, header says {size}")
     if size is None and declared is not None and total != declared:
         raise MalformedEventError(f"{what}: zstd data gives {total} bytes, its frame says {declared}")
+    return out
+
+
+def _zstd_into(reader, size: int, what: str) -> bytearray:
+    """Decompress into one buffer of the declared (already capped) size, in steps: the
+    output is held once, never as pieces and their join (2x)."""
+    import zstandard
+
+    out = bytearray(size)
+    view = memoryview(out)
+    total = 0
+    try:
+        while total < size:
+            n = reader.readinto(view[total:total + _ZSTD_STEP])
+            if not n:
+                break
+            total += n
+        extra = reader.read(1)
+    except zstandard.ZstdError as exc:
+        raise MalformedEventError(f"{what}: corrupt zstd data ({exc})") from exc
+    if extra:
+        raise MalformedEventError(f"{what}: zstd data gives more than the declared {size} bytes")
+    if total != size:
+        raise MalformedEventError(f"{what}: zstd data gives {total} bytes, header says {size}")
     return out

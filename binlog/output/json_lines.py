@@ -5,9 +5,21 @@ part of the line is serialised once per event and reused, so a row costs two orj
 calls on its images.  ``record(change)`` gives the same object as a dict."""
 from __future__ import annotations
 
+import base64
+import codecs
+import re
+import secrets
+
 import orjson
 
-from .values import bytes_renderer, iso_ts, json_default, render_row
+from ..interrupts import deferred
+from .values import _render_keys, bytes_renderer, iso_ts, json_default, render_row
+
+#: A binary value at least this large is written in pieces, never rendered whole: a
+#: 200 MiB LONGBLOB would otherwise be held as bytes, hex text and JSON bytes at once
+#: (issue 15 item 5; README "Hostile content: limits").
+LARGE_VALUE = 1 << 20
+_PIECE = 3 << 18            # raw bytes per piece: a multiple of 3, so base64 pieces join
 
 _dumps = orjson.dumps
 # PartialJson is a dataclass: let json_default render it instead of orjson's own walk.
@@ -53,9 +65,79 @@ class JsonLinesWriter:
 
     def write(self, change) -> None:
         plan, render = change.plan, self.render_bytes
+        if _large_values(change.before, plan) or _large_values(change.after, plan):
+            self._write_pieces(change)
+            return
         self.out.write(b"".join((
             self._prefix(change), image_json(change.before, plan, render),
             b',"after":', image_json(change.after, plan, render), b"}\n")))
 
+    def _write_pieces(self, change) -> None:
+        """A record holding large binary values: each such value stands as a token in
+        the line (NUL + a random nonce: no decoded value can forge it) and is written
+        in pieces in its place.  The whole record is one block no signal cuts."""
+        plan, render = change.plan, self.render_bytes
+        nonce = secrets.token_hex(8)
+        values = {}
+
+        def image(row):
+            if row is None:
+                return b"null"
+            row = dict(row)
+            for key, col in _large_values(row, plan):
+                token = f"\x00{nonce}{len(values)}\x00"
+                values[orjson.dumps(token)] = (row[key], col)
+                row[key] = token
+            return image_json(row, plan, render)
+
+        line = b"".join((self._prefix(change), image(change.before), b',"after":',
+                         image(change.after), b"}\n"))
+        pattern = re.compile(b"(" + b"|".join(re.escape(t) for t in values) + b")")
+        with deferred():
+            for part in pattern.split(line):
+                if part in values:
+                    self._write_value(*values[part])
+                else:
+                    self.out.write(part)
+
+    def _write_value(self, value, col) -> None:
+        """One large value as a JSON string, as ``values._render_bytes`` renders it:
+        UTF-8 text when its charset is unknown and it is valid UTF-8, else hex/base64."""
+        view = memoryview(value).cast("B")
+        self.out.write(b'"')
+        if _as_text(view, col):
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            for i in range(0, len(view), _PIECE):
+                text = decoder.decode(view[i:i + _PIECE], i + _PIECE >= len(view))
+                self.out.write(orjson.dumps(text)[1:-1])
+        else:
+            encode = base64.b64encode if self.render_bytes(b"\x00") == "AA==" else bytes.hex
+            for i in range(0, len(view), _PIECE):
+                piece = encode(bytes(view[i:i + _PIECE]))
+                self.out.write(piece if isinstance(piece, bytes) else piece.encode("ascii"))
+        self.out.write(b'"')
+
     def event(self, item) -> None:
         """Events other than row changes are not part of the JSON output."""
+
+
+def _large_values(row, plan) -> list:
+    """(key, column) of the binary values of ``row`` that are LARGE_VALUE or larger."""
+    if row is None:
+        return []
+    return [(key, col) for key, col in _render_keys(plan)
+            if isinstance(row.get(key), (bytes, bytearray, memoryview)) and len(row[key]) >= LARGE_VALUE]
+
+
+def _as_text(view, col) -> bool:
+    """Whether ``values._render_bytes`` would give this value as text: its column's
+    charset unknown and the bytes valid UTF-8 (checked in pieces, nothing kept)."""
+    if col is None or col.collation is not None or col.type == 255:
+        return False
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for i in range(0, len(view), _PIECE):
+            decoder.decode(view[i:i + _PIECE], i + _PIECE >= len(view))
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -50,14 +50,18 @@ key, else a NOT NULL unique key, else every column (NULL-safe, byte-exact for st
 from __future__ import annotations
 
 import math
+import re
+import secrets
 import struct
 import sys
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from decimal import Decimal
 
 from ..charsets import CHARSET_CODECS
 from ..constants import ColumnType as T
 from ..errors import BinlogError
+from ..interrupts import deferred
 from .values import charset_of, json_text
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
@@ -126,7 +130,35 @@ def text_literal(text: str, col) -> str:
     return f"_{charset} X'{data.hex()}'"
 
 
+#: A binary value at least this large is not rendered into the statement text: the writer
+#: that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a random
+#: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
+#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once (issue 15 item 5).
+LARGE_VALUE = 1 << 20
+_PIECE = 1 << 20
+_LARGE: ContextVar = ContextVar("binlog_sql_large_values", default=None)
+
+
+class LargeValues:
+    """The large values of the blocks a SqlWriter has rendered but not yet written."""
+
+    def __init__(self):
+        self.nonce = secrets.token_hex(8)
+        self.values: dict[str, memoryview] = {}
+
+    def token(self, data) -> str:
+        token = f"\0{self.nonce}:{len(self.values)}\0"
+        self.values[token] = memoryview(data).cast("B")
+        return token
+
+    def pattern(self):
+        return re.compile("(\0" + self.nonce + ":[0-9]+\0)")
+
+
 def hex_literal(data) -> str:
+    large = _LARGE.get()
+    if large is not None and len(data) >= LARGE_VALUE:
+        return large.token(data)
     return f"X'{bytes(data).hex()}'"
 
 
@@ -458,10 +490,24 @@ class SqlWriter:
         self.assembler = TxAssembler(on_warning=self.warn)
         self.pending: list[str] = []      # flashback: blocks, oldest first
         self.transactions = 0
+        self.large = LargeValues()        # values of rendered blocks not yet written
         self._header()
 
     def _emit(self, text: str) -> None:
-        self.out.write(text.encode("utf-8", "surrogateescape"))
+        if "\0" not in text:
+            self.out.write(text.encode("utf-8", "surrogateescape"))
+            return
+        # large values stand as tokens: hex in pieces, each value written once, then dropped
+        with deferred():
+            for part in self.large.pattern().split(text):
+                value = self.large.values.pop(part, None)
+                if value is None:
+                    self.out.write(part.encode("utf-8", "surrogateescape"))
+                    continue
+                self.out.write(b"X'")
+                for i in range(0, len(value), _PIECE):
+                    self.out.write(value[i:i + _PIECE].hex().encode("ascii"))
+                self.out.write(b"'")
 
     def _header(self) -> None:
         kind = "flashback (undo, newest first)" if self.flashback else "replay"
@@ -542,13 +588,17 @@ class SqlWriter:
             changes = [invert(ch) for ch in reversed(changes)]
         if not changes:
             return
-        if self.split_updates:
-            from ..replay.split import split_transaction
+        reset = _LARGE.set(self.large)
+        try:
+            if self.split_updates:
+                from ..replay.split import split_transaction
 
-            parts = split_transaction(changes, self.keys.keys)
-            statements = [s for _, s in self.renderer.split_statements(*parts)]
-        else:
-            statements = [s for ch in changes for s in self.renderer.statements(ch)]
+                parts = split_transaction(changes, self.keys.keys)
+                statements = [s for _, s in self.renderer.split_statements(*parts)]
+            else:
+                statements = [s for ch in changes for s in self.renderer.statements(ch)]
+        finally:
+            _LARGE.reset(reset)
         lines = [_comment(("undo of " if self.flashback else "") + head), "BEGIN;"]
         lines += [s + ";" for s in statements]
         lines.append("COMMIT;")
