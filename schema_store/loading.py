@@ -28,6 +28,12 @@ def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (
     if not (store_path or ddl_paths or dsn or required or tracked):
         return None
     store = _copied(store_path) if copy_store else SchemaStore(store_path)
+    if store.read_only:
+        # a store we may not write still serves reads: DDL is tracked in a copy in memory
+        if on_warning is not None:
+            on_warning(f"schema store {store_path} is read-only: the DDL read is tracked in "
+                       f"memory, not saved")
+        store = _copied(store_path)
     for path in ddl_paths:
         try:
             text = open(path, encoding="utf-8", errors="surrogateescape").read()

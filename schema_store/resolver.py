@@ -157,6 +157,13 @@ class SchemaResolver:
     def observe_query(self, event, position) -> None:
         if not self.track_ddl or not _DDL_START.match(event.query):
             return
+        if self.store.ddl_seen(position, event.query):
+            return          # read before (the same file again, a resumed apply): a no-op
+        with self.store.transaction():
+            self._apply_ddl(event, position)
+            self.store.mark_ddl_seen(position, event.query)
+
+    def _apply_ddl(self, event, position) -> None:
         source = f"binlog:{position[0]}:{position[1]}"
         try:
             from .ddl import parse_script
@@ -166,8 +173,8 @@ class SchemaResolver:
             self._forget_tables(event, position, source, exc)
             return
         db = event.db or None
-        catalog = self.store.catalog_at(position, current_db=db)
-        before = self.store.catalog_at(position, current_db=db)
+        catalog = self._catalog_for(actions, position, db)
+        before = catalog.copy()
         changed = []
         for action in actions:
             try:
@@ -178,6 +185,22 @@ class SchemaResolver:
                 continue
         self.store.save_catalog_changes(catalog, dict.fromkeys(changed), position,
                                         source=source, before=before)
+
+    def _catalog_for(self, actions, position, db):
+        """A catalog holding only the tables the actions touch, so a DDL costs the same
+        however many tables and versions the store holds (the whole catalog when an
+        action's tables cannot be listed)."""
+        from .ddl import Catalog
+
+        keys = touched_tables(actions, db)
+        if keys is None:
+            return self.store.catalog_at(position, current_db=db)
+        tables = {}
+        for key in keys:
+            schema = self.store.schema_without_overrides(key[0], key[1], position)
+            if schema is not None:
+                tables[key] = schema
+        return Catalog(tables, self.store.databases(position), db)
 
     def _forget_tables(self, event, position, source, exc) -> None:
         """A DDL statement we cannot parse: the tables it names have an unknown schema
@@ -194,3 +217,43 @@ class SchemaResolver:
         for index, precision in found.items():
             self.store.record_inferred(db, table, index, precision, position,
                                        data_type=(types or {}).get(index))
+
+
+def touched_tables(actions, db: str | None) -> set | None:
+    """The (db, table) keys a list of DDL actions reads or changes; None when unknown
+    (DROP DATABASE, or an action type not listed here)."""
+    from . import ddl
+
+    keys: set = set()
+
+    def add(table_db, table):
+        if table_db or db:
+            keys.add((table_db or db, table))
+
+    for a in actions:
+        if isinstance(a, ddl.Use):
+            db = a.db
+        elif isinstance(a, ddl.CreateTable):
+            add(a.schema.db or None, a.schema.table)
+        elif isinstance(a, (ddl.CreateTableSelect, ddl.TruncateTable)):
+            add(a.db, a.table)
+        elif isinstance(a, ddl.CreateTableLike):
+            add(a.db, a.table)
+            add(a.src_db, a.src_table)
+        elif isinstance(a, ddl.AlterTable):
+            add(a.db, a.table)
+            for op in a.ops:
+                if isinstance(op, ddl.RenameTo):
+                    add(op.db, op.table)
+        elif isinstance(a, ddl.DropTable):
+            for name in a.names:
+                add(*name)
+        elif isinstance(a, ddl.RenameTable):
+            for old, new in a.pairs:
+                add(*old)
+                add(*new)
+        elif isinstance(a, (ddl.CreateDatabase, ddl.AlterDatabase, ddl.Ignored)):
+            continue
+        else:
+            return None
+    return keys

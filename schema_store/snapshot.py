@@ -28,6 +28,10 @@ def export_snapshot(store: SchemaStore) -> dict:
         for table, cols in _TABLES.items():
             rows = store._conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY id").fetchall()
             out[table] = [list(r) for r in rows]
+        for row in out["versions"]:
+            # a version stored as a delta of another row becomes whole: a snapshot's rows
+            # are copied, filtered and renumbered, so none may depend on another's id
+            row[5] = store.full_payload(row[0], row[1], row[5])
     return out
 
 
