@@ -79,8 +79,28 @@ def main(argv=None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
+    except OSError as exc:
+        # Inputs raise InputError (a BinlogError) naming file and offset; what is left
+        # is our output failing (a full disk, /dev/full, a closed descriptor).
+        _drop_stdout()
+        where = f" {exc.filename}" if exc.filename else " the output"
+        sys.stderr.write(f"binlog: error: cannot write{where}: {exc.strerror or exc}\n")
+        return Exit.INPUT_ERROR
     finally:
         interrupts.restore(previous)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter's final flush of what could not be
+    written would fail again and print a second, raw error."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass        # no usable stdout at all: nothing will be flushed to it either
 
 
 if __name__ == "__main__":

@@ -101,6 +101,11 @@ class PrecisionUnknownError(BinlogError):
     """A legacy TIMESTAMP/DATETIME/TIME column whose fractional precision the binlog does not record."""
 
 
+class InputError(BinlogError):
+    """An input file or directory the system cannot read (EIO, permissions, an empty
+    file): names the file and, for a read, the offset (exit code 1)."""
+
+
 class UsageError(BinlogError):
     """Bad options or arguments given by the user (exit code 2)."""
 

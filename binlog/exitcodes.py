@@ -32,7 +32,8 @@ MEANING = {
     Exit.OK: "everything was read (applied, verified, ingested)",
     Exit.INPUT_ERROR: "the input stopped the run: a decoding error, a binlog missing from "
                       "a sequence (a gap; --allow-gaps reads on), or a change the command "
-                      "cannot reproduce; the message names file, offset and event",
+                      "cannot reproduce; the message names file, offset and event; or the "
+                      "output could not be written (a full disk)",
     Exit.USAGE: "bad usage: options, a malformed DSN or table pattern, a missing file, an "
                 "optional extra not installed",
     Exit.SKIPPED: "damaged or undecodable input was skipped and reported (dump --on-error "

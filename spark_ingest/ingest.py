@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from binlog.errors import BinlogError
+from binlog.errors import BinlogError, UsageError
 
 from .checkpoint import Checkpoint
 from .options import ReadOptions
@@ -190,8 +190,35 @@ def select_work(sources: list[str], state: dict):
     return ranges, active, errors, files
 
 
+# Spark and Hadoop read a path as a glob pattern: an output directory holding these
+# characters would be read back as other directories, or none.
+_GLOB_CHARACTERS = set("*?[]{}\\")
+
+
+def output_directory(to: str) -> Path:
+    """``--to`` resolved, checked before anything starts: UsageError (exit 2) for glob
+    characters, or an existing part of the path that is not a directory."""
+    found = sorted(_GLOB_CHARACTERS.intersection(to))
+    if found:
+        raise UsageError(f"--to {to}: the output directory may not contain {' '.join(found)} "
+                         f"(Spark reads its output paths back as glob patterns)")
+    out = Path(to).resolve()
+    for part in (out, *out.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise UsageError(f"--to {to}: {part} exists and is not a directory")
+            if not os.access(part, os.W_OK):
+                raise UsageError(f"--to {to}: {part} is not writable")
+            break
+    return out
+
+
 def run_ingest(args) -> int:
-    out = Path(args.to).resolve()
+    out = output_directory(args.to)
+    if args.schema_from:
+        from schema_store.live import parse_dsn
+
+        parse_dsn(args.schema_from)         # a bad DSN stops here, before Spark starts
     opts = options_from_args(args)
     progress = Progress(enabled=not args.no_progress)
     started = time.time()

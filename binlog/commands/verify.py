@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 from decimal import Decimal
 
-from ._common import EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect, make_reader
+from ._common import (EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect,
+                      make_reader, warn)
 
 CHUNK = 500
 
@@ -191,41 +192,57 @@ class Verifier:
         """{(db, table): {key: Expected}} - the last state of every row the input changed."""
         if self.args.records:
             return self._collect_records()
-        from ..checksum import row_checksum
         from ..replay.keys import KeyCatalog
+        from ..replay.transactions import Transaction, TxAssembler
 
-        keys = KeyCatalog(live=self.live)
+        self.keys = KeyCatalog(live=self.live)
         reader = make_reader(self.args)
         out: dict = {}
-        for change in reader.changes():
-            live = self.live(change.db, change.table)
-            if live is None:
-                self.unknown_tables.add((change.db, change.table))
-                continue
-            tk = keys.keys(change)
-            identity = tk.identity
-            if identity is None:
-                self.unknown_tables.add((change.db, change.table))
-                continue
-            cols = change.plan.columns
-            table = out.setdefault((change.db, change.table), {})
-            origin = f"{change.file} @ {change.pos} {change.op}"
-            if change.op == "update":
-                old = self._key(change.before, cols, identity)
-                new = self._key(change.after, cols, identity)
-                if old is not None and new is not None and old[0] != new[0]:
-                    table[old[0]] = Expected(old[0], old[1], None, origin + " (moved away)")
-            image = change.after if change.op != "delete" else change.before
-            k = self._key(image, cols, identity)
-            if k is None:
-                self.unverifiable += 1
-                continue
-            if change.op == "delete":
-                table[k[0]] = Expected(k[0], k[1], None, origin)
-            else:
-                crc = row_checksum(change.after, cols)
-                table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
+        # Whole transactions only: a --stop-position (or an input) ending inside one
+        # leaves it out, as dump --format sql and apply do.
+        assembler = TxAssembler(on_warning=warn)
+        for item in reader.items():
+            for unit in assembler.feed(item):
+                if isinstance(unit, Transaction):
+                    for change in unit.changes:
+                        self._expect(change, out)
+        for unit in assembler.finish():
+            warn(f"{unit.label}: the input ends before its COMMIT; its {len(unit.changes)} "
+                 f"row change(s) are not verified")
         return out
+
+    def _expect(self, change, out: dict) -> None:
+        """Record what ``change`` leaves in the target (the last change of a row wins)."""
+        from ..checksum import row_checksum
+
+        keys = self.keys
+        live = self.live(change.db, change.table)
+        if live is None:
+            self.unknown_tables.add((change.db, change.table))
+            return
+        tk = keys.keys(change)
+        identity = tk.identity
+        if identity is None:
+            self.unknown_tables.add((change.db, change.table))
+            return
+        cols = change.plan.columns
+        table = out.setdefault((change.db, change.table), {})
+        origin = f"{change.file} @ {change.pos} {change.op}"
+        if change.op == "update":
+            old = self._key(change.before, cols, identity)
+            new = self._key(change.after, cols, identity)
+            if old is not None and new is not None and old[0] != new[0]:
+                table[old[0]] = Expected(old[0], old[1], None, origin + " (moved away)")
+        image = change.after if change.op != "delete" else change.before
+        k = self._key(image, cols, identity)
+        if k is None:
+            self.unverifiable += 1
+            return
+        if change.op == "delete":
+            table[k[0]] = Expected(k[0], k[1], None, origin)
+        else:
+            crc = row_checksum(change.after, cols)
+            table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
 
     @staticmethod
     def _key(image, cols, identity):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..constants import LOG_EVENT_ARTIFICIAL_F, EventType
-from ..errors import UsageError
+from ..errors import BadMagicError, UsageError
 from ..stream import NEED_DATA, EventStream
 
 CHUNK = 1 << 20
@@ -127,15 +127,21 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
     or STOP was its last event and nothing follows it)."""
     state = state if state is not None else ReadState()
     jumped = start_position is None or start_position <= 4
+    empty = True
     while True:
         event = stream.next_event()
         if event is NEED_DATA:
             data = binlog.read(chunk)
             if data:
+                empty = False
                 stream.feed(data)
                 continue
             if follow and not (state.finished and not stream.buffered) and binlog.wait():
                 continue
+            if empty:
+                # not even the magic: a failed copy, an empty FIFO; not a binlog
+                raise BadMagicError("empty input (0 bytes): not a binlog", source=binlog.name,
+                                    event_offset=0)
             stream.close()
             while (event := stream.next_event()) is not NEED_DATA:
                 yield event

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..stream import EventStream
 from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState
 from .base import read_events as _read_binlog
@@ -25,7 +25,11 @@ def expand_paths(paths) -> list[Path]:
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            files.extend(directory_binlogs(path))
+            try:
+                files.extend(directory_binlogs(path))
+            except OSError as exc:
+                raise InputError(f"cannot read directory: {exc.strerror}",
+                                 source=exc.filename or path) from exc
         elif path.exists():
             files.append(path)
         else:
@@ -46,6 +50,7 @@ def directory_binlogs(directory: Path) -> list[Path]:
         if m and entry.is_file():
             numbered.append((m.group(1), int(m.group(2)), entry))
     if not numbered:
+        # exit 2 (bad usage): the directory names no binlog (`*.index` or `name.NNNNNN`)
         raise UsageError(f"no binlog files in directory {directory}")
     return [entry for _, _, entry in sorted(numbered)]
 
@@ -58,16 +63,30 @@ class FileBinlog(Binlog):
         self.path = Path(path)
         self.name = self.path.name
         self.poller = poller
-        self._fh = open(self.path, "rb")
+        try:
+            self._fh = open(self.path, "rb")
+        except OSError as exc:
+            raise InputError(f"cannot open: {exc.strerror}", source=self.path) from exc
+        self._offset = 0
 
     def read(self, size: int) -> bytes:
-        data = self._fh.read(size)
+        try:
+            data = self._fh.read(size)
+        except OSError as exc:
+            # EIO from a failing disk and the like: name the file and where it failed
+            raise InputError(f"read failed: {exc.strerror or exc}", source=self.name,
+                             event_offset=self._offset) from exc
+        self._offset += len(data)
         if data and self.poller is not None:
             self.poller.got_data()
         return data
 
     def seek(self, offset: int) -> None:
+        if not self._fh.seekable():
+            raise UsageError(f"{self.name} is a pipe: --start-position needs a file that can "
+                             f"be read from any offset")
         self._fh.seek(offset)
+        self._offset = offset
 
     def size(self) -> int | None:
         return os.fstat(self._fh.fileno()).st_size
