@@ -32,16 +32,20 @@ DDL after a resume tolerates "already exists / does not exist" errors (it may ha
 applied just before a crash).
 
 Errors: a lost connection (or a deadlock / lock wait timeout) rolls back the open batch
-and, with ``--retries``, reconnects and resumes from the checkpoint; anything else the
-target refuses (duplicate key, foreign key, a value out of range, a missing table) stops
-the run with the source transaction (GTID, file, positions), the row (its number in the
-transaction, operation, table, key) and the server's message.  Exit codes: 0 done, 1 a
+and, with ``--retries``, reconnects (a refusing target is tried with growing pauses for
+``--retry-timeout`` seconds) and resumes from the checkpoint; anything else the target
+refuses (duplicate key, foreign key, a missing table) stops the run with the source
+transaction (GTID, file, positions), the row (its number in the transaction, operation,
+table, key) and the server's message.  So does a warning (the session is not strict): a
+value the target stored changed, e.g. truncated by a narrower column.  The summary
+counts what the target committed, and the rows safe mode's REPLACE deleted and replaced.  Exit codes: 0 done, 1 a
 decoding error, 2 bad usage, 5 the target failed, 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
@@ -96,6 +100,9 @@ def add_parser(sub) -> None:
     p.add_argument("--retries", type=int, default=3, metavar="N",
                    help="on a lost connection or deadlock: reconnect and resume from the "
                         "checkpoint up to N times (default 3)")
+    p.add_argument("--retry-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long each reconnect keeps trying a target that refuses "
+                        "connections (a restart), with growing pauses (default 60)")
     p.add_argument("--quiet", action="store_true", help="no summary on stderr")
     p.set_defaults(run=run)
 
@@ -142,7 +149,12 @@ class Applier:
         self.cp_ident = f"{quote_ident(self.cp_db)}.{quote_ident(self.cp_table)}"
         self.conn = None
         self.schema = None
-        self.stats = {"transactions": 0, "rows": 0, "ddl": 0, "skipped": 0, "commits": 0}
+        # what the target committed (a batch counts once its COMMIT succeeded)
+        self.stats = {"transactions": 0, "rows": 0, "ddl": 0, "skipped": 0, "commits": 0,
+                      "replaced": 0}
+        self.commit_attempts = 0    # numbers the commits for the BINLOG_APPLY_FAULT hooks
+        self.batch_replaced = 0     # target rows REPLACE deleted and replaced, open batch
+        self.warned_replaced = 0
         self.checkpoint = None      # dict as stored on the target
         self.fault = _parse_fault(os.environ.get("BINLOG_APPLY_FAULT"))
 
@@ -161,6 +173,7 @@ class Applier:
         self._live_cache = {}
 
     def abort(self) -> None:
+        self.batch_replaced = 0
         if self.conn is not None:
             try:
                 self.conn.rollback()
@@ -269,10 +282,9 @@ class Applier:
                     raise TargetError(f"{exc}; gave up after {self.args.retries} retries",
                                       hint="the target's checkpoint says where to resume: run "
                                            "the same command again") from None
-                delay = min(2 ** (attempts - 1), 10)
-                warn(f"{exc}; reconnecting in {delay}s and resuming from the checkpoint "
-                     f"(retry {attempts} of {self.args.retries})")
-                time.sleep(delay)
+                warn(f"{exc}; reconnecting and resuming from the checkpoint (retry {attempts} "
+                     f"of {self.args.retries}, for up to {self.args.retry_timeout:g}s)")
+                self._wait_for_target()
             finally:
                 if self.conn is not None:
                     try:
@@ -280,6 +292,27 @@ class Applier:
                     except _GONE:
                         pass    # the connection is already broken
                     self.conn = None
+
+    def _wait_for_target(self) -> None:
+        """After a lost connection: try to connect with growing pauses (0.5 s doubling up
+        to 10 s) until the target accepts or --retry-timeout seconds have passed (a
+        restarting server refuses connections for a while); the run then reconnects."""
+        deadline = time.monotonic() + self.args.retry_timeout
+        delay = 0.5
+        while True:
+            try:
+                probe = connect(self.args.to)
+                probe.close()
+                return
+            except TargetError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TargetError(f"{exc.message}; still refused after "
+                                      f"{self.args.retry_timeout:g}s of retries",
+                                      hint="the target's checkpoint says where to resume: run "
+                                           "the same command again once it is up") from None
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 10)
 
     def _run_once(self) -> None:
         from ..filters import TableFilter
@@ -399,8 +432,6 @@ class Applier:
             raise
         self._advance(tx.end, tx.gtid, rows=len(tx.changes))
         self.batch_done.append((tx, self.pending_cp))
-        self.stats["transactions"] += 1
-        self.stats["rows"] += len(tx.changes)
         if (self.batch_txs >= self.args.batch_transactions or self.batch_rows >= self.args.batch_rows
                 or (self.args.from_dsn and time.monotonic() - self.batch_started >= LIVE_BATCH_SECONDS)):
             self._commit()
@@ -432,8 +463,8 @@ class Applier:
         if self.pending_cp is None:
             return
         end, gtid, resume, totals = self.pending_cp
-        self.stats["commits"] += 1
-        n = self.stats["commits"]
+        self.commit_attempts += 1
+        n = self.commit_attempts
         try:
             with self.conn.cursor() as cur:
                 cur.execute(self._checkpoint_sql(end, gtid, resume, *totals))
@@ -447,6 +478,7 @@ class Applier:
             self.conn.commit()
         except Exception as exc:
             raise self._translate(exc, None, what=f"the commit of a batch ending at {end[0]}:{end[1]}") from exc
+        self._count_committed()
         self.checkpoint = {"file": end[0], "pos": end[1], "gtid": gtid}
         self.applied = end
         self.pending_cp = None
@@ -454,6 +486,16 @@ class Applier:
         self.batch_done = []
         if self.fault == ("kill-after-commit", n):
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.fault is not None and self.fault[0] == "pause-after-commit" and self.fault[1] == n:
+            time.sleep(float(os.environ.get("BINLOG_APPLY_PAUSE", "2")))
+
+    def _count_committed(self) -> None:
+        s = self.stats
+        s["commits"] += 1
+        s["transactions"] += len(self.batch_done)
+        s["rows"] += sum(len(tx.changes) for tx, _ in self.batch_done)
+        s["replaced"] += self.batch_replaced
+        self.batch_replaced = 0
 
     def _keep_batch_before_failure(self) -> None:
         """A transaction failed for good: roll back, apply again and commit the batch's
@@ -469,11 +511,13 @@ class Applier:
                 if tx.changes:
                     self._apply_transaction(tx)
             self.pending_cp = done[-1][1]
+            self.batch_done = done
             self._commit()
         except (TargetError, ConnectionLost):
             self.abort_batch()
 
     def abort_batch(self) -> None:
+        self.batch_replaced = 0
         try:
             self.conn.rollback()
         except _GONE:
@@ -628,7 +672,11 @@ class Applier:
         sql, rows = stmt
         try:
             with self.conn.cursor() as cur:
-                cur.execute(sql)
+                affected = cur.execute(sql)
+                if cur.warning_count:
+                    self._check_warnings(cur, sql, rows, tx)
+            if sql.startswith("REPLACE ") and affected > len(rows):
+                self._replaced(affected - len(rows), tx)
             return
         except pymysql.err.MySQLError as exc:
             error = exc
@@ -645,6 +693,48 @@ class Applier:
             except pymysql.err.MySQLError as exc:
                 raise self._translate(exc, tx, row, row[2]) from exc
         raise self._translate(error, tx, None, sql) from error
+
+    def _check_warnings(self, cur, sql, rows, tx) -> None:
+        """The session is not strict (values come from rows the source holds, and some
+        of those - ENUM's '' error value, zero dates - only exist non-strict), so a value
+        the target cannot hold (a narrower column, out of range) is a warning: stop on
+        it with the row named instead of committing a changed value."""
+        cur.execute("SHOW WARNINGS")
+        for level, code, message in cur.fetchall():
+            if level == "Note":
+                continue
+            if isinstance(message, bytes):
+                message = message.decode("utf-8", "replace")
+            row = _warned_row(message, rows)
+            if row is not None and self._enum_error_value(code, message, row[1]):
+                continue
+            raise self._translate(pymysql.err.DataError(code, message), tx, row, sql)
+
+    def _enum_error_value(self, code, message: str, change) -> bool:
+        """Warning 1265 for an ENUM column given '': the source row holds ENUM's error
+        value (index 0), which a non-strict server stores with exactly this warning."""
+        from ..constants import ColumnType
+
+        m = re.search(r"column '([^']*)'", message)
+        image = change.after if change is not None and change.after is not None else None
+        if code != 1265 or not m or not image:
+            return False
+        names = self.keys.keys(change).names
+        for col in change.plan.columns:
+            name = names[col.index] if names and col.index < len(names) else col.name
+            if col.type == ColumnType.ENUM and name == m.group(1):
+                return image.get(col.key) in ("", 0)
+        return False
+
+    def _replaced(self, count: int, tx) -> None:
+        """Safe mode: REPLACE found rows already on the target (same primary or unique
+        key) and deleted them first: the target had diverged.  Counted and reported."""
+        self.batch_replaced += count
+        self.warned_replaced += 1
+        if self.warned_replaced <= 10:
+            warn(f"{tx.label if tx is not None else 'a change'}: {count} row(s) already on the "
+                 f"target with the same key were deleted and replaced (safe mode REPLACE)"
+                 + ("; further such warnings are only counted" if self.warned_replaced == 10 else ""))
 
     def _translate(self, exc, tx, row=None, sql=None, what=None):
         """A target failure as ConnectionLost (retried) or TargetError (stops the run)."""
@@ -701,14 +791,27 @@ class Applier:
             return
         s = self.stats
         sys.stderr.write(f"binlog apply: {s['transactions']} transaction(s), {s['rows']} row "
-                         f"change(s), {s['ddl']} DDL applied in {s['commits']} commit(s)"
+                         f"change(s), {s['ddl']} DDL committed on the target in {s['commits']} "
+                         f"commit(s)"
                          + (f"; {s['skipped']} already applied, skipped" if s['skipped'] else "")
+                         + (f"; {s['replaced']} target row(s) deleted and replaced by REPLACE"
+                            if s['replaced'] else "")
                          + f"; checkpoint {self.checkpoint_text()}\n")
+
+
+def _warned_row(message: str, rows):
+    """The statement row a warning names ("... at row 3"), or the only row."""
+    m = re.search(r"\bat row (\d+)", message)
+    if m and 1 <= int(m.group(1)) <= len(rows):
+        return rows[int(m.group(1)) - 1]
+    return rows[0] if len(rows) == 1 else None
 
 
 def _parse_fault(text):
     """Test hook (BINLOG_APPLY_FAULT): ``kill-after-commit:N``, ``kill-before-commit:N``
     (SIGKILL this process right after / just before the N-th target commit of the run),
+    ``pause-after-commit:N`` (sleep BINLOG_APPLY_PAUSE seconds after it: time for a test to
+    stop the target),
     ``drop-connection-before-commit:N`` (close the socket: a lost connection)."""
     if not text:
         return None
