@@ -33,6 +33,7 @@ def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (
         if on_warning is not None:
             on_warning(f"schema store {store_path} is read-only: the DDL read is tracked in "
                        f"memory, not saved")
+        store.close()
         store = _copied(store_path)
     for path in ddl_paths:
         try:
