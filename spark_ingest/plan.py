@@ -111,8 +111,7 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     {sequence key: DDL versions from earlier runs} (see ``tracked_snapshot``); ``active``:
     paths of files still being written - read only up to the end of their last whole
     transaction, and a partial event at their end is no error."""
-    from schema_store.resolver import SchemaResolver
-    from schema_store.snapshot import export_snapshot, import_snapshot, snapshot_json
+    from schema_store.snapshot import export_snapshot, snapshot_json
 
     if not opts.paths:
         raise UsageError("no binlog path given (load(path) or option paths)")
@@ -120,7 +119,6 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     warnings: list[str] = []
     base = make_store(opts, on_warning=warnings.append)
     base_rows = export_snapshot(base.store) if base is not None else None
-    start_dt, stop_dt = opts.epochs()
     every = [f for _, files in groups for f in files]
 
     def work(path):
@@ -129,76 +127,101 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
         return (opts.start_position if path == every[0] else None,
                 opts.stop_position if path == every[-1] else None)
 
-    total = 0
-    for path in every:
-        r = work(path)
-        if r is not None:
-            size = os.stat(path).st_size
-            total += max(0, (r[1] if r[1] is not None else size) - (r[0] or 0))
-    split_bytes = opts.split_bytes(total)
-
-    scans: list[FileScan] = []
-    splits: list[Split] = []
+    planner = _Planner(opts, opts.split_bytes(_total_bytes(every, work)), active, progress)
     snapshots: list = []
     stores: dict = {}
     for gi, (key, files) in enumerate(groups):
         resolver = None
         if base is not None or (tracked or {}).get(key):
-            from schema_store.store import SchemaStore
-
-            store = import_snapshot(base_rows) if base_rows is not None else SchemaStore()
-            if (tracked or {}).get(key):
-                import_snapshot(tracked[key], store)
-            resolver = SchemaResolver(store, track_ddl=opts.track_ddl, on_warning=warnings.append)
-        tracking = resolver is not None and resolver.track_ddl
+            resolver = _group_resolver(opts, base_rows, (tracked or {}).get(key), warnings)
         for path in files:
             r = work(path)
-            if r is None:
-                continue
-            start, end = r
-            name = Path(path).name
-
-            def on_query(event, _name=name, _resolver=resolver):
-                _resolver.observe_query(event, (_name, event.header.offset))
-
-            last_of_group = path == files[-1]
-            scan = scan_file(path, start=start, stop=end, stop_datetime=stop_dt,
-                             verify_checksums=opts.verify_checksums,
-                             on_query=on_query if tracking else None,
-                             tolerate_partial_tail=last_of_group or path in active)
-            scans.append(scan)
-            if progress:
-                progress(scan)
-            if scan.error is not None and opts.on_error == "fail":
-                e = scan.error
-                raise PrescanError(e["message"], source=e["file"], event_offset=e["pos"],
-                                   event_type=e.get("event_type"))
-            hi = scan.end
-            if path in active and not scan.closed and scan.error is None:
-                hi = scan.safe_end          # ingest: up to the last whole transaction
-            error, track_from = scan.error, None
-            if error is not None and error.get("error") != "IncompleteEventError":
-                # damaged framing, skip mode: the reader resynchronises and reports it itself;
-                # the last split reads on to the end and follows DDL past the damage
-                error, track_from = None, scan.end
-            limited = scan.stopped_at is not None or error is not None or hi < scan.size
-            pieces = plan_splits(scan, split_bytes, end=hi)
-            if not pieces:
-                if error is not None:
-                    splits.append(Split(len(splits), path, name, scan.start, scan.end, (), error,
-                                        read=False, group=gi))
-                elif track_from is not None:
-                    pieces = [(scan.start, max(scan.start, scan.end))]
-            for k, (a, b) in enumerate(pieces):
-                last = k == len(pieces) - 1
-                stop = None if (last and not limited) else b
-                inner = tuple(x for x in scan.boundaries if a < x < b)
-                splits.append(Split(len(splits), path, name, a, stop, inner,
-                                    error if last else None, nbytes=max(b - a, 0), group=gi,
-                                    track_from=track_from if last else None))
-            if scan.stopped_at is not None:
+            if r is not None and not planner.file(path, r, gi, resolver, last=path == files[-1]):
                 break                # --stop-datetime ends this sequence here
         snapshots.append(snapshot_json(resolver.store) if resolver is not None else None)
         if resolver is not None:
             stores[key] = resolver.store
-    return ReadPlan(opts, splits, snapshots, scans, warnings, stores, groups)
+    return ReadPlan(opts, planner.splits, snapshots, planner.scans, warnings, stores, groups)
+
+
+def _total_bytes(paths, work) -> int:
+    """The bytes the read covers (what the split size is computed from)."""
+    total = 0
+    for path in paths:
+        r = work(path)
+        if r is not None:
+            size = os.stat(path).st_size
+            total += max(0, (r[1] if r[1] is not None else size) - (r[0] or 0))
+    return total
+
+
+def _group_resolver(opts: ReadOptions, base_rows, tracked, warnings: list):
+    """A sequence's own copy of the base store (plus its DDL from earlier runs)."""
+    from schema_store.resolver import SchemaResolver
+    from schema_store.snapshot import import_snapshot
+    from schema_store.store import SchemaStore
+
+    store = import_snapshot(base_rows) if base_rows is not None else SchemaStore()
+    if tracked:
+        import_snapshot(tracked, store)
+    return SchemaResolver(store, track_ddl=opts.track_ddl, on_warning=warnings.append)
+
+
+class _Planner:
+    """Pre-scans files one by one and cuts them into splits."""
+
+    def __init__(self, opts: ReadOptions, split_bytes: int, active, progress):
+        self.opts, self.split_bytes, self.active, self.progress = opts, split_bytes, active, progress
+        self.stop_datetime = opts.epochs()[1]
+        self.scans: list[FileScan] = []
+        self.splits: list[Split] = []
+
+    def file(self, path: str, r: tuple, gi: int, resolver, *, last: bool) -> bool:
+        """Scan one file and add its splits; False when --stop-datetime ends the sequence."""
+        opts = self.opts
+        start, end = r
+        name = Path(path).name
+        tracking = resolver is not None and resolver.track_ddl
+
+        def on_query(event, _name=name, _resolver=resolver):
+            _resolver.observe_query(event, (_name, event.header.offset))
+
+        scan = scan_file(path, start=start, stop=end, stop_datetime=self.stop_datetime,
+                         verify_checksums=opts.verify_checksums,
+                         on_query=on_query if tracking else None,
+                         tolerate_partial_tail=last or path in self.active)
+        self.scans.append(scan)
+        if self.progress:
+            self.progress(scan)
+        if scan.error is not None and opts.on_error == "fail":
+            e = scan.error
+            raise PrescanError(e["message"], source=e["file"], event_offset=e["pos"],
+                               event_type=e.get("event_type"))
+        self._cut(scan, path, name, gi)
+        return scan.stopped_at is None
+
+    def _cut(self, scan: FileScan, path: str, name: str, gi: int) -> None:
+        splits = self.splits
+        hi = scan.end
+        if path in self.active and not scan.closed and scan.error is None:
+            hi = scan.safe_end          # ingest: up to the last whole transaction
+        error, track_from = scan.error, None
+        if error is not None and error.get("error") != "IncompleteEventError":
+            # damaged framing, skip mode: the reader resynchronises and reports it itself;
+            # the last split reads on to the end and follows DDL past the damage
+            error, track_from = None, scan.end
+        limited = scan.stopped_at is not None or error is not None or hi < scan.size
+        pieces = plan_splits(scan, self.split_bytes, end=hi)
+        if not pieces:
+            if error is not None:
+                splits.append(Split(len(splits), path, name, scan.start, scan.end, (), error,
+                                    read=False, group=gi))
+            elif track_from is not None:
+                pieces = [(scan.start, max(scan.start, scan.end))]
+        for k, (a, b) in enumerate(pieces):
+            last = k == len(pieces) - 1
+            stop = None if (last and not limited) else b
+            inner = tuple(x for x in scan.boundaries if a < x < b)
+            splits.append(Split(len(splits), path, name, a, stop, inner,
+                                error if last else None, nbytes=max(b - a, 0), group=gi,
+                                track_from=track_from if last else None))

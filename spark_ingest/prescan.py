@@ -111,118 +111,160 @@ def scan_file(path, *, start: int | None = None, stop: int | None = None,
 
 
 def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tolerate_tail) -> None:
-    name, size = scan.name, scan.size
-    if size < 4 or mm[:4] != BINLOG_MAGIC:
-        if size < 4 and tolerate_tail and BINLOG_MAGIC.startswith(mm[:size]):
-            return
-        scan.error = error_record(BinlogError(
-            f"not a binlog file: starts with {bytes(mm[:4]).hex(' ')}, expected {BINLOG_MAGIC.hex(' ')}"),
-            source=name, offset=0)
-        scan.error["error"] = "BadMagicError"
+    if not _has_magic(mm, scan, tolerate_tail):
         return
-    stream = EventStream(name, verify_checksums=verify, expect_magic=False)   # checked above
-    fde = stream.fde
-    unpack = _HEADER.unpack_from
-    off = 4
-    jumped = start is None or start <= 4
-    boundaries: list[int] = []        # group starts (candidates)
-    unsafe: set[int] = set()          # candidates a later rows event's TABLE_MAP lies before
-    last_map: dict[int, int] = {}     # table_id -> offset of its latest TABLE_MAP
-    group_start = -1
-    open_group = False
-    in_txn = False
-    has_gtids = False
-    safe_end = 4
-    last_type = None
+    scanner = _Scanner(mm, scan, start, verify, on_query)
     try:
-        while True:
-            if off >= size:
-                break
-            if stop is not None and off >= stop:
-                break
+        scanner.walk(stop, stop_datetime, tolerate_tail)
+    except BinlogError as exc:
+        scan.error = error_record(exc, source=scan.name, offset=scanner.off)
+    scanner.finish()
+
+
+def _has_magic(mm, scan: FileScan, tolerate_tail: bool) -> bool:
+    """The file starts with the binlog magic; else the scan's error says why (nothing,
+    for a file still being written that has not got its 4 bytes yet)."""
+    size = scan.size
+    if size >= 4 and mm[:4] == BINLOG_MAGIC:
+        return True
+    if size < 4 and tolerate_tail and BINLOG_MAGIC.startswith(mm[:size]):
+        return False
+    scan.error = error_record(BinlogError(
+        f"not a binlog file: starts with {bytes(mm[:4]).hex(' ')}, expected {BINLOG_MAGIC.hex(' ')}"),
+        source=scan.name, offset=0)
+    scan.error["error"] = "BadMagicError"
+    return False
+
+
+class _Scanner:
+    """One walk over a file's event headers (see the module docstring)."""
+
+    def __init__(self, mm, scan: FileScan, start, verify: bool, on_query):
+        self.mm, self.scan, self.start, self.on_query = mm, scan, start, on_query
+        self.stream = EventStream(scan.name, verify_checksums=verify, expect_magic=False)
+        self.fde = self.stream.fde
+        self.off = 4
+        self.jumped = start is None or start <= 4
+        self.boundaries: list[int] = []     # group starts (candidates)
+        self.unsafe: set[int] = set()       # candidates a later rows event's TABLE_MAP lies before
+        self.last_map: dict[int, int] = {}  # table_id -> offset of its latest TABLE_MAP
+        self.group_start = -1
+        self.open_group = False
+        self.in_txn = False
+        self.has_gtids = False
+        self.safe_end = 4
+        self.last_type = None
+
+    def walk(self, stop, stop_datetime, tolerate_tail: bool) -> None:
+        mm, scan, name, size = self.mm, self.scan, self.scan.name, self.scan.size
+        unpack = _HEADER.unpack_from
+        while self.off < size and (stop is None or self.off < stop):
+            off = self.off
             if size - off < HEADER_LEN:
                 if tolerate_tail:
                     break
                 raise _incomplete(name, off, size - off)
             ts, type_code, server_id, esize, log_pos, flags = unpack(mm, off)
-            check_event_size(type_code, esize, fde, source=name, offset=off)
+            check_event_size(type_code, esize, self.fde, source=name, offset=off)
             if off + esize > size:
                 if tolerate_tail:
                     break
                 raise _incomplete(name, off, size - off)
-            end = off + esize
-            if (stop_datetime is not None and ts >= stop_datetime and jumped
+            if (stop_datetime is not None and ts >= stop_datetime and self.jumped
                     and type_code not in FILE_HEADER_EVENTS):
                 scan.stopped_at = off
                 break
             scan.events += 1
-            last_type = type_code
-            if type_code == E.FORMAT_DESCRIPTION_EVENT:
-                header = EventHeader(ts, type_code, server_id, esize, log_pos, flags, off)
-                stream.decode(bytes(mm[off:end]), header)
-                fde = stream.fde
-                last_map.clear()
-                if not jumped:
-                    jumped = True
-                    if start > end:
-                        off = start
-                        scan.start = start
-                        safe_end = start
-                        continue
-            elif type_code in GTID_TYPES:
-                has_gtids = True
-                group_start = off
-                boundaries.append(off)
-                open_group = True
-                if type_code == E.GTID_EVENT:
-                    # flags2 after seq_no u64 and domain_id u32
-                    flags2 = mm[off + fde.common_header_len + 12] if esize > fde.common_header_len + 12 else 0
-                    in_txn = not (flags2 & FL_STANDALONE)
-                else:
-                    in_txn = False
-                scan.groups += 1
-            elif type_code in QUERY_TYPES:
-                header = EventHeader(ts, type_code, server_id, esize, log_pos, flags, off)
-                try:
-                    event = stream.decode(bytes(mm[off:end]), header)
-                except BinlogError:
-                    event = None     # a damaged statement: the reader reports it at its place
-                if isinstance(event, QueryEvent):
-                    control = transaction_control(event.query)
-                    if control == BEGIN:
-                        if not has_gtids and not open_group:
-                            group_start = off
-                            boundaries.append(off)
-                            scan.groups += 1
-                        open_group = True
-                        in_txn = True
-                    elif control in GROUP_ENDS:
-                        open_group = in_txn = False
-                    elif not in_txn:
-                        open_group = False          # a standalone statement (DDL) is its group
-                    if on_query is not None:
-                        on_query(event)
-            elif type_code == E.XID_EVENT or type_code == E.XA_PREPARE_LOG_EVENT:
-                open_group = in_txn = False
-            elif type_code == E.TABLE_MAP_EVENT:
-                last_map[_table_id(mm, off, type_code, fde)] = off
-            elif type_code in ROWS_EVENT_TYPES:
-                mapped = last_map.get(_table_id(mm, off, type_code, fde))
-                if mapped is not None and mapped < group_start:
-                    # its TABLE_MAP lies before this group: no cut in (mapped, off]
-                    lo = bisect.bisect_right(boundaries, mapped)
-                    hi = bisect.bisect_right(boundaries, off)
-                    unsafe.update(boundaries[lo:hi])
-            if not open_group:
-                safe_end = end
-            off = end
-    except BinlogError as exc:
-        scan.error = error_record(exc, source=name, offset=off)
-    scan.end = off
-    scan.safe_end = min(safe_end, off)
-    scan.closed = last_type in CLOSING_TYPES and scan.error is None and off == size
-    scan.boundaries = [b for b in boundaries if b not in unsafe and b >= scan.start] if unsafe else \
-        [b for b in boundaries if b >= scan.start]
+            self.last_type = type_code
+            end = off + esize
+            header = (ts, type_code, server_id, esize, log_pos, flags, off)
+            if self._event(header, end):
+                continue            # jumped to the start position
+            if not self.open_group:
+                self.safe_end = end
+            self.off = end
+
+    def _event(self, header: tuple, end: int) -> bool:
+        """Take one event in; True when the walk jumped (to the start position)."""
+        type_code = header[1]
+        if type_code == E.FORMAT_DESCRIPTION_EVENT:
+            return self._fde(header, end)
+        if type_code in GTID_TYPES:
+            self._gtid(header)
+        elif type_code in QUERY_TYPES:
+            self._query(header, end)
+        elif type_code == E.XID_EVENT or type_code == E.XA_PREPARE_LOG_EVENT:
+            self.open_group = self.in_txn = False
+        elif type_code == E.TABLE_MAP_EVENT:
+            self.last_map[_table_id(self.mm, header[6], type_code, self.fde)] = header[6]
+        elif type_code in ROWS_EVENT_TYPES:
+            self._rows(header)
+        return False
+
+    def _fde(self, header: tuple, end: int) -> bool:
+        self.stream.decode(bytes(self.mm[header[6]:end]), EventHeader(*header))
+        self.fde = self.stream.fde
+        self.last_map.clear()
+        if self.jumped:
+            return False
+        self.jumped = True
+        if self.start > end:
+            self.off = self.scan.start = self.safe_end = self.start
+            return True
+        return False
+
+    def _gtid(self, header: tuple) -> None:
+        off, esize, fde = header[6], header[3], self.fde
+        self.has_gtids = True
+        self.group_start = off
+        self.boundaries.append(off)
+        self.open_group = True
+        if header[1] == E.GTID_EVENT:
+            # flags2 after seq_no u64 and domain_id u32
+            flags2 = self.mm[off + fde.common_header_len + 12] if esize > fde.common_header_len + 12 else 0
+            self.in_txn = not (flags2 & FL_STANDALONE)
+        else:
+            self.in_txn = False
+        self.scan.groups += 1
+
+    def _query(self, header: tuple, end: int) -> None:
+        off = header[6]
+        try:
+            event = self.stream.decode(bytes(self.mm[off:end]), EventHeader(*header))
+        except BinlogError:
+            event = None     # a damaged statement: the reader reports it at its place
+        if not isinstance(event, QueryEvent):
+            return
+        control = transaction_control(event.query)
+        if control == BEGIN:
+            if not self.has_gtids and not self.open_group:
+                self.group_start = off
+                self.boundaries.append(off)
+                self.scan.groups += 1
+            self.open_group = True
+            self.in_txn = True
+        elif control in GROUP_ENDS:
+            self.open_group = self.in_txn = False
+        elif not self.in_txn:
+            self.open_group = False          # a standalone statement (DDL) is its group
+        if self.on_query is not None:
+            self.on_query(event)
+
+    def _rows(self, header: tuple) -> None:
+        off = header[6]
+        mapped = self.last_map.get(_table_id(self.mm, off, header[1], self.fde))
+        if mapped is not None and mapped < self.group_start:
+            # its TABLE_MAP lies before this group: no cut in (mapped, off]
+            lo = bisect.bisect_right(self.boundaries, mapped)
+            hi = bisect.bisect_right(self.boundaries, off)
+            self.unsafe.update(self.boundaries[lo:hi])
+
+    def finish(self) -> None:
+        scan, off = self.scan, self.off
+        scan.end = off
+        scan.safe_end = min(self.safe_end, off)
+        scan.closed = self.last_type in CLOSING_TYPES and scan.error is None and off == scan.size
+        scan.boundaries = [b for b in self.boundaries if b not in self.unsafe and b >= scan.start]
 
 
 def _table_id(mm, off: int, type_code: int, fde) -> int:
