@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterator
 
 from .constants import LEGACY_TEMPORAL_TYPES, EventType
+from .gtids import GtidWindow
 from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
                      UsageError, check_on_error)
 from .events.base import SkippedRowsEvent
@@ -97,6 +98,8 @@ class ReaderOptions:
     follow_timeout: float | None = None
     poll_interval: float = 0.25
     keys: Any = None        # binlog.crypt.KeyRing for encrypted binlogs (never printed)
+    start_gtid: str | None = None       # MariaDB GTID lists, as binlog.gtids reads them
+    stop_gtid: str | None = None
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -156,6 +159,7 @@ class BinlogReader:
         table_filter = options.table_filter
         self.table_filter = table_filter if table_filter is not None and table_filter.active else None
         self.stats = ReadStats()
+        self.gtid_window = GtidWindow(options.start_gtid, options.stop_gtid)
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
 
@@ -250,6 +254,8 @@ class BinlogReader:
                     return True
                 try:
                     out = self._event(name, event, state, filtered)
+                except UsageError:
+                    raise                       # not damage: an option does not fit the input
                 except BinlogError as exc:
                     if isinstance(exc, MissingTableMapError):
                         exc.add_context(field_offset=header.offset + 19)    # its table_id
@@ -265,6 +271,8 @@ class BinlogReader:
                 if out is not None:
                     yield SourceEvent(name, event)
                     yield from out
+                if self.gtid_window.finished:
+                    return True
         except IncompleteEventError as exc:
             if last:
                 # The file ends inside an event (still being written, or cut): a clean stop.
@@ -291,6 +299,8 @@ class BinlogReader:
             state.gtid = event.gtid
             state.in_trx = True
             state.saw_begin = isinstance(event, MariaGtidEvent) and not event.standalone
+            if self.gtid_window.active:
+                self._enter_group(event, state)
         elif isinstance(event, TableMapEvent):
             if self.table_filter and not self.table_filter.keeps(event.db, event.table):
                 filtered.add(event.table_id)
@@ -308,11 +318,32 @@ class BinlogReader:
             self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
             if self.on_unknown:
                 self.on_unknown(name, event)
+        if state.group is not None and not self._group_goes_on(state):
+            return None
         if self.start_datetime is not None and header.timestamp < self.start_datetime:
             return None
         if isinstance(event, RowsEvent):
             return list(self._changes(name, event, table_maps, state.gtid, state.fde))
         return ()
+
+    def _enter_group(self, event, state: "_FileState") -> None:
+        """A GTID event: is its group inside --start-gtid/--stop-gtid?"""
+        if not isinstance(event, MariaGtidEvent):
+            raise UsageError("--start-gtid/--stop-gtid take MariaDB GTIDs; this binlog has "
+                             "MySQL GTIDs (uuid:number), which they do not select",
+                             hint="use --start-position/--stop-position")
+        state.group = (event.domain_id, event.seq_no)
+        state.skip_group = not self.gtid_window.accepts(event.domain_id, event.seq_no)
+
+    def _group_goes_on(self, state: "_FileState") -> bool:
+        """Whether the event just taken in (a GTID window is set) is given out; notes
+        the end of its event group."""
+        keep = not state.skip_group
+        if not state.in_trx:            # the event ended its group
+            self.gtid_window.group_ended(*state.group)
+            state.group = None
+            state.skip_group = False
+        return keep
 
     def _changes(self, name, event: RowsEvent, table_maps, gtid, fde):
         entry = table_maps.get(event.table_id)
@@ -391,6 +422,8 @@ class _FileState:
     in_trx: bool = False        # between a GTID event and the end of its transaction
     saw_begin: bool = False     # the transaction is an explicit one (BEGIN ... COMMIT)
     maps_lost_at: int | None = None
+    group: tuple[int, int] | None = None    # (domain, seq_no) of the event group, with a GTID window
+    skip_group: bool = False                # that group lies outside the window
 
 
 def _track_transaction(state: _FileState, event: QueryEvent) -> None:

@@ -80,6 +80,7 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
                        help="skip events older than this (in --timezone)")
         p.add_argument("--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
                        help="stop at the first event at or after this time (in --timezone)")
+        add_gtid_options(p)
         p.add_argument("--timezone", default="UTC",
                        help="zone of the datetime options (default UTC)")
     p.add_argument("--no-verify-checksum", action="store_true",
@@ -96,6 +97,17 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
     p.add_argument("--no-track-ddl", action="store_true",
                    help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events")
     add_key_options(p)
+
+
+def add_gtid_options(p) -> None:
+    p.add_argument("--start-gtid", metavar="D-S-N[,...]",
+                   help="MariaDB GTID list: read only event groups after it (per domain, "
+                        "exclusive; unlisted domains from the start), as mariadb-binlog "
+                        "--start-position=GTID-list; with --from the server starts at the "
+                        "file holding it")
+    p.add_argument("--stop-gtid", metavar="D-S-N[,...]",
+                   help="MariaDB GTID list: read event groups up to it (per domain, inclusive; "
+                        "unlisted domains not at all) and stop once every domain reached it")
 
 
 def add_live_options(p, *, fetch: bool = False) -> None:
@@ -152,11 +164,14 @@ def source_of(args, *, start=None, on_idle=None):
         raise UsageError("give binlog files or --from DSN, not both")
     if getattr(args, "follow", False):
         raise UsageError("--follow is for files; with --from use --stop-never")
+    gtid = None
     if start is None:
         start = (args.start_file or "", getattr(args, "start_position", None) or 4)
+        if not args.start_file and getattr(args, "start_gtid", None):
+            gtid = args.start_gtid      # the server finds the file; the reader the group
     return ServerSource(server_options(args), start_file=start[0], start_position=start[1],
-                        blocking=args.stop_never, retries=args.source_retries, on_retry=warn,
-                        on_idle=on_idle)
+                        start_gtid=gtid, blocking=args.stop_never, retries=args.source_retries,
+                        on_retry=warn, on_idle=on_idle)
 
 
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):
@@ -176,7 +191,9 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             start_datetime=parse_epoch(getattr(args, "start_datetime", None), zone),
                             stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
                             tz=tz, table_filter=table_filter, infer_precision=args.infer_precision,
-                            keys=key_ring(args))
+                            keys=key_ring(args),
+                            start_gtid=getattr(args, "start_gtid", None),
+                            stop_gtid=getattr(args, "stop_gtid", None))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)

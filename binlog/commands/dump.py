@@ -6,9 +6,9 @@ import sys
 
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_key_options, add_live_options,
-                      add_schema_options, key_ring, live_tables_from_dsn, open_schema, report_inferred, source_of,
-                      table_filter_of, warn_unknown)
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_gtid_options, add_key_options,
+                      add_live_options, add_schema_options, key_ring, live_tables_from_dsn,
+                      open_schema, report_inferred, source_of, table_filter_of, warn_unknown)
 
 
 def add_parser(sub) -> None:
@@ -32,6 +32,7 @@ def add_parser(sub) -> None:
                       help="skip events before offset N of the first file")
     dump.add_argument("--stop-position", type=int, metavar="N",
                       help="stop at the first event at or after offset N of the last file")
+    add_gtid_options(dump)
     dump.add_argument("--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
                       help="skip events older than this (in --timezone)")
     dump.add_argument("--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
@@ -89,7 +90,8 @@ def run(args) -> int:
                             stop_datetime=parse_epoch(args.stop_datetime, zone), tz=tz,
                             table_filter=table_filter_of(args), infer_precision=args.infer_precision,
                             on_error=args.on_error, follow=args.follow,
-                            follow_timeout=args.follow_timeout, keys=key_ring(args))
+                            follow_timeout=args.follow_timeout, keys=key_ring(args),
+                            start_gtid=args.start_gtid, stop_gtid=args.stop_gtid)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
