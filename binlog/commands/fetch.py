@@ -27,8 +27,7 @@ import time
 
 from ..errors import ServerConnectionError
 from ..sources.relay import RelayDir
-from ..sources.server import (HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name,
-                              gtid_start_file)
+from ..sources.server import HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name, gtid_start_file
 from ._common import add_live_options, server_options
 
 FLUSH_INTERVAL = 0.2        # seconds: the copy lags the server by at most this much

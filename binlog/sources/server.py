@@ -46,10 +46,17 @@ from dataclasses import dataclass
 
 import pymysql
 
-from ..constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN,
-                         LOG_EVENT_ARTIFICIAL_F, EventType)
-from ..errors import (GtidPositionError, MalformedEventError, PurgedLogError, ServerAccessError,
-                      ServerConnectionError, ServerError, ServerPositionError, UsageError)
+from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from ..errors import (
+    GtidPositionError,
+    MalformedEventError,
+    PurgedLogError,
+    ServerAccessError,
+    ServerConnectionError,
+    ServerError,
+    ServerPositionError,
+    UsageError,
+)
 from ..header import EventHeader, parse_header
 from ..stream import MAX_EVENT_SIZE
 from ..user_values import dsn_address, parse_dsn, redact_dsn
