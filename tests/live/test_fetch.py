@@ -52,7 +52,7 @@ def write_rows(server, first: int, count: int) -> None:
         conn.close()
 
 
-def wait_caught_up(server, relay: Path, timeout: float = 20) -> None:
+def wait_caught_up(server, relay: Path, timeout: float = 60) -> None:
     """Until the copy holds every byte of every server binlog."""
     deadline = time.monotonic() + timeout
     while True:
