@@ -162,7 +162,8 @@ def select_work(sources: list[str], state: dict):
     active: set[str] = set()
     errors: list[dict] = []
     files: list[str] = []
-    for _key, expanded in discover(sources):
+    # symlinked directories and files met twice are reported by the plan's warnings
+    for _key, expanded in discover(sources, on_warning=lambda message: None):
         if expanded:
             active.add(expanded[-1])          # the newest file may still be being written
         for path in expanded:

@@ -225,7 +225,7 @@ def _is_binlog(path: str) -> bool:
         return False
 
 
-def discover(paths) -> list[tuple[str, list[str]]]:
+def discover(paths, on_warning=None) -> list[tuple[str, list[str]]]:
     """The sources as *sequences*: [(key, [file, ...])], each read like one `binlog dump`
     (DDL followed from file to file, positions ordered).
 
@@ -235,17 +235,43 @@ def discover(paths) -> list[tuple[str, list[str]]]:
     - any other directory is searched recursively: each such directory inside it is a
       sequence, and each other binlog file (checked by its magic bytes) is a sequence of
       its own (e.g. ``samples/``: unrelated sample binlogs, each with its own DDL).
+
+    The search does not follow symlinks to directories (a link to a parent would loop:
+    the same files read again and again), and no file is read twice: a file met again
+    (a symlink, an index naming it twice, a path given twice) is left out.  Both are
+    reported through ``on_warning`` (default: stderr), never dropped silently.
     """
     from pathlib import Path
 
     from binlog.sources.file import directory_binlogs
 
+    import os
+    import sys
+
+    warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
     groups: list[tuple[str, list[str]]] = []
     loose: list[str] = []
+    seen: dict[tuple[int, int], str] = {}      # (device, inode) -> the path read
+
+    def once(paths: list[str]) -> list[str]:
+        kept = []
+        for path in paths:
+            st = os.stat(path)
+            first = seen.setdefault((st.st_dev, st.st_ino), path)
+            if first == path and path not in kept:
+                kept.append(path)
+            else:
+                warn(f"{path} is the same file as {first}: read once")
+        return kept
+
+    def add(key: str, paths: list[str]):
+        paths = once(paths)
+        if paths:
+            groups.append((key, paths))
 
     def flush():
         if loose:
-            groups.append((f"files:{loose[0]}", list(loose)))
+            add(f"files:{loose[0]}", list(loose))
             loose.clear()
 
     def walk(directory: Path):
@@ -254,14 +280,16 @@ def discover(paths) -> list[tuple[str, list[str]]]:
         except UsageError:
             files = []
         if files:
-            groups.append((f"dir:{directory}", files))
+            add(f"dir:{directory}", files)
             return
         for entry in sorted(directory.iterdir()):
-            if entry.is_dir():
+            if entry.is_symlink() and entry.is_dir():
+                warn(f"{entry} is a symlink to a directory: not followed")
+            elif entry.is_dir():
                 walk(entry)
             elif entry.is_file() and not entry.name.endswith(".index") and (
                     entry.name.endswith(".binlog") or _is_binlog(str(entry))):
-                groups.append((f"file:{entry}", [str(entry)]))
+                add(f"file:{entry}", [str(entry)])
 
     for item in expand_sources(paths):
         path = Path(item)

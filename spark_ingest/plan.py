@@ -115,8 +115,8 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
 
     if not opts.paths:
         raise UsageError("no binlog path given (load(path) or option paths)")
-    groups = discover(opts.paths)
     warnings: list[str] = []
+    groups = discover(opts.paths, on_warning=warnings.append)
     base = make_store(opts, on_warning=warnings.append)
     base_rows = export_snapshot(base.store) if base is not None else None
     every = [f for _, files in groups for f in files]

@@ -20,7 +20,9 @@ _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
 
 def expand_paths(paths) -> list[Path]:
-    """Files to read, in order; directories expand to their binlogs."""
+    """Files to read, in order; directories expand to their binlogs.  A file is never
+    read twice: one given again (itself, through a directory, or a link to it) is a
+    UsageError, not its changes twice."""
     files: list[Path] = []
     for item in paths:
         path = Path(item)
@@ -34,13 +36,21 @@ def expand_paths(paths) -> list[Path]:
             files.append(path)
         else:
             raise UsageError(f"no such file or directory: {path}")
+    seen: dict[tuple[int, int], Path] = {}
+    for path in files:
+        st = path.stat()
+        first = seen.setdefault((st.st_dev, st.st_ino), path)
+        if first is not path:
+            raise UsageError(f"{path} is the same file as {first}: each binlog is read once, "
+                             "give it once")
     return files
 
 
 def directory_binlogs(directory: Path) -> list[Path]:
     for index in sorted(directory.glob("*.index")):
         names = [line.strip() for line in index.read_text(errors="replace").splitlines() if line.strip()]
-        listed = [directory / Path(name).name for name in names]
+        # a name listed twice is one file (read once); names, never paths, from the index
+        listed = list(dict.fromkeys(directory / Path(name).name for name in names))
         present = [p for p in listed if p.is_file()]
         if present:
             return present

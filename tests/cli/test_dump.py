@@ -146,3 +146,13 @@ def test_truncated_file_stops_with_offset(tmp_path):
     assert "cut.binlog @ 1096" in result.stderr and "truncated" in result.stderr
     before = dump(CHECKSUM_NONE, "--stop-position", 1096).stdout
     assert result.stdout == before.replace("checksum_none.binlog", "cut.binlog")
+
+
+def test_a_file_given_twice_is_refused_not_read_twice(tmp_path, capsys):
+    from binlog.cli import main
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11" / "types_full.binlog"
+    link = tmp_path / "link.binlog"
+    link.symlink_to(sample)
+    assert main(["dump", str(sample), str(link)]) == 2
+    assert "same file" in capsys.readouterr().err

@@ -89,3 +89,33 @@ def test_inside_refuses_a_path_that_resolves_elsewhere(tmp_path):
     for bad in (root / ".." / "x", root / "link" / "x", Path("/etc")):
         with pytest.raises(UnsafePathError):
             inside(root, bad)
+
+
+def test_discovery_follows_no_directory_symlink_and_reads_no_file_twice(tmp_path):
+    from spark_ingest.options import discover
+    from spark_helpers import SAMPLES
+
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "x.binlog").write_bytes((SAMPLES / "types_full.binlog").read_bytes())
+    (root / "loop").symlink_to(root)                       # a loop: root/loop/loop/...
+    (root / "sub" / "y.binlog").symlink_to(root / "x.binlog")
+    warnings = []
+    groups = discover([root, root / "x.binlog"], on_warning=warnings.append)
+    files = [f for _, fs in groups for f in fs]
+    assert len(files) == 1 and Path(files[0]).resolve() == (root / "x.binlog").resolve()
+    assert any("loop" in w and "not followed" in w for w in warnings)
+    assert any("read once" in w for w in warnings)
+
+
+def test_ingest_reads_a_symlink_loop_once(spark, tmp_path):
+    from spark_helpers import SAMPLES, dump_records
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "x.binlog").write_bytes((SAMPLES / "types_full.binlog").read_bytes())
+    (src / "again").symlink_to(src)
+    out = tmp_path / "out"
+    assert main(["ingest", "--no-progress", "--no-tables", str(src), "--to", str(out)]) == 0
+    df = spark.read.option("basePath", str(out / "changes")).parquet(str(out / "changes"))
+    assert df.count() == len(dump_records([src / "x.binlog"]))
