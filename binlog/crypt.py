@@ -41,6 +41,7 @@ one that decrypts it.  Nothing here prints key bytes or secrets.
 from __future__ import annotations
 
 import hashlib
+import re
 import zlib
 from dataclasses import dataclass, field
 
@@ -143,10 +144,16 @@ def decrypt_key_file(data: bytes, secret: bytes, name: str, *, digest: str = "sh
     dec = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
     plain = dec.update(body) + dec.finalize()
     pad = plain[-1]
-    if not 1 <= pad <= _BLOCK or plain[-pad:] != bytes([pad]) * pad:
+    # A wrong secret leaves random bytes: valid padding by chance (about 1 in 256) is
+    # caught by the text check, key files being ASCII text.
+    if (not 1 <= pad <= _BLOCK or plain[-pad:] != bytes([pad]) * pad
+            or not _TEXT.fullmatch(plain[:-pad])):
         raise KeyFileError(f"{name}: cannot decrypt the key file: wrong secret "
                            f"(or digest/PBKDF2 settings)")
     return plain[:-pad]
+
+
+_TEXT = re.compile(rb"[\t\n\r\x20-\x7e]*")
 
 
 @dataclass

@@ -54,6 +54,9 @@ def add_arguments(p) -> None:
                    help="zone TIMESTAMP values are rendered in (default UTC)")
     p.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex")
     p.add_argument("--no-verify-checksum", action="store_true")
+    from binlog.commands._common import add_key_options
+
+    add_key_options(p)
     p.add_argument("--split-size", metavar="BYTES",
                    help="split files larger than this at transaction boundaries (e.g. 64m; "
                         "0: one task per file; default: min(128m, total / cores))")

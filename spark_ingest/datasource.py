@@ -52,6 +52,7 @@ class BinlogReaderSource(DataSourceReader):
         self.options = plan.options
         self.splits = plan.splits
         self.snapshots = plan.snapshots
+        self.keys = plan.key_ring()          # pickled to the tasks with the reader
 
     def partitions(self):
         if not self.splits:
@@ -64,4 +65,4 @@ class BinlogReaderSource(DataSourceReader):
         split = partition.split
         if not split.path:
             return iter(())
-        return read_split(split, self.options, self.snapshots[split.group])
+        return read_split(split, self.options, self.snapshots[split.group], keys=self.keys)

@@ -143,10 +143,20 @@ def options_from_args(args) -> ReadOptions:
         timezone=args.timezone, on_error=args.on_error, infer_precision=args.infer_precision,
         binary_encoding=args.binary_encoding, verify_checksums=not args.no_verify_checksum,
         split_size=parse_size(args.split_size) if args.split_size is not None else None,
-        include_errors=True)
+        include_errors=True, key_file=list(getattr(args, "key_file", None) or []),
+        key_file_key=getattr(args, "key_file_key", None),
+        key_file_digest=getattr(args, "key_file_digest", "sha1"),
+        key_file_pbkdf2=getattr(args, "key_file_pbkdf2", 0) or 0,
+        encryption_algorithm=_algorithm(getattr(args, "encryption_algorithm", None)))
     opts.epochs()          # validate the time zone now (UsageError)
     opts.table_filter()
     return opts
+
+
+def _algorithm(name):
+    from binlog.crypt import check_algorithm
+
+    return check_algorithm(name)
 
 
 def _head(path: str) -> str:
@@ -416,15 +426,20 @@ def decode_to_parquet(spark, plan, run_dir: str) -> list[dict]:
 
     splits, opts = list(plan.splits), plan.options
     snapshots = spark.sparkContext.broadcast(list(plan.snapshots))
+    keys = spark.sparkContext.broadcast(plan.keys)        # encrypted binlogs: as the snapshots
 
     def task(index: int) -> dict:
+        from binlog.crypt import KeyRing
+
         split = splits[index]
-        return write_split(split, opts, snapshots.value[split.group], run_dir)
+        ring = KeyRing.from_dict(keys.value) if keys.value is not None else None
+        return write_split(split, opts, snapshots.value[split.group], run_dir, keys=ring)
 
     try:
         return spark.sparkContext.parallelize(range(len(splits)), len(splits)).map(task).collect()
     finally:
         snapshots.unpersist()
+        keys.unpersist()
 
 
 def _task_error(exc: BaseException) -> BaseException:

@@ -25,7 +25,8 @@ OPTION_NAMES = (
     "table", "exclude-table", "database", "start-position", "stop-position",
     "start-datetime", "stop-datetime", "timezone", "on-error", "infer-precision",
     "binary-encoding", "no-verify-checksum", "split-size", "parallelism",
-    "include-errors", "batch-size", "plan",
+    "include-errors", "batch-size", "plan", "key-file", "key-file-key", "key-file-digest",
+    "key-file-pbkdf2", "encryption-algorithm",
 )
 
 
@@ -52,9 +53,25 @@ class ReadOptions:
     parallelism: int | None = None
     include_errors: bool = False
     batch_size: int = 4096
+    # Encrypted binlogs: the driver reads the key files (build_plan) and hands the keys to
+    # the tasks inside the plan, as it does the schema snapshot; the secret of encrypted
+    # key files is never written into a plan (to_dict) nor printed (repr).
+    key_file: list[str] = field(default_factory=list)
+    key_file_key: str | None = field(default=None, repr=False)
+    key_file_digest: str = "sha1"
+    key_file_pbkdf2: int = 0
+    encryption_algorithm: str | None = None
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "key_file_key"}
+
+    def key_ring(self, on_warning=None):
+        """The keys of the key file options (None without key files): on the driver."""
+        from binlog.sources.keys import load_key_ring
+
+        return load_key_ring(self.key_file, key_file_key=self.key_file_key,
+                             algorithm=self.encryption_algorithm, digest=self.key_file_digest,
+                             pbkdf2_iterations=self.key_file_pbkdf2, on_warning=on_warning)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ReadOptions":
@@ -192,6 +209,18 @@ def parse_options(options) -> ReadOptions:
             opts.include_errors = _bool(key, value)
         elif key == "batch-size":
             opts.batch_size = max(1, _int(key, value))
+        elif key == "key-file":
+            opts.key_file.extend(_list(value))
+        elif key == "key-file-key":
+            opts.key_file_key = str(value)
+        elif key == "key-file-digest":
+            opts.key_file_digest = str(value).lower()
+        elif key == "key-file-pbkdf2":
+            opts.key_file_pbkdf2 = _int(key, value)
+        elif key == "encryption-algorithm":
+            from binlog.crypt import check_algorithm
+
+            opts.encryption_algorithm = check_algorithm(str(value))
         elif key == "plan":
             pass                                   # handled by the data source
         else:

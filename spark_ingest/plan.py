@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from binlog.errors import BinlogError, UsageError
@@ -57,22 +57,40 @@ class ReadPlan:
     warnings: list[str] = field(default_factory=list)
     stores: dict = field(default_factory=dict)   # sequence key -> the driver's store (not serialized)
     groups: list = field(default_factory=list)   # [(sequence key, [files])]
+    keys: dict | None = field(default=None, repr=False)   # binlog.crypt.KeyRing.to_dict(), for the tasks
+
+    def key_ring(self):
+        """The tasks' KeyRing (None: no key files given)."""
+        if self.keys is None:
+            return None
+        from binlog.crypt import KeyRing
+
+        return KeyRing.from_dict(self.keys)
 
     @property
     def nbytes(self) -> int:
         return sum(s.nbytes for s in self.splits)
 
     def to_json(self) -> str:
+        # (api.write_plan writes it to a file only its user can read: it holds the keys)
         return json.dumps({"options": self.options.to_dict(),
                            "splits": [s.to_dict() for s in self.splits],
-                           "snapshots": self.snapshots, "warnings": self.warnings})
+                           "snapshots": self.snapshots, "warnings": self.warnings,
+                           "keys": self.keys})
 
     @classmethod
     def from_json(cls, text: str) -> "ReadPlan":
         data = json.loads(text)
         return cls(ReadOptions.from_dict(data["options"]),
                    [Split.from_dict(s) for s in data["splits"]], data["snapshots"],
-                   warnings=data.get("warnings", []))
+                   warnings=data.get("warnings", []), keys=data.get("keys"))
+
+
+# Pre-scan errors the reader cannot read past: the end of the input, and an encrypted
+# binlog without its key (everything after START_ENCRYPTION is unreadable): reported as
+# the split's error, never left to a reader that would stop before them.
+_NOT_RESUMABLE = ("IncompleteEventError", "EncryptedBinlogError", "DecryptionError",
+                  "MissingKeyError", "WrongKeyError")
 
 
 class PrescanError(BinlogError):
@@ -119,6 +137,7 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     groups = discover(opts.paths, on_warning=warnings.append)
     base = make_store(opts, on_warning=warnings.append)
     base_rows = export_snapshot(base.store) if base is not None else None
+    ring = opts.key_ring(on_warning=warnings.append)
     every = [f for _, files in groups for f in files]
 
     def work(path):
@@ -127,7 +146,7 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
         return (opts.start_position if path == every[0] else None,
                 opts.stop_position if path == every[-1] else None)
 
-    planner = _Planner(opts, opts.split_bytes(_total_bytes(every, work)), active, progress)
+    planner = _Planner(opts, opts.split_bytes(_total_bytes(every, work)), active, progress, ring)
     snapshots: list = []
     stores: dict = {}
     for gi, (key, files) in enumerate(groups):
@@ -141,7 +160,9 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
         snapshots.append(snapshot_json(resolver.store) if resolver is not None else None)
         if resolver is not None:
             stores[key] = resolver.store
-    return ReadPlan(opts, planner.splits, snapshots, planner.scans, warnings, stores, groups)
+    # The tasks get the keys (keys=), never the secret of the key files.
+    return ReadPlan(replace(opts, key_file_key=None), planner.splits, snapshots, planner.scans,
+                    warnings, stores, groups, keys=ring.to_dict() if ring is not None else None)
 
 
 def _total_bytes(paths, work) -> int:
@@ -170,8 +191,9 @@ def _group_resolver(opts: ReadOptions, base_rows, tracked, warnings: list):
 class _Planner:
     """Pre-scans files one by one and cuts them into splits."""
 
-    def __init__(self, opts: ReadOptions, split_bytes: int, active, progress):
+    def __init__(self, opts: ReadOptions, split_bytes: int, active, progress, keys=None):
         self.opts, self.split_bytes, self.active, self.progress = opts, split_bytes, active, progress
+        self.keys = keys
         self.stop_datetime = opts.epochs()[1]
         self.scans: list[FileScan] = []
         self.splits: list[Split] = []
@@ -189,7 +211,7 @@ class _Planner:
         scan = scan_file(path, start=start, stop=end, stop_datetime=self.stop_datetime,
                          verify_checksums=opts.verify_checksums,
                          on_query=on_query if tracking else None,
-                         tolerate_partial_tail=last or path in self.active)
+                         tolerate_partial_tail=last or path in self.active, keys=self.keys)
         self.scans.append(scan)
         if self.progress:
             self.progress(scan)
@@ -206,7 +228,7 @@ class _Planner:
         if path in self.active and not scan.closed and scan.error is None:
             hi = scan.safe_end          # ingest: up to the last whole transaction
         error, track_from = scan.error, None
-        if error is not None and error.get("error") != "IncompleteEventError":
+        if error is not None and error.get("error") not in _NOT_RESUMABLE:
             # damaged framing, skip mode: the reader resynchronises and reports it itself;
             # the last split reads on to the end and follows DDL past the damage
             error, track_from = None, scan.end

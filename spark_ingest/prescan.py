@@ -88,11 +88,13 @@ HEAD_BYTES = 256
 def scan_file(path, *, start: int | None = None, stop: int | None = None,
               stop_datetime: int | None = None, verify_checksums: bool = True,
               on_query: Callable[[QueryEvent], None] | None = None,
-              tolerate_partial_tail: bool = False) -> FileScan:
+              tolerate_partial_tail: bool = False, keys=None) -> FileScan:
     """Scan one file.  ``start``/``stop`` as BinlogReader's start/stop positions;
     ``on_query(event)`` gets every QUERY event read (for DDL tracking), in order.
     ``tolerate_partial_tail``: a file ending inside an event (still being written) is not
-    an error; the scan ends at the last whole event."""
+    an error; the scan ends at the last whole event.  ``keys``: a ``binlog.crypt.KeyRing``
+    for an encrypted file (after its START_ENCRYPTION_EVENT only the first bytes of an
+    event are decrypted, the whole event only when it is decoded)."""
     path = Path(path)
     name = path.name
     size = os.stat(path).st_size
@@ -104,16 +106,18 @@ def scan_file(path, *, start: int | None = None, stop: int | None = None,
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
             scan.head = mm[:HEAD_BYTES].hex()
-            _scan(mm, scan, start, stop, stop_datetime, verify_checksums, on_query, tolerate_partial_tail)
+            _scan(mm, scan, start, stop, stop_datetime, verify_checksums, on_query, tolerate_partial_tail,
+                  keys)
         finally:
             mm.close()
     return scan
 
 
-def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tolerate_tail) -> None:
+def _scan(mm, scan: FileScan, start, stop, stop_datetime, verify, on_query, tolerate_tail,
+          keys=None) -> None:
     if not _has_magic(mm, scan, tolerate_tail):
         return
-    scanner = _Scanner(mm, scan, start, verify, on_query)
+    scanner = _Scanner(mm, scan, start, verify, on_query, keys)
     try:
         scanner.walk(stop, stop_datetime, tolerate_tail)
     except BinlogError as exc:
@@ -139,9 +143,11 @@ def _has_magic(mm, scan: FileScan, tolerate_tail: bool) -> bool:
 class _Scanner:
     """One walk over a file's event headers (see the module docstring)."""
 
-    def __init__(self, mm, scan: FileScan, start, verify: bool, on_query):
+    def __init__(self, mm, scan: FileScan, start, verify: bool, on_query, keys=None):
         self.mm, self.scan, self.start, self.on_query = mm, scan, start, on_query
-        self.stream = EventStream(scan.name, verify_checksums=verify, expect_magic=False)
+        self.stream = EventStream(scan.name, verify_checksums=verify, expect_magic=False,
+                                  keys=keys)
+        self.src, self.at = mm, 4           # where the current event's plain bytes are
         self.fde = self.stream.fde
         self.off = 4
         self.jumped = start is None or start <= 4
@@ -165,11 +171,18 @@ class _Scanner:
                     break
                 raise _incomplete(name, off, size - off)
             ts, type_code, server_id, esize, log_pos, flags = unpack(mm, off)
-            check_event_size(type_code, esize, self.fde, source=name, offset=off)
+            encrypted = self.stream.decryptor is not None and off >= self.stream._plain_end
+            # (an encrypted header's type code is known after decryption: checked then)
+            check_event_size(0 if encrypted else type_code, esize, self.fde, source=name, offset=off)
             if off + esize > size:
                 if tolerate_tail:
                     break
                 raise _incomplete(name, off, size - off)
+            self.src, self.at = mm, off
+            if encrypted:
+                self.src, self.at = _plain_head(self.stream, mm, off, esize), 0
+                ts, type_code, server_id, esize, log_pos, flags = unpack(self.src, 0)
+                check_event_size(type_code, esize, self.fde, source=name, offset=off)
             if (stop_datetime is not None and ts >= stop_datetime and self.jumped
                     and type_code not in FILE_HEADER_EVENTS):
                 scan.stopped_at = off
@@ -189,6 +202,8 @@ class _Scanner:
         type_code = header[1]
         if type_code == E.FORMAT_DESCRIPTION_EVENT:
             return self._fde(header, end)
+        if type_code == E.START_ENCRYPTION_EVENT and self.src is self.mm:
+            return self._start_encryption(header, end)
         if type_code in GTID_TYPES:
             self._gtid(header)
         elif type_code in QUERY_TYPES:
@@ -196,7 +211,7 @@ class _Scanner:
         elif type_code == E.XID_EVENT or type_code == E.XA_PREPARE_LOG_EVENT:
             self.open_group = self.in_txn = False
         elif type_code == E.TABLE_MAP_EVENT:
-            self.last_map[_table_id(self.mm, header[6], type_code, self.fde)] = header[6]
+            self.last_map[_table_id(self.src, self.at, type_code, self.fde)] = header[6]
         elif type_code in ROWS_EVENT_TYPES:
             self._rows(header)
         return False
@@ -205,8 +220,21 @@ class _Scanner:
         self.stream.decode(bytes(self.mm[header[6]:end]), EventHeader(*header))
         self.fde = self.stream.fde
         self.last_map.clear()
-        if self.jumped:
+        if self.jumped or self._encryption_follows(end):
             return False
+        return self._jump(end)
+
+    def _encryption_follows(self, end: int) -> bool:
+        """A START_ENCRYPTION_EVENT comes next: a jump waits for its nonce."""
+        return end + HEADER_LEN <= self.scan.size and self.mm[end + 4] == E.START_ENCRYPTION_EVENT
+
+    def _start_encryption(self, header: tuple, end: int) -> bool:
+        # the nonce and key version of every later event (binlog.crypt); without keys
+        # the stream raises EncryptedBinlogError: the scan's error
+        self.stream.decode(bytes(self.mm[header[6]:end]), EventHeader(*header))
+        return False if self.jumped else self._jump(end)
+
+    def _jump(self, end: int) -> bool:
         self.jumped = True
         if self.start > end:
             self.off = self.scan.start = self.safe_end = self.start
@@ -221,7 +249,8 @@ class _Scanner:
         self.open_group = True
         if header[1] == E.GTID_EVENT:
             # flags2 after seq_no u64 and domain_id u32
-            flags2 = self.mm[off + fde.common_header_len + 12] if esize > fde.common_header_len + 12 else 0
+            at = self.at + fde.common_header_len + 12
+            flags2 = self.src[at] if esize > fde.common_header_len + 12 else 0
             self.in_txn = not (flags2 & FL_STANDALONE)
         else:
             self.in_txn = False
@@ -230,7 +259,9 @@ class _Scanner:
     def _query(self, header: tuple, end: int) -> None:
         off = header[6]
         try:
-            event = self.stream.decode(bytes(self.mm[off:end]), EventHeader(*header))
+            raw = (bytes(self.mm[off:end]) if self.src is self.mm
+                   else self.stream.decryptor.decrypt(self.mm[off:end], off))
+            event = self.stream.decode(bytes(raw), EventHeader(*header))
         except BinlogError:
             event = None     # a damaged statement: the reader reports it at its place
         if not isinstance(event, QueryEvent):
@@ -252,7 +283,7 @@ class _Scanner:
 
     def _rows(self, header: tuple) -> None:
         off = header[6]
-        mapped = self.last_map.get(_table_id(self.mm, off, header[1], self.fde))
+        mapped = self.last_map.get(_table_id(self.src, self.at, header[1], self.fde))
         if mapped is not None and mapped < self.group_start:
             # its TABLE_MAP lies before this group: no cut in (mapped, off]
             lo = bisect.bisect_right(self.boundaries, mapped)
@@ -265,6 +296,29 @@ class _Scanner:
         scan.safe_end = min(self.safe_end, off)
         scan.closed = self.last_type in CLOSING_TYPES and scan.error is None and off == scan.size
         scan.boundaries = [b for b in self.boundaries if b not in self.unsafe and b >= scan.start]
+
+
+def _plain_head(stream: EventStream, mm, off: int, esize: int):
+    """The plain first bytes of the encrypted event at ``off`` (header, GTID flags,
+    table_id); the first encrypted event is decrypted whole, to find the key and
+    algorithm that fit (binlog.crypt.EventDecryptor.detect)."""
+    dec = stream.decryptor
+    if not dec.detected:
+        plain = dec.detect(bytes(mm[off:off + esize]), off, stream._plain_ok(off))
+        if plain is None:
+            from binlog.errors import WrongKeyError
+
+            raise WrongKeyError(
+                f"the keys given do not decrypt this binlog: its first encrypted event fails "
+                f"its checks with every key and algorithm tried for {dec.describe()}",
+                key_id=dec.key_id, key_version=dec.key_version, source=stream.source,
+                event_offset=off)
+        return plain
+    head = dec.plain_prefix(mm[off:off + min(esize, _PLAIN_HEAD + 16)], off, esize, _PLAIN_HEAD)
+    return head + bytes(max(0, HEADER_LEN - len(head)))
+
+
+_PLAIN_HEAD = 48        # header 19 + GTID flags2 at 13 / table_id 6 after it, with room
 
 
 def _table_id(mm, off: int, type_code: int, fde) -> int:

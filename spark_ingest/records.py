@@ -173,8 +173,9 @@ def make_schema(snapshot: str | None):
     return SchemaResolver(store_from_json(snapshot), track_ddl=False)
 
 
-def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None):
-    """Arrow batches of the change records of one split (see plan.Split)."""
+def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None):
+    """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
+    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs."""
     from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions
     from binlog.sources.file import FileSource
 
@@ -198,7 +199,8 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                                 start_position=position if position > 4 else None,
                                 stop_position=split.stop, start_datetime=start_dt,
                                 stop_datetime=stop_dt, tz=zone, table_filter=table_filter,
-                                infer_precision=opts.infer_precision, on_error=opts.on_error)
+                                infer_precision=opts.infer_precision, on_error=opts.on_error,
+                                keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
         position = None

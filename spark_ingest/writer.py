@@ -208,9 +208,9 @@ def write_records(batches, target: str, index: int) -> dict:
     return writer.result()
 
 
-def write_split(split, opts, snapshot: str | None, target: str) -> dict:
+def write_split(split, opts, snapshot: str | None, target: str, keys=None) -> dict:
     """Decode one split and write its records under ``target`` (the run's directory of
-    ``changes/``); see ``write_records``."""
+    ``changes/``); see ``write_records``.  ``keys``: the plan's key ring."""
     from .records import read_split
 
-    return write_records(read_split(split, opts, snapshot), target, split.index)
+    return write_records(read_split(split, opts, snapshot, keys=keys), target, split.index)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,24 @@ def test_key_file_formats(keys):
             parse_key_file(bad, "k")
     assert "5e" not in repr(load_key_ring([keys["keys.txt"]])) and isinstance(
         load_key_ring([keys["keys.txt"]]), KeyRing)
+
+
+@pytest.mark.parametrize("digest, iterations", [("sha256", 0), ("sha512", 1000), ("sha1", 1)])
+def test_key_file_encrypted_by_openssl_with_digest_and_pbkdf2(keys, tmp_path, digest, iterations):
+    """file_key_management_digest / file_key_management_use_pbkdf2 as `openssl enc -md
+    DIGEST [-pbkdf2 -iter N]` writes the file."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl command")
+    enc = tmp_path / "keys.enc2"
+    extra = ["-pbkdf2", "-iter", str(iterations)] if iterations else []
+    subprocess.run([openssl, "enc", "-aes-256-cbc", "-md", digest, *extra, "-pass",
+                    f"file:{keys['keys.secret']}", "-in", str(keys["keys.txt"]), "-out", str(enc)],
+                   check=True, capture_output=True)
+    enc.chmod(0o600)
+    ring = load_key_ring([enc], key_file_key=f"FILE:{keys['keys.secret']}", digest=digest,
+                         pbkdf2_iterations=iterations)
+    assert ring.keys == load_key_ring([keys["keys.txt"]]).keys
+    with pytest.raises(KeyFileError, match="wrong secret"):
+        load_key_ring([enc], key_file_key=f"FILE:{keys['keys.secret']}",
+                      digest="sha224", pbkdf2_iterations=iterations)
