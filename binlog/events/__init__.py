@@ -13,7 +13,8 @@ from .table_map import TableMapEvent
 
 __all__ = [
     "Event", "OpaqueEvent", "UnknownEvent", "FormatDescriptionEvent", "HeartbeatEvent",
-    "IncidentEvent", "IntvarEvent", "RandEvent", "RotateEvent", "StopEvent", "UserVarEvent",
+    "IncidentEvent", "IntvarEvent", "RandEvent", "RotateEvent", "StartEncryptionEvent", "StopEvent",
+    "UserVarEvent",
     "XidEvent", "BinlogCheckpointEvent", "GtidListEvent", "MariaGtidEvent", "MysqlGtidEvent",
     "PreviousGtidsEvent", "XaPrepareEvent", "TransactionPayloadEvent", "QueryEvent",
     "RowsQueryEvent", "RowsEvent", "TableMapEvent",

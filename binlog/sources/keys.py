@@ -11,8 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..crypt import (MAX_KEY_FILE_SIZE, SALTED, KeyRing, check_algorithm, decrypt_key_file,
-                     parse_key_file, read_secret)
+from ..crypt import MAX_KEY_FILE_SIZE, SALTED, KeyRing, check_algorithm, decrypt_key_file, parse_key_file, read_secret
 from ..errors import KeyFileError
 
 FILE_PREFIX = "FILE:"

@@ -52,7 +52,7 @@ def workload() -> list[str]:
 
 def rows(srv) -> dict:
     exprs = ", ".join(f"LOWER(HEX(`{c}`))" if c == "b" else f"CAST(`{c}` AS CHAR)" for c in COLUMNS)
-    return {str(r[0]): dict(zip(COLUMNS, r)) for r in srv.query(f"SELECT {exprs} FROM enc.t ORDER BY id")}
+    return {str(r[0]): dict(zip(COLUMNS, r, strict=True)) for r in srv.query(f"SELECT {exprs} FROM enc.t ORDER BY id")}
 
 
 def make(case: str, options: dict, work: Path) -> dict:

@@ -64,7 +64,7 @@ def start(basedir, keys, algorithm, checksum, **extra):
 
 def server_rows(srv) -> dict:
     exprs = ", ".join(f"LOWER(HEX(`{c}`))" if c == "b" else f"CAST(`{c}` AS CHAR)" for c in COLUMNS)
-    return {int(r[0]): dict(zip(COLUMNS, r)) for r in srv.query(f"SELECT {exprs} FROM enc.t")}
+    return {int(r[0]): dict(zip(COLUMNS, r, strict=True)) for r in srv.query(f"SELECT {exprs} FROM enc.t")}
 
 
 def server_events(srv, name) -> list:

@@ -12,9 +12,10 @@ import json
 import shutil
 from pathlib import Path
 
+from spark_helpers import dump_records, record_key, row_key
+
 from binlog.cli import main
 from binlog.sources.keys import load_key_ring
-from spark_helpers import dump_records, record_key, row_key
 from spark_ingest.options import parse_options
 from spark_ingest.plan import ReadPlan, build_plan
 
