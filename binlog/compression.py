@@ -68,7 +68,7 @@ def zlib_exact(stream: bytes, size: int, what: str, limit: int = MAX_UNCOMPRESSE
     return out
 
 
-def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCOMPRESSED) -> bytes:
+def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCOMPRESSED) -> bytes | bytearray:
     """Decompress zstd data that must yield ``size`` bytes (any size up to ``limit`` if
     None), in bounded steps: a frame's own content-size field is never trusted for an
     allocation."""
@@ -80,11 +80,11 @@ def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCO
     parts, total = [], 0
     try:
         try:
-            declared = zstandard.get_frame_parameters(stream).content_size
+            content_size = zstandard.get_frame_parameters(stream).content_size
         except zstandard.ZstdError as exc:
             raise MalformedEventError(f"{what}: corrupt zstd data ({exc})") from exc
-        if declared >= zstandard.CONTENTSIZE_ERROR:
-            declared = None          # the frame does not say
+        # CONTENTSIZE_UNKNOWN/ERROR (>= CONTENTSIZE_ERROR): the frame does not say
+        declared = content_size if content_size < zstandard.CONTENTSIZE_ERROR else None
         if declared is not None and size is not None and declared != size:
             raise MalformedEventError(f"{what}: zstd frame says {declared} bytes, header says {size}")
         reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(stream), read_across_frames=True)

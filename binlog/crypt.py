@@ -289,7 +289,8 @@ class EventDecryptor:
 
     def describe(self) -> str:
         text = describe_key(self.key_id, self.key_version)
-        return text + (f", AES-{self.algorithm.upper()}" if self.detected else "")
+        algorithm = self.algorithm
+        return text + (f", AES-{algorithm.upper()}" if algorithm is not None else "")
 
     def iv(self, offset: int) -> bytes:
         return self.nonce + (offset & 0xFFFFFFFF).to_bytes(4, "little")

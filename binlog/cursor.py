@@ -7,6 +7,8 @@ file.  Integers are little-endian unless the name ends in ``be`` (the server's
 """
 from __future__ import annotations
 
+import builtins
+
 from .errors import MalformedEventError, TruncatedError
 
 _from_bytes = int.from_bytes
@@ -60,7 +62,7 @@ class Cursor:
         self.pos = pos + n
         return bytes(self.data[pos:pos + n])
 
-    def rest(self) -> bytes:
+    def rest(self) -> builtins.bytes:
         pos, self.pos = self.pos, self.end
         return bytes(self.data[pos:self.end])
 
@@ -70,7 +72,7 @@ class Cursor:
         self.pos = pos + n
         return Cursor(self.data, pos, pos + n, self.base)
 
-    def cstring(self, what: str = "") -> bytes:
+    def cstring(self, what: str = "") -> builtins.bytes:
         """Bytes up to a NUL (consumed, not returned)."""
         nul = self.data.find(b"\0", self.pos, self.end)
         if nul < 0:
@@ -140,10 +142,10 @@ class Cursor:
                                       field_offset=self.base + self.pos - 1)
         return value
 
-    def lenenc_bytes(self, what: str = "") -> bytes:
+    def lenenc_bytes(self, what: str = "") -> builtins.bytes:
         return self.bytes(self.count(what), what)
 
-    def bitmap(self, nbits: int, what: str = "") -> bytes:
+    def bitmap(self, nbits: int, what: str = "") -> builtins.bytes:
         """A bitmap of nbits bits, LSB first, as raw bytes (see bit_set)."""
         return self.bytes((nbits + 7) // 8, what)
 

@@ -34,7 +34,7 @@ def plausible(value: str, col_type: int) -> bool:
     ±838:59:59; minutes and seconds below 60."""
     if col_type == T.TIME:
         m = _TIME.match(value)
-        return bool(m) and int(m.group(1)) <= 838 and int(m.group(2)) < 60 and int(m.group(3)) < 60
+        return m is not None and int(m.group(1)) <= 838 and int(m.group(2)) < 60 and int(m.group(3)) < 60
     m = _DATETIME.match(value)
     if not m:
         return False
@@ -99,7 +99,7 @@ def _image_layouts(event: RowsEvent) -> list[list[int]]:
     """The present-column lists of the images of one row, in order."""
     before = present_columns(event.present, event.width)
     if event.kind == UPDATE:
-        return [before, present_columns(event.present_after, event.width)]
+        return [before, present_columns(event.after_present, event.width)]
     return [before]
 
 
@@ -115,7 +115,7 @@ class _Search:
         self.steps = 0
 
     def run(self) -> None:
-        stack = [{}]
+        stack: list[dict[int, int]] = [{}]
         while stack and len(self.fits) < MAX_FITS:
             self.steps += 1
             if self.steps > MAX_STEPS:

@@ -16,7 +16,7 @@ from .constants import LEGACY_TEMPORAL_TYPES, EventType
 from .gtids import GtidWindow
 from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
                      UsageError, check_on_error)
-from .events.base import SkippedRowsEvent
+from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
                      RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
@@ -52,7 +52,7 @@ class RowChange:
 @dataclass(slots=True)
 class SourceEvent:
     file: str
-    event: object
+    event: Event
 
 
 @dataclass
@@ -391,7 +391,7 @@ class BinlogReader:
 
     def _plan(self, table_map: TableMapEvent, fde, position) -> DecodePlan:
         known_zero = not (fde.writes_legacy_hires if fde is not None else True)
-        attributes = {}
+        attributes: dict = {}
         if self.schema is not None:
             attributes = self.schema.attributes(table_map, position) or {}
         inferred = self._inferred.get((table_map.db, table_map.table, table_map.layout_key()), {})

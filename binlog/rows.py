@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import importlib
 import os
+from typing import Any
 
 from .column import Column
 from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
@@ -26,13 +28,17 @@ from .events.rows import UPDATE, RowsEvent
 from .events.table_map import TableMapEvent
 
 # The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
-if os.environ.get("BINLOG_PURE"):
-    _speedups = None
-else:
+def _load_speedups() -> Any:
+    """The compiled module, or None (not built, or BINLOG_PURE=1)."""
+    if os.environ.get("BINLOG_PURE"):
+        return None
     try:
-        from . import _speedups
+        return importlib.import_module(f"{__package__}._speedups")
     except ImportError:
-        _speedups = None
+        return None
+
+
+_speedups = _load_speedups()
 
 _KIND_CODES = {"insert": 0, "update": 1, "delete": 2}
 
@@ -139,13 +145,13 @@ def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, t
 K_PY, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR, K_DATE = range(10)
 K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2, K_TIME2 = range(10, 19)
 K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM = range(19, 25)
-_FIXED_KINDS = {T.TINY: K_TINY, T.SHORT: K_SHORT, T.INT24: K_INT24, T.LONG: K_LONG,
+_FIXED_KINDS: dict[int, int] = {T.TINY: K_TINY, T.SHORT: K_SHORT, T.INT24: K_INT24, T.LONG: K_LONG,
                 T.LONGLONG: K_LONGLONG, T.FLOAT: K_FLOAT, T.DOUBLE: K_DOUBLE, T.YEAR: K_YEAR,
                 T.DATE: K_DATE, T.DATETIME2: K_DT2, T.TIME2: K_TIME2, T.VARCHAR: K_VARCHAR,
                 T.VAR_STRING: K_VARCHAR, T.STRING: K_STRING, T.BLOB: K_BLOB,
                 T.TINY_BLOB: K_BLOB, T.MEDIUM_BLOB: K_BLOB, T.LONG_BLOB: K_BLOB,
                 T.GEOMETRY: K_BLOB, T.NEWDECIMAL: K_DECIMAL, T.BIT: K_BIT, T.ENUM: K_ENUM}
-_LEGACY_KINDS = {T.TIMESTAMP: (K_TS0, K_TS_HIRES), T.DATETIME: (K_DT0, K_DT_HIRES),
+_LEGACY_KINDS: dict[int, tuple[int, int]] = {T.TIMESTAMP: (K_TS0, K_TS_HIRES), T.DATETIME: (K_DT0, K_DT_HIRES),
                  T.TIME: (K_TIME0, K_TIME_HIRES)}
 
 
@@ -183,23 +189,23 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
         return list(_decode_partial(event, plan))
     data, end = event.data, len(event.data)
     walk = plan.walk(event.present)
-    if end and not walk[0] and (event.kind != UPDATE or not plan.walk(event.present_after)[0]):
+    if end and not walk[0] and (event.kind != UPDATE or not plan.walk(event.after_present)[0]):
         # No column present: row images take no bytes, so the loop below would never advance.
         raise _at(MalformedEventError(f"{end} bytes of rows data but no column is present"),
                   event, plan, 0)
     if walk[2] is not None:
-        walk_after = plan.walk(event.present_after) if event.kind == UPDATE else walk
+        walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
         try:
             return _speedups.decode_event(data, _KIND_CODES[event.kind], walk[2], walk_after[2],
                                           walk[1], walk_after[1])
         except _speedups.Fallback:
             pass     # decode again in Python: it raises the typed error with its context
-    out = []
+    out: list[tuple[dict | None, dict | None]] = []
     append = out.append
     pos = 0
     try:
         if event.kind == UPDATE:
-            walk_after = plan.walk(event.present_after)
+            walk_after = plan.walk(event.after_present)
             while pos < end:
                 before, pos = _image_fast(data, pos, end, walk)
                 after, pos = _image_fast(data, pos, end, walk_after)
@@ -249,7 +255,7 @@ def _image_fast(data, pos, end, walk):
 def _decode_partial(event, plan):
     end = len(event.data)
     present = present_columns(event.present, event.width)
-    present_after = present_columns(event.present_after, event.width)
+    present_after = present_columns(event.after_present, event.width)
     pos = 0
     while pos < end:
         before, pos = _image(event, plan, present, pos, end)

@@ -82,7 +82,7 @@ _KNOWN_TYPE_RE = re.compile(b"[" + b"".join(re.escape(bytes([c])) for c in sorte
 
 # Events of a bounded size (with room to spare: 4-byte checksum, extra bytes of newer
 # servers and development builds): a larger declared size means a damaged header.
-_MAX_SIZE_BY_TYPE = {
+_MAX_SIZE_BY_TYPE: dict[int, int] = {
     EventType.STOP_EVENT: 64, EventType.INTVAR_EVENT: 64, EventType.RAND_EVENT: 64,
     EventType.XID_EVENT: 64, EventType.START_ENCRYPTION_EVENT: 128,
     EventType.FORMAT_DESCRIPTION_EVENT: 1024, EventType.GTID_EVENT: 512,

@@ -5,6 +5,7 @@ working copy of the table (:class:`_Table`) that replaces it at the end."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Callable
 
 from .actions import (AddColumn, AddPrimaryKey, AddSystemVersioning, AlterTable, ChangeColumn,
                       ConvertCharset, DropColumn, DropPrimaryKey, DropSystemVersioning, Force,
@@ -69,7 +70,7 @@ def _drop_column(t: _Table, op: DropColumn) -> None:
     if i is None:
         if op.if_exists:
             return
-        t.need(op.name)
+        i = t.need(op.name)
     del t.cols[i]
     t.pk = [p for p in t.pk if p.lower() != op.name.lower()]
 
@@ -82,7 +83,7 @@ def _modify_column(t: _Table, op: ModifyColumn | ChangeColumn) -> None:
     if i is None:
         if op.if_exists:
             return
-        t.need(old_name)
+        i = t.need(old_name)
     col = resolve_column(op.col, t.cs, t.coll)
     if any(p.lower() == old_name.lower() for p in t.pk):
         col = replace(col, nullable=False)
@@ -140,7 +141,7 @@ def _force(t: _Table, op: Force) -> None:
 
 
 #: How each specification changes the table, keyed by its AlterOp class.
-ALTER_OPS = {
+ALTER_OPS: dict[type, Callable[[_Table, Any], None]] = {
     AddColumn: _add_column, DropColumn: _drop_column, ModifyColumn: _modify_column,
     ChangeColumn: _modify_column, RenameColumn: _rename_column, RenameTo: _rename_to,
     AddPrimaryKey: _add_primary_key, DropPrimaryKey: _drop_primary_key,

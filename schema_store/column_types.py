@@ -266,7 +266,7 @@ def _skip_expr_operand(ts: TokenStream) -> None:
         ts.next()
     t = ts.next()
     if t.kind == "word":
-        if t.value.startswith("_") and ts.peek() is not None and ts.peek().kind == "string":
+        if t.value.startswith("_") and (following := ts.peek()) is not None and following.kind == "string":
             ts.next()
         elif t.value.upper() in ("NEXT", "PREVIOUS") and ts.at_word("VALUE"):
             ts.next()
@@ -295,7 +295,7 @@ def parse_column(toks: list[Token], ts_parent: TokenStream, *, legacy_default: b
 def _parse_column_body(ts: TokenStream, col: ColumnBuild, table: str | None) -> None:
     _parse_type(ts, col)
     while not ts.done:
-        t = ts.peek()
+        t = ts.current()
         if t.kind == "marker":
             ts.next()
             col.marker = True

@@ -291,6 +291,17 @@ class TokenStream:
         j = self.i + k
         return self.toks[j] if j < len(self.toks) else None
 
+    def current(self) -> Token:
+        """The next token, not consumed; a DdlParseError at the end of the statement."""
+        if self.i >= len(self.toks):
+            raise self.error("unexpected end of statement")
+        return self.toks[self.i]
+
+    def peek_upper(self) -> str:
+        """The next token's upper-case text ("" at the end of the statement)."""
+        t = self.peek()
+        return t.upper if t is not None else ""
+
     def next(self) -> Token:
         if self.i >= len(self.toks):
             raise self.error("unexpected end of statement")
@@ -361,7 +372,7 @@ class TokenStream:
         start = self.i
         depth = 0
         while not self.done:
-            t = self.peek()
+            t = self.current()
             if t.kind == "punct":
                 if t.value == "(":
                     depth += 1

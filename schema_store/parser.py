@@ -38,7 +38,7 @@ def markers_expected(text: str) -> bool:
     if has_legacy_marker(text):
         return True
     m = _DUMP_VERSION_RE.search(text[:4000])
-    return bool(m) and tuple(int(x) for x in m.groups()) >= (10, 5, 1)
+    return m is not None and tuple(int(x) for x in m.groups()) >= (10, 5, 1)
 
 
 #: ALTER TABLE specifications that change no column: ALTER [COLUMN] c SET/DROP DEFAULT,
@@ -67,7 +67,7 @@ class _Parser:
         where = self.where(stmt)
         if ts.done:
             return Ignored("COMMENT", where=where)
-        first = ts.peek()
+        first = ts.current()
         w = first.upper
         if w == "CREATE":
             return self._create(ts, where)
@@ -79,7 +79,7 @@ class _Parser:
             ts.next()
             if ts.accept_word("TABLE", "TABLES"):
                 return self._rename(ts, where)
-            return Ignored("RENAME " + (ts.peek().upper if ts.peek() else ""), where=where)
+            return Ignored("RENAME " + ts.peek_upper(), where=where)
         if w == "TRUNCATE":
             ts.next()
             ts.accept_word("TABLE")
@@ -98,7 +98,7 @@ class _Parser:
         or_replace = ts.accept_words("OR", "REPLACE")
         # skip DEFINER=..., ALGORITHM=..., SQL SECURITY ... (views, routines, triggers)
         temporary = bool(ts.accept_word("TEMPORARY"))
-        kind = ts.peek().upper if ts.peek() else ""
+        kind = ts.peek_upper()
         if kind == "TABLE":
             ts.next()
             if temporary:
@@ -268,7 +268,7 @@ class _Parser:
             cs, coll = self._db_options(ts)
             return AlterDatabase(db or self.db, cs, coll, where=where)
         if not ts.accept_word("TABLE"):
-            kind = ts.peek().upper if ts.peek() else ""
+            kind = ts.peek_upper()
             if kind in ("SEQUENCE",):
                 return Ignored("ALTER SEQUENCE", where=where)
             if kind in ("VIEW", "EVENT", "PROCEDURE", "FUNCTION", "USER", "SERVER", "DEFINER",
@@ -303,7 +303,7 @@ class _Parser:
     def _alter_spec(self, ts: TokenStream, label: str) -> list[AlterOp]:
         """One comma-separated ALTER TABLE specification -> its operations (none for the
         ones that leave the row format alone: indexes, partitions, ALGORITHM, ...)."""
-        w = ts.peek().upper
+        w = ts.current().upper
         if w in _ALTER_NO_OP:
             return []
         if w == "FORCE":
@@ -441,7 +441,7 @@ class _Parser:
                 if not ts.accept_punct(","):
                     break
             return DropTable(tuple(names), if_exists=ie, where=where)
-        kind = ts.peek().upper if ts.peek() else ""
+        kind = ts.peek_upper()
         return Ignored("DROP " + kind, where=where)
 
     def _rename(self, ts: TokenStream, where: str) -> DdlAction:

@@ -23,8 +23,8 @@ from binlog.charsets import CHARSET_CODECS
 from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
 from .model import ColumnSchema, TableSchema
 
-_INTS = {"tinyint": {T.TINY}, "smallint": {T.SHORT}, "mediumint": {T.INT24},
-         "int": {T.LONG}, "integer": {T.LONG}, "bigint": {T.LONGLONG}}
+_INTS: dict[str, set[int]] = {"tinyint": {T.TINY}, "smallint": {T.SHORT}, "mediumint": {T.INT24},
+                                 "int": {T.LONG}, "integer": {T.LONG}, "bigint": {T.LONGLONG}}
 _TEXT_BLOBS = {T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED}
 _GEOMETRY = ("geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
              "multipolygon", "geometrycollection")
@@ -93,7 +93,7 @@ def _check_type(col, spec: ColumnSchema, table: str, source: str) -> None:
 
 
 def _column_extras(col, spec: ColumnSchema, has_signedness: bool) -> dict:
-    extras = {}
+    extras: dict[str, object] = {}
     if col.type in LEGACY_TEMPORAL_TYPES and spec.datetime_precision is not None:
         extras["precision"] = spec.datetime_precision
     if col.name is None:

@@ -107,6 +107,21 @@ def _pos(file_name, offset) -> Position:
     return None if file_name is None else (file_name, int(offset))
 
 
+def _inserted_id(cur) -> int:
+    """The row id an INSERT gave (sqlite3 sets it for every INSERT of a row)."""
+    if cur.lastrowid is None:
+        raise SchemaError("schema store: an INSERT gave no row id")
+    return int(cur.lastrowid)
+
+
+def _known_position(position) -> tuple[str, int]:
+    """A position that must be given (not None: the baseline has none)."""
+    checked = _check_position(position)
+    if checked is None:
+        raise SchemaError("a binlog position is needed here, not None")
+    return checked
+
+
 def _check_position(position) -> Position:
     if position is None:
         return None
@@ -125,8 +140,8 @@ class SchemaStore:
         self._lock = threading.RLock()
         self.read_only = False
         self._conn = self._open(path)
-        # (db, table) -> its versions in order: [_Version]; only appended to by writes
-        self._cache: dict[Key, list[_Version]] = {}
+        # (db, table) -> its versions in order; only added to by writes
+        self._cache: dict[Key, _TableVersions] = {}
         self._overrides_cache: list | None = None
         self._column_json: dict[int, tuple[ColumnSchema, str]] = {}
         fmt = self._read("SELECT value FROM meta WHERE key = 'format'")
@@ -236,7 +251,7 @@ class SchemaStore:
                 "INSERT INTO versions (db, tbl, pos_file, pos_offset, source, schema_json) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (db, table, *(position or (None, None)), source, payload))
-            vid = int(cur.lastrowid)
+            vid = _inserted_id(cur)
             known = self._cache.get((db, table))
             if known is not None:
                 # Keep the loaded versions instead of reloading them all: a DDL costs the
@@ -249,7 +264,7 @@ class SchemaStore:
         are those of the version it replaces - only the changed middle ("delta").  An
         ALTER then writes what it changed, not the table's 1000 columns again."""
         old = self._materialize(base) if base is not None else None
-        if old is not None:
+        if base is not None and old is not None:
             parts, kept = _column_runs(schema.columns, old.columns)
             if kept >= _DELTA_MIN_COLUMNS:
                 if not self._delta_format:
@@ -273,7 +288,7 @@ class SchemaStore:
             if "base" not in data:
                 schema = None
                 break
-            known = self._cache.get((data.get("db"), data.get("table")))
+            known = self._cache.get((data.get("db") or "", data.get("table") or ""))
             base = known.by_vid.get(data["base"]) if known is not None else None
             if base is None or base.payload is None:
                 raise SchemaError(f"schema store {self.path}: version {v.vid} is based on "
@@ -359,7 +374,7 @@ class SchemaStore:
                 (db, table, col_index, col_name, data_type,
                  precision, *(position or (None, None)), kind, source))
             self._overrides_cache = None
-            return int(cur.lastrowid)
+            return _inserted_id(cur)
 
     # -- reading ------------------------------------------------------------------------
     def _versions(self, db: str, table: str):
@@ -536,12 +551,12 @@ class SchemaStore:
     # -- binlog DDL seen ------------------------------------------------------------------
     def ddl_seen(self, position: Position, text: str) -> bool:
         """Whether the DDL ``text`` at ``position`` was applied to this store already."""
-        file_name, offset = _check_position(position)
+        file_name, offset = _known_position(position)
         return bool(self._read("SELECT 1 FROM ddl_seen WHERE pos_file = ? AND pos_offset = ? "
                                "AND digest = ?", (file_name, offset, _digest(text))))
 
     def mark_ddl_seen(self, position: Position, text: str) -> None:
-        file_name, offset = _check_position(position)
+        file_name, offset = _known_position(position)
         self._write("INSERT OR IGNORE INTO ddl_seen VALUES (?, ?, ?)",
                     (file_name, offset, _digest(text)))
 
@@ -592,8 +607,10 @@ def _apply_payload(base: TableSchema | None, data: dict, version: _Version, wher
     try:
         if "base" not in data:
             return table_from_dict(data)
+        if base is None:
+            raise ValueError("a delta without the version it is based on")
         cols = base.columns
-        columns = []
+        columns: list[ColumnSchema] = []
         for part in data["delta_columns"]:
             if isinstance(part, list):
                 start, end = part

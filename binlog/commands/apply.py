@@ -330,7 +330,7 @@ class Applier:
         files = [] if live else expand_paths(args.paths)
         start_position = args.start_position
         self.applied = None
-        self.gtid_domains = {}
+        self.gtid_domains: dict[int, str] = {}
         self.totals = (0, 0)
         source = None
         if live and self.checkpoint is not None:
@@ -378,8 +378,8 @@ class Applier:
         self.assembler = assembler
         self.batch_txs = 0
         self.batch_rows = 0
-        self.pending_cp = None
-        self.batch_done = []        # (transaction, checkpoint) applied in the open batch
+        self.pending_cp: tuple | None = None
+        self.batch_done: list[tuple] = []     # (transaction, checkpoint) applied in the open batch
         self.first_unit = self.checkpoint is not None
         from ..reader import RowChange
 

@@ -38,11 +38,11 @@ class Stats:
         self.per_minute: dict[str, Counter] = defaultdict(Counter)
         self.largest: list = []            # heap of (rows, bytes, seq, summary)
         self.transactions = 0
-        self.statements = Counter()
+        self.statements: Counter[str] = Counter()
         self.first_ts = None
         self.last_ts = None
         self._seq = 0
-        self._event_table = {}
+        self._event_table: dict = {}
 
     def event(self, item) -> None:
         from ..events import RowsEvent
@@ -149,7 +149,7 @@ def run(args) -> int:
     return Exit.OK
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -167,7 +167,7 @@ def render_text(d: dict) -> str:
     lines.append("")
     width = max([len(n) for n in d["tables"]] + [5])
     lines.append(f"{'table':<{width}}  {'inserted':>9}  {'updated':>9}  {'deleted':>9}  {'events':>7}  {'bytes':>11}")
-    total = Counter()
+    total: Counter[str] = Counter()
     for name, t in d["tables"].items():
         lines.append(f"{name:<{width}}  {t['inserted']:>9}  {t['updated']:>9}  {t['deleted']:>9}  "
                      f"{t['rows_events']:>7}  {t['bytes']:>11}")
@@ -208,7 +208,7 @@ def plot(per_minute: dict, path: str) -> None:
     shown = totals[:PLOT_TABLES]
     series = {n: per_minute[n] for n in shown}
     if len(totals) > PLOT_TABLES:
-        other = Counter()
+        other: Counter = Counter()
         for n in totals[PLOT_TABLES:]:
             other.update(per_minute[n])
         series[f"other ({len(totals) - PLOT_TABLES} tables)"] = other

@@ -60,6 +60,11 @@ class RowsEvent(Event):
     def statement_end(self) -> bool:
         return bool(self.flags & 1)
 
+    @property
+    def after_present(self) -> bytes:
+        """The after-image bitmap of an UPDATE (for the other kinds, their one bitmap)."""
+        return self.present_after if self.present_after is not None else self.present
+
 
 def _decode_rows(cur, ctx, header):
     code = header.type_code

@@ -36,7 +36,7 @@ class JsonLinesWriter:
     def __init__(self, out, binary_encoding: str = "hex"):
         self.out = out            # a binary stream
         self.render_bytes = bytes_renderer(binary_encoding)
-        self._head_key = None
+        self._head_key: tuple | None = None
         self._head = b""
 
     def record(self, change) -> dict:
@@ -78,7 +78,7 @@ class JsonLinesWriter:
         in pieces in its place.  The whole record is one block no signal cuts."""
         plan, render = change.plan, self.render_bytes
         nonce = secrets.token_hex(8)
-        values = {}
+        values: dict[bytes, tuple] = {}      # token in the line -> (value, column)
 
         def image(row):
             if row is None:

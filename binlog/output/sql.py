@@ -125,7 +125,9 @@ def text_literal(text: str, col) -> str:
     charset = charset_of(col)
     if charset in UTF8_CHARSETS or text.isascii() or (charset is None and col.encoding is None):
         return quote_text(text)
-    codec = col.encoding or CHARSET_CODECS.get(charset)
+    codec = col.encoding or CHARSET_CODECS.get(charset or "")
+    if codec is None:
+        raise SqlRenderError(f"no codec for the {charset} text of column {col.label}", column=col.label)
     data = text.encode(codec)
     return f"_{charset} X'{data.hex()}'"
 

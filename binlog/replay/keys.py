@@ -56,10 +56,14 @@ class LiveTable:
                 return i
         return None
 
+    def _not_null(self, name: str) -> bool:
+        i = self.index(name)
+        return i is not None and not self.nullable[i]
+
     def not_null_uniques(self) -> list[tuple[str, ...]]:
         keys = [self.primary] if self.primary else []
         for key in self.uniques:
-            if all(not self.nullable[self.index(c)] for c in key) and key not in keys:
+            if all(self._not_null(c) for c in key) and key not in keys:
                 keys.append(key)
         return keys
 

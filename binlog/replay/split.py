@@ -28,11 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..reader import RowChange
+
 
 @dataclass
 class _Chain:
-    first: object            # first RowChange of the chain
-    last: object             # last RowChange
+    first: RowChange         # first change of the chain
+    last: RowChange          # last change
     first_seq: int
     last_seq: int
     initial: dict | None     # image before the transaction (None: the row did not exist)
@@ -95,9 +97,9 @@ def split_transaction(changes, keys_for) -> tuple[list, list, list]:
             continue
         identity = keys_for(ch).identity
         if ch.op == "insert":
-            chain = _Chain(ch, ch, seq, seq, None, ch.after)
-            chains.append(chain)
-            live[(name, _k(ch.after, ch.plan, identity))] = chain
+            started = _Chain(ch, ch, seq, seq, None, ch.after)
+            chains.append(started)
+            live[(name, _k(ch.after, ch.plan, identity))] = started
             continue
         before_key = (name, _k(ch.before, ch.plan, identity))
         chain = live.pop(before_key, None)

@@ -126,7 +126,8 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
     ``binlog.wait()`` is asked for more instead, unless the binlog is finished (a ROTATE
     or STOP was its last event and nothing follows it)."""
     state = state if state is not None else ReadState()
-    jumped = start_position is None or start_position <= 4
+    target = start_position if start_position is not None and start_position > 4 else None
+    jumped = target is None
     empty = True
     while True:
         event = stream.next_event()
@@ -152,9 +153,9 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
             if stream.peek_type() == EventType.START_ENCRYPTION_EVENT:
                 continue        # everything after the jump needs it
             jumped = True
-            if start_position > stream.offset:
-                binlog.seek(start_position)
-                stream.jump(start_position)
+            if target is not None and target > stream.offset:
+                binlog.seek(target)
+                stream.jump(target)
             continue
         yield event
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import mmap
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 from ..constants import BINLOG_MAGIC, HEADER_LEN
 from ..errors import RelayError, UsageError
@@ -28,7 +29,7 @@ class RelayDir:
             raise UsageError(f"--to {self.dir}: not a directory")
         if create:
             self.dir.mkdir(parents=True, exist_ok=True)
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self.name: str | None = None     # the file being written
         self.size = 0                    # its length, counting what is still buffered
 
@@ -94,6 +95,8 @@ class RelayDir:
     def write(self, name: str, offset: int, data: bytes) -> None:
         if name != self.name or offset != self.size:
             self.open(name, offset)
+        if self._fh is None:
+            raise RelayError(f"{name} is not open for writing", source=name)
         self._fh.write(data)
         self.size += len(data)
 
