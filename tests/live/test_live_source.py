@@ -151,3 +151,38 @@ def test_apply_from_a_live_source_across_restarts(mariadb_factory):
     assert again.returncode == 0, again.stderr
     assert "0 transaction(s), 0 row change(s)" in again.stderr
     assert contents(a) == contents(b)
+
+
+def test_legacy_temporal_columns_from_a_live_stream(mariadb_factory):
+    """MariaDB 5.3 hires columns (mysql56_temporal_format=OFF) do not record their
+    precision in the binlog: from --from with --schema-from the same server, the values
+    are the server's own (SELECT ... CAST AS CHAR)."""
+    srv = mariadb_factory({"mysql56_temporal_format": "OFF"})
+    srv.execute("CREATE DATABASE legacy")
+    srv.execute("CREATE TABLE legacy.t (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL, "
+                "dt DATETIME(6), tm TIME(5))")
+    srv.flush_logs()                    # the stream starts after the CREATE
+    srv.execute("SET time_zone = '+00:00'")
+    srv.execute("INSERT INTO legacy.t VALUES (1, '2020-02-29 12:34:56.789', "
+                "'1999-12-31 23:59:59.999999', '-01:02:03.45678')")
+    first = srv.binlog_names()[-1]
+    dsn_ = dsn(srv)
+    done = cli("dump", "--from", dsn_, "--server-id", "61", "--start-file", first,
+               "--schema-from", dsn_)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    row = json.loads(done.stdout.splitlines()[0])["after"]
+    conn = srv.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET time_zone = '+00:00'")
+            cur.execute("SELECT CAST(ts AS CHAR), CAST(dt AS CHAR), CAST(tm AS CHAR) "
+                        "FROM legacy.t WHERE id = 1")
+            expected = cur.fetchone()
+    finally:
+        conn.close()
+    assert (row["ts"], row["dt"], row["tm"]) == expected
+    # without a schema the precision is unknown: a clear error, not a guess
+    done = cli("dump", "--from", dsn_, "--server-id", "61", "--start-file", first)
+    assert done.returncode == 1 and "precision" in done.stderr
