@@ -158,6 +158,7 @@ def source_of(args, *, start=None, on_idle=None):
             if getattr(args, name, None):
                 raise UsageError(f"--{name.replace('_', '-')} needs --from DSN")
         return args.paths
+    from ..sources.progress import Progress
     from ..sources.server import ServerSource
 
     if args.paths:
@@ -171,7 +172,7 @@ def source_of(args, *, start=None, on_idle=None):
             gtid = args.start_gtid      # the server finds the file; the reader the group
     return ServerSource(server_options(args), start_file=start[0], start_position=start[1],
                         start_gtid=gtid, blocking=args.stop_never, retries=args.source_retries,
-                        on_retry=warn, on_idle=on_idle)
+                        on_retry=warn, on_idle=on_idle, progress=Progress())
 
 
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):

@@ -26,6 +26,7 @@ import sys
 import time
 
 from ..errors import ServerConnectionError
+from ..sources.progress import Progress
 from ..sources.relay import RelayDir
 from ..sources.server import HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name, gtid_start_file
 from ._common import add_live_options, server_options
@@ -70,6 +71,7 @@ def run(args) -> int:
     finally:
         relay.close()
         fetcher.client.close()
+        fetcher.progress.close()
         signal.signal(signal.SIGTERM, previous)
     return 0
 
@@ -81,6 +83,7 @@ class Fetcher:
         self.blocking = blocking
         self.retries = retries
         self.client = ReplicationClient(options)
+        self.progress = Progress()
         self.events = 0
         self.bytes = 0
 
@@ -115,11 +118,15 @@ class Fetcher:
         client, relay = self.client, self.relay
         client.start(file=file, position=position, blocking=self.blocking)
         flushed = time.monotonic()
+        progress = self.progress
         for event in client.events():
             if event.in_file:
                 relay.write(event.file, event.offset, event.data)
                 self.events += 1
                 self.bytes += len(event.data)
+                progress.event(event.file, event.end, len(event.data), event.header.timestamp)
+            elif event.header.type_code in HEARTBEAT_TYPES:
+                progress.idle()
             now = time.monotonic()
             if now - flushed >= FLUSH_INTERVAL or event.header.type_code in HEARTBEAT_TYPES:
                 relay.flush()

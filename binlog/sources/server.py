@@ -64,6 +64,7 @@ from ..header import EventHeader, parse_header
 from ..stream import MAX_EVENT_SIZE
 from ..user_values import dsn_address, parse_dsn, redact_dsn
 from .base import Binlog, BinlogSource, Position
+from .progress import Progress
 
 COM_BINLOG_DUMP = 0x12
 COM_REGISTER_SLAVE = 0x15
@@ -463,7 +464,7 @@ class ServerSource(BinlogSource):
     def __init__(self, options: ServerOptions, *, start_file: str = "", start_position: int = 4,
                  start_gtid: str | None = None, blocking: bool = False, retries: int = 5,
                  on_retry: Callable[[str], None] | None = None,
-                 on_idle: Callable[[], None] | None = None):
+                 on_idle: Callable[[], None] | None = None, progress: Progress | None = None):
         self.options = options
         self.start_file = start_file
         self.start_position = max(start_position, 4)
@@ -472,6 +473,7 @@ class ServerSource(BinlogSource):
         self.retries = retries
         self.on_retry = on_retry
         self.on_idle = on_idle          # called at each heartbeat: the server has nothing new
+        self.progress = progress
         self.client = ReplicationClient(options)
         self.position: Position | None = None     # after the last event handed on
         self._events: Iterator[ServerEvent] | None = None
@@ -498,6 +500,8 @@ class ServerSource(BinlogSource):
                 first, self._pending = self._pending, None
         finally:
             self.client.close()
+            if self.progress is not None:
+                self.progress.close()
 
     def _start(self, file: str, position: int, *, fresh: bool) -> None:
         self.client.start(file=file, position=position, blocking=self.blocking)
@@ -521,12 +525,18 @@ class ServerSource(BinlogSource):
             if event.in_file:
                 self._fresh = False
                 self.position = Position(event.file, event.end)
+                if self.progress is not None:
+                    self.progress.event(event.file, event.end, len(event.data),
+                                        event.header.timestamp)
                 return event
             if self._fresh and event.header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
                 self._fresh = False
                 return event
-            if event.header.type_code in HEARTBEAT_TYPES and self.on_idle is not None:
-                self.on_idle()
+            if event.header.type_code in HEARTBEAT_TYPES:
+                if self.progress is not None:
+                    self.progress.idle()
+                if self.on_idle is not None:
+                    self.on_idle()
 
     def _retry(self, exc: ServerConnectionError, failures: int) -> int:
         self.client.close()

@@ -8,6 +8,7 @@ sends the FORMAT_DESCRIPTION of the file it is still writing with LOG_EVENT_BINL
 """
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -242,3 +243,32 @@ def test_a_semi_sync_primary_neither_prefixes_nor_waits(mariadb_factory, tmp_pat
         stop(proc)
     assert_copies_equal(srv, tmp_path)
     assert srv.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")[0][1] == "0"
+
+
+def test_progress_line_on_a_terminal_only(server, tmp_path):
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "fetch", "--from", dsn(server),
+                             "--to", tmp_path / "tty", "--server-id", "79", "--heartbeat", "0.5",
+                             "--stop-never"], cwd=REPO, stderr=slave)
+    os.close(slave)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 0
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:         # the terminal's other end is closed: all was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    last = server.binlog_names()[-1]
+    assert f"binlog: at {last}:".encode() in shown and b"lag 0 s" in shown, shown
+    # not a terminal: silent
+    proc = start_fetcher(server, tmp_path / "pipe")
+    time.sleep(3)
+    assert "binlog: at" not in stop(proc)
