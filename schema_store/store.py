@@ -463,6 +463,11 @@ class SchemaStore:
             keys = self._read("SELECT DISTINCT db, tbl FROM versions")
         return sorted((db, t) for db, t in keys if self._raw_schema(db, t, position) is not None)
 
+    def keys(self) -> list[Key]:
+        """Every table the store has held a version of (dropped ones too), sorted."""
+        with self._lock:
+            return sorted(self._conn.execute("SELECT DISTINCT db, tbl FROM versions").fetchall())
+
     def history(self, db: str, table: str) -> list[tuple[Position, str, TableSchema | None]]:
         """All versions of a table in order: (position, source, schema or None if dropped)."""
         return [(v.position, v.source, self._materialize(v)) for v in self._versions(db, table)]

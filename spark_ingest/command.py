@@ -13,10 +13,13 @@ from binlog.errors import ON_ERROR_CHOICES
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "ingest", help="ingest binlog files into Parquet with Spark (changes/, tables/, errors/)",
-        description="Decode binlog files on Spark and write DIR/changes/ (the records of "
+        "ingest", help="ingest binlog files into Parquet (changes/, tables/, errors/), in this "
+                       "process or on Spark",
+        description="Decode binlog files and write DIR/changes/ (the records of "
                     "`binlog dump --format json`), DIR/tables/<db>.<table>/ (typed), "
-                    "DIR/errors/ and DIR/_checkpoint/ (reruns read only new data).")
+                    "DIR/errors/ and DIR/_checkpoint/ (reruns read only new data).  The local "
+                    "engine (default on one machine) runs in this process with Arrow; "
+                    "--engine spark or --master URL runs the same job on Spark.")
     add_arguments(p)
     p.set_defaults(run=run)
     return p
@@ -26,8 +29,15 @@ def add_arguments(p) -> None:
     p.add_argument("sources", nargs="+", metavar="SRC",
                    help="binlog files, directories (their binlogs in index order) or globs")
     p.add_argument("--to", required=True, metavar="DIR", help="output directory (created if missing)")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="local (default): in this process and one worker process per CPU, "
+                        "Arrow only, no JVM; spark: a Spark job (the default with --master or "
+                        "under spark-submit)")
+    p.add_argument("--parallelism", type=int, metavar="N",
+                   help="local engine: worker processes (default: the CPUs this process may use)")
     p.add_argument("--master", metavar="URL",
-                   help="Spark master (default: local[*], or spark-submit's --master)")
+                   help="Spark master (selects --engine spark; default: local[*], or "
+                        "spark-submit's --master)")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="extra Spark configuration (repeatable)")
     p.add_argument("--schema-ddl", action="append", default=[], metavar="FILE",
@@ -65,8 +75,22 @@ def add_arguments(p) -> None:
     p.add_argument("--summary-json", metavar="FILE", help="also write the run's summary here")
 
 
-# What the [spark] extra installs; without it `binlog ingest` cannot run at all.
+ENGINES = ("local", "spark")
+# What the [spark] extra installs; without it the Spark engine cannot run at all.
 SPARK_MODULES = ("pyspark", "pyarrow", "py4j")
+
+
+def engine_of(args) -> str:
+    """--engine, else spark when a Spark master is named (--master, spark-submit), else local."""
+    from binlog.errors import UsageError
+
+    from .session import submitted
+
+    if args.engine == "local" and args.master:
+        raise UsageError("--master selects the Spark engine; it cannot go with --engine local")
+    if args.engine:
+        return args.engine
+    return "spark" if args.master or submitted() else "local"
 
 
 def run(args) -> int:
@@ -74,6 +98,15 @@ def run(args) -> int:
 
     import importlib
 
+    if engine_of(args) == "local":
+        try:
+            importlib.import_module("pyarrow")
+        except ImportError:
+            raise UsageError("binlog ingest needs pyarrow (the [spark] extra)",
+                             hint="pip install 'binlog-temporal[spark]'") from None
+        from .local import run_local
+
+        return run_local(args)
     # Checked before any work: the job imports pyspark only once its pre-scan is done.
     for name in SPARK_MODULES:
         try:

@@ -23,6 +23,7 @@ import os
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from binlog.errors import BinlogError, UsageError
@@ -224,7 +225,10 @@ def output_directory(to: str) -> Path:
     return out
 
 
-def run_ingest(args) -> int:
+def start_run(args):
+    """What both engines do first: the options, the checkpoint (a run that did not finish
+    is removed), and the work.  None when there is nothing new to read."""
+    started = time.time()
     out = output_directory(args.to)
     if args.schema_from:
         from schema_store.live import parse_dsn
@@ -232,7 +236,6 @@ def run_ingest(args) -> int:
         parse_dsn(args.schema_from)         # a bad DSN stops here, before Spark starts
     opts = options_from_args(args)
     progress = Progress(enabled=not args.no_progress)
-    started = time.time()
     checkpoint = Checkpoint(out)
     state = checkpoint.load()
     pending = checkpoint.inflight()
@@ -242,11 +245,35 @@ def run_ingest(args) -> int:
         progress.say(f"binlog ingest: run {pending} did not finish; removed its partial output "
                      f"({len(removed)} directories)")
     ranges, active, driver_errors, files = select_work(args.sources, state)
-    run = state["runs"] + 1
     if not ranges and not driver_errors:
         progress.say(f"binlog ingest: nothing new in {len(files)} file(s); {out} is up to date")
-        return 0
+        return None
+    return Job(out, opts, progress, started, checkpoint, state, ranges, active, driver_errors,
+               files, state["runs"] + 1)
 
+
+@dataclass
+class Job:
+    out: Path
+    opts: ReadOptions
+    progress: Progress
+    started: float
+    checkpoint: Checkpoint
+    state: dict
+    ranges: dict
+    active: set
+    driver_errors: list
+    files: list
+    run: int
+
+
+def run_ingest(args) -> int:
+    job = start_run(args)
+    if job is None:
+        return 0
+    out, opts, progress, started = job.out, job.opts, job.progress, job.started
+    checkpoint, state, ranges, active = job.checkpoint, job.state, job.ranges, job.active
+    driver_errors, files, run = job.driver_errors, job.files, job.run
     conf = dict(kv.split("=", 1) for kv in args.conf)
     starting = SparkStart(args.master, conf)
     opts.parallelism = local_parallelism(args.master, conf) or starting.result().sparkContext.defaultParallelism
@@ -380,7 +407,14 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
         _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run, sorted(tables), progress)
     t_tables = time.time() - t_tables
 
-    # commit: the checkpoint moves on only now
+    seconds = {"prescan": t_scan, "decode": t_decode, "tables": t_tables}
+    return commit_run(args, plan, state, active, driver_errors, error_rows, stats, run, started, seconds,
+                      checkpoint, out, {"master": spark.sparkContext.master})
+
+
+def commit_run(args, plan, state, active, driver_errors, error_rows, stats, run, started, seconds,
+               checkpoint, out, extra) -> int:
+    """The run's end, for both engines: the checkpoint moves on only now."""
     from .plan import tracked_snapshot
 
     for scan in plan.scans:
@@ -405,9 +439,9 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     elapsed = time.time() - started
     summary = {"run": run, "files": len(plan.scans), "bytes": plan.nbytes, "splits": len(plan.splits),
                "rows": rows, "tables": stats, "errors": len(driver_errors) + len(error_rows),
-               "seconds": {"total": round(elapsed, 3), "prescan": round(t_scan, 3),
-                           "decode": round(t_decode, 3), "tables": round(t_tables, 3)},
-               "parallelism": opts.parallelism, "master": spark.sparkContext.master,
+               "seconds": {"total": round(elapsed, 3),
+                           **{k: round(v, 3) for k, v in seconds.items()}},
+               "parallelism": plan.options.parallelism, **extra,
                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     checkpoint.save_run(run, summary)
     checkpoint.save(state)

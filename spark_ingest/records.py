@@ -173,9 +173,11 @@ def make_schema(snapshot: str | None):
     return SchemaResolver(store_from_json(snapshot), track_ddl=False)
 
 
-def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None):
+def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None,
+               on_change=None):
     """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
-    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs."""
+    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_change`` is also
+    given every decoded change (the local engine's typed tables)."""
     from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions
     from binlog.sources.file import FileSource
 
@@ -207,6 +209,8 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         try:
             for change in reader.changes():
                 builder.add(change)
+                if on_change is not None:
+                    on_change(change)
                 if len(builder) >= size:
                     yield builder.batch()
         except BinlogError as exc:

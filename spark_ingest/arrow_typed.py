@@ -1,0 +1,396 @@
+"""Typed per-table output written from decoded rows with Arrow (the local engine).
+
+The same tables as ``typed`` (which Spark projects from the JSON images of changes/ with
+``from_json`` and ``try_cast``), made from the rows the reader decoded, without a JVM:
+the column list and types come from ``typed.table_columns`` (one definition for both
+engines), and each value goes through the steps Spark's expression takes, so the two
+outputs hold the same values:
+
+1. the value as ``binlog dump`` renders it (``render_row``): what the JSON image holds;
+2. its text as Spark's ``from_json`` gives it to a STRING field: a JSON string as
+   itself, any other value as Jackson writes it (``1.0E20``, ``{"a":1}``);
+3. that text cast like Spark's ``try_cast``: NULL where the cast fails (a zero date, a
+   DECIMAL wider than its column).
+
+Files: ``tables/<db>.<table>/_run=<N>/_date=<YYYY-MM-DD>/part-<split>-<i>.parquet``,
+written under a hidden name and renamed when complete, as ``writer`` does for changes/.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from datetime import datetime, timezone
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from binlog.output.values import json_default, render_row
+
+from .writer import DEFAULT_PARTITION, escape_path_name
+
+META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
+                ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))
+TYPED_OPS = ("insert", "update", "delete")
+ROWS_PER_GROUP = 65_536
+_INT_RANGES = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+
+
+def arrow_type(spark_type: str) -> pa.DataType:
+    """The Arrow type Spark reads back as ``spark_type`` (typed.spark_type_sql's names)."""
+    simple = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "bigint": pa.int64(),
+              "float": pa.float32(), "double": pa.float64(), "date": pa.date32(),
+              "timestamp_ntz": pa.timestamp("us"), "timestamp": pa.timestamp("us", tz="UTC"),
+              "binary": pa.binary(), "string": pa.string()}
+    if spark_type in simple:
+        return simple[spark_type]
+    m = _DECIMAL.match(spark_type)
+    if m is None:
+        raise ValueError(f"no Arrow type for Spark type {spark_type!r}")
+    return pa.decimal128(int(m.group(1)), int(m.group(2)))
+
+
+def table_schema(columns) -> pa.Schema:
+    fields = [pa.field(name, arrow_type(kind)) for name, kind in columns]
+    out = [pa.field(n, t) for n, t in META_COLUMNS] + fields
+    if columns:
+        out.append(pa.field("_before", pa.struct(fields)))
+    return pa.schema(out)
+
+
+# -- step 2: the text from_json gives a STRING field ------------------------------------
+
+def java_double(value: float) -> str:
+    """``Double.toString``: what Jackson writes for a JSON number read as a double."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    digits, exp = _shortest(abs(value))
+    if 1e-3 <= abs(value) < 1e7:
+        point = exp + 1                     # digits before the decimal point
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        if point >= len(digits):
+            return f"{sign}{digits}{'0' * (point - len(digits))}.0"
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    frac = digits[1:] or "0"
+    return f"{sign}{digits[0]}.{frac}E{exp}"
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The shortest round-tripping digits of ``value`` and the exponent of the first."""
+    _, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits))
+    return text.rstrip("0") or "0", len(digits) + exponent - 1
+
+
+def jackson_text(value) -> str | None:
+    """A rendered value as the string Spark's JSON reader gives a STRING field."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double(value)
+    return _jackson_json(value)
+
+
+def _jackson_json(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(orjson.dumps(str(k)).decode() + ":" + _jackson_json(v)
+                              for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_jackson_json(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return orjson.dumps(value).decode()
+    return jackson_text(value)
+
+
+# -- step 3: try_cast -------------------------------------------------------------------
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_HEX = re.compile(r"^[0-9A-Fa-f]*$")
+_DATE = re.compile(r"^([+-]?\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[ T].*)?$")
+_DATETIME = re.compile(r"^(\d{4,7})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?$")
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _trim(text: str) -> str:
+    # UTF8String.trimAll: every character <= U+0020 at either end
+    return text.strip("".join(chr(c) for c in range(0x21)))
+
+
+def _days(year: int, month: int, day: int) -> int | None:
+    """Days since 1970-01-01 of a proleptic Gregorian date (year 0 included, as Java's
+    LocalDate); None for an invalid date (0000-00-00, 2024-02-30)."""
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
+        return None
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def cast_int(bits: int):
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def cast(text):
+        text = _trim(text)
+        if not _INTEGER.match(text):
+            return None
+        value = int(text)
+        return value if lo <= value <= hi else None
+    return cast
+
+
+def cast_decimal(precision: int, scale: int):
+    quantum = Decimal(1).scaleb(-scale)
+    limit = Decimal(10) ** (precision - scale)
+
+    def cast(text):
+        try:
+            value = Decimal(_trim(text))
+        except InvalidOperation:
+            return None
+        if not value.is_finite():
+            return None
+        value = value.quantize(quantum, rounding=ROUND_HALF_UP)
+        return value if abs(value) < limit else None
+    return cast
+
+
+def cast_float(text):
+    try:
+        return float(_trim(text))
+    except ValueError:
+        return None
+
+
+def cast_date(text):
+    m = _DATE.match(_trim(text))
+    if m is None:
+        return None
+    days = _days(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
+    return None if days is None else days
+
+
+def _micros(text) -> int | None:
+    m = _DATETIME.match(_trim(text))
+    if m is None:
+        return None
+    y, mo, d, h, mi, s, frac = m.groups()
+    days = _days(int(y), int(mo), int(d))
+    h, mi, s = int(h or 0), int(mi or 0), int(s or 0)
+    if days is None or h > 23 or mi > 59 or s > 59:
+        return None
+    usec = int((frac or "").ljust(6, "0")[:6] or 0)
+    return ((days * 86400 + h * 3600 + mi * 60 + s) * 1_000_000) + usec
+
+
+def cast_timestamp(zone):
+    def cast(text):
+        local = _micros(text)
+        if local is None or zone is None:
+            return local
+        wall = _EPOCH + _delta(local)
+        # a wall-clock time in a zone: the earlier offset in an overlap, the offset
+        # before the change in a gap (fold=0), as java.time's ZonedDateTime.of
+        offset = wall.replace(tzinfo=zone).utcoffset()
+        return local - (offset.days * 86400 + offset.seconds) * 1_000_000
+    return cast
+
+
+def _delta(micros: int):
+    from datetime import timedelta
+
+    return timedelta(microseconds=micros)
+
+
+def cast_binary(encoding: str):
+    import binascii
+
+    def unhex(text):
+        if not _HEX.match(text):
+            return None
+        return bytes.fromhex(("0" + text) if len(text) % 2 else text)
+
+    def unbase64(text):
+        try:
+            return binascii.a2b_base64(text, strict_mode=True)
+        except (binascii.Error, ValueError):
+            return None
+    return unhex if encoding == "hex" else unbase64
+
+
+def caster(spark_type: str, *, zone=None, binary_encoding: str = "hex"):
+    """text -> the value ``try_cast(text AS spark_type)`` gives (None where it fails)."""
+    if spark_type in _INT_RANGES:
+        return cast_int(_INT_RANGES[spark_type])
+    if spark_type in ("float", "double"):
+        return cast_float
+    if spark_type == "date":
+        return cast_date
+    if spark_type == "timestamp_ntz":
+        return cast_timestamp(None)
+    if spark_type == "timestamp":
+        return cast_timestamp(zone)
+    if spark_type == "binary":
+        return cast_binary(binary_encoding)
+    if spark_type == "string":
+        return lambda text: text
+    m = _DECIMAL.match(spark_type)
+    return cast_decimal(int(m.group(1)), int(m.group(2)))
+
+
+def _text_value(value) -> str | None:
+    # what the JSON image holds for a value render_row left alone (DECIMAL, partial JSON)
+    if value is None or isinstance(value, (str, int, float, bool, dict, list)):
+        return jackson_text(value)
+    return jackson_text(json_default(value))
+
+
+# -- the rows of one table --------------------------------------------------------------
+
+class TableRows:
+    """Typed rows of one table, column by column, for one (table, day)."""
+
+    def __init__(self, columns, schema: pa.Schema, casts):
+        self.columns = columns
+        self.schema = schema
+        self.casts = casts
+        self.meta: list[list] = [[] for _ in META_COLUMNS]
+        self.after: list[list] = [[] for _ in columns]
+        self.before: list = []
+
+    def __len__(self) -> int:
+        return len(self.meta[0])
+
+    def _typed(self, image: dict) -> list:
+        out = []
+        for (name, _), cast in zip(self.columns, self.casts):
+            text = _text_value(image.get(name))
+            out.append(None if text is None else cast(text))
+        return out
+
+    def add(self, change, before: dict | None, after: dict | None) -> None:
+        for column, value in zip(self.meta, (change.file, change.pos, change.ts * 1_000_000,
+                                             change.server_id, change.gtid, change.op)):
+            column.append(value)
+        image = before if change.op == "delete" else after
+        values = self._typed(image) if image is not None else [None] * len(self.columns)
+        for column, value in zip(self.after, values):
+            column.append(value)
+        if self.columns:
+            if change.op == "update":
+                old = self._typed(before) if before is not None else [None] * len(self.columns)
+                self.before.append(dict(zip([n for n, _ in self.columns], old)))
+            else:
+                self.before.append(None)
+
+    def table(self) -> pa.Table:
+        arrays = [pa.array(values, field.type) for values, field in zip(self.meta + self.after, self.schema)]
+        if self.columns:
+            arrays.append(pa.array(self.before, self.schema.field("_before").type))
+        return pa.Table.from_arrays(arrays, schema=self.schema)
+
+
+def table_dir_name(db: str, table: str) -> str:
+    """The directory of a table under tables/ (as the Spark engine names it)."""
+    return f"{db}.{table}"
+
+
+def _utc_day(ts: int) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
+
+
+class TypedWriter:
+    """The typed rows of one split (or of one table on the driver), written under
+    ``tables_dir``; ``columns_of(db, table)`` gives [(name, Spark type)]."""
+
+    def __init__(self, tables_dir: str, run: int, index: int, columns_of, *, zone=None,
+                 binary_encoding: str = "hex"):
+        from binlog.output.values import bytes_renderer
+
+        self.tables_dir = tables_dir
+        self.run = run
+        self.index = index
+        self.columns_of = columns_of
+        self.zone = zone
+        self.binary_encoding = binary_encoding
+        self.render_bytes = bytes_renderer(binary_encoding)
+        self.tables: dict = {}           # (db, table) -> (columns, schema, casts)
+        self.rows: dict = {}             # (db, table, day) -> TableRows
+        self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
+        self.opened = 0
+        self.schemaless: set = set()     # tables columns_of does not know
+
+    def _table(self, db, table):
+        key = (db, table)
+        if key not in self.tables:
+            columns = self.columns_of(db, table)
+            if columns is None:
+                self.tables[key] = None
+                return None
+            casts = [caster(kind, zone=self.zone, binary_encoding=self.binary_encoding)
+                     for _, kind in columns]
+            self.tables[key] = (columns, table_schema(columns), casts)
+        return self.tables[key]
+
+    def add(self, change) -> None:
+        if change.op not in TYPED_OPS:
+            return
+        before = render_row(change.before, change.plan, self.render_bytes)
+        after = render_row(change.after, change.plan, self.render_bytes)
+        self.add_images(change, before, after)
+
+    def add_images(self, change, before, after) -> None:
+        key = (change.db, change.table, _utc_day(change.ts))
+        rows = self.rows.get(key)
+        if rows is None:
+            table = self._table(change.db, change.table)
+            if table is None:
+                self.schemaless.add((change.db, change.table))
+                return
+            rows = self.rows[key] = TableRows(*table)
+        rows.add(change, before, after)
+        if len(rows) >= ROWS_PER_GROUP:
+            self._flush(key)
+
+    def _flush(self, key) -> None:
+        rows = self.rows.pop(key)
+        writer = self.writers.get(key)
+        if writer is None:
+            db, table, day = key
+            directory = os.path.join(self.tables_dir, table_dir_name(db, table), f"_run={self.run}",
+                                     f"_date={escape_path_name(day) if day else DEFAULT_PARTITION}")
+            os.makedirs(directory, exist_ok=True)
+            name = f"part-{self.index:05d}-{self.opened}.parquet"
+            self.opened += 1
+            temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
+            writer = self.writers[key] = (pq.ParquetWriter(temp, rows.schema, compression="snappy"),
+                                          temp, final)
+        writer[0].write_table(rows.table())
+
+    def close(self) -> None:
+        for key in list(self.rows):
+            self._flush(key)
+        for writer, temp, final in self.writers.values():
+            writer.close()
+            os.replace(temp, final)
+        self.writers.clear()

@@ -1,0 +1,189 @@
+"""``binlog ingest --engine local``: the bulk job in this process, with Arrow, no JVM.
+
+The same output as the Spark engine (``ingest``), from the same pieces: the plan
+(``plan.build_plan``: pre-scan, schema snapshots, splits at transaction boundaries), the
+tasks' Parquet writer of changes/ (``writer``), the checkpoint and its crash semantics
+(``checkpoint``: ``inflight.json`` until the commit; a rerun removes an unfinished
+run's output), and the commit (``ingest.commit_run``).  What Spark schedules as tasks
+runs here in a pool of worker processes (one per CPU, ``--parallelism``), each split
+decoded once: its task writes changes/ and, from the same decoded rows, the typed
+tables/ (``arrow_typed``: the values Spark's ``typed`` projection gives).  Tables no
+schema describes are typed on the driver after the tasks, from the run's changes/, since
+their columns are the keys seen in all of the run's records.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
+from .records import SplitFailed
+
+
+def run_local(args) -> int:
+    job = start_run(args)
+    if job is None:
+        return 0
+    opts, progress, out, run = job.opts, job.progress, job.out, job.run
+    opts.parallelism = getattr(args, "parallelism", None) or len(os.sched_getaffinity(0))
+    plan, t_scan = _plan(opts, progress, job.ranges, job.state, job.active)
+    job.checkpoint.begin(run)
+    # from here on a failure leaves inflight.json: the next run removes this run's output
+    tables = not args.no_tables
+    columns = table_columns_of(plan) if tables else {}
+    t_decode = time.time()
+    results = decode_splits(plan, str(out / "changes" / f"run={run}"), str(out / "tables"), run,
+                            columns if tables else None, progress)
+    t_decode = time.time() - t_decode
+    stats: dict = {}
+    error_rows: list[dict] = []
+    schemaless: set = set()
+    for result in results:
+        error_rows.extend(result["errors"])
+        schemaless.update(tuple(k) for k in result.get("schemaless", ()))
+        for db, table, op, n in result["counts"]:
+            ops = stats.setdefault(f"{db}.{table}", {})
+            ops[op] = ops.get(op, 0) + n
+    t_tables = time.time()
+    for db, table in sorted(schemaless, key=repr):
+        write_schemaless_table(out, run, db, table, opts)
+    t_tables = time.time() - t_tables
+    paths = {Path(p).name: p for p in job.files}
+    all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in job.driver_errors + error_rows]
+    if all_errors:
+        write_errors(out / "errors", run, all_errors)
+    seconds = {"prescan": t_scan, "decode": t_decode, "tables": t_tables}
+    return commit_run(args, plan, job.state, job.active, job.driver_errors, error_rows, stats, run,
+                      job.started, seconds, job.checkpoint, out, {"engine": "local"})
+
+
+def table_columns_of(plan) -> dict:
+    """{(db, table): [(column, Spark type)]} of every table the plan's stores know, as
+    the Spark engine's ``typed.table_columns(plan.stores, ...)`` gives them."""
+    from .typed import table_columns
+
+    keys = {tuple(k) for store in plan.stores.values() for k in store.keys()}
+    return {key: table_columns(plan.stores, *key) for key in keys}
+
+
+def decode_splits(plan, run_dir: str, tables_dir: str, run: int, columns, progress) -> list[dict]:
+    """Every split through ``write_split_local``: in this process for one split or one
+    CPU, else in a pool of processes (forked: they share the loaded modules)."""
+    splits, opts = plan.splits, plan.options
+    work = [(split, opts, plan.snapshots[split.group], run_dir, tables_dir, run, columns, plan.keys)
+            for split in splits]
+    workers = min(opts.parallelism or 1, len(splits))
+    done = []
+
+    def report(result):
+        done.append(result)
+        progress.line(f"binlog ingest: decode: {len(done)}/{len(splits)} splits")
+
+    try:
+        if workers <= 1:
+            for item in work:
+                report(write_split_local(*item))
+        else:
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for result in pool.map(write_split_local, *zip(*work)):
+                    report(result)
+    except SplitFailed as exc:             # a decoding error with on-error=fail
+        from .ingest import _task_error
+
+        raise _task_error(exc) from None
+    progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB, {len(splits)} split(s)")
+    return done
+
+
+def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run: int, columns,
+                      keys=None) -> dict:
+    """One split decoded once: changes/ (``writer``) and, when ``columns`` is given, its
+    typed tables (``arrow_typed``); ``keys``: the plan's key ring as a dict (encrypted
+    binlogs).  The result of ``writer.write_records`` plus
+    ``schemaless``: the tables no schema describes, typed later by the driver."""
+    from binlog.crypt import KeyRing
+
+    from .arrow_typed import TypedWriter
+    from .records import read_split
+    from .writer import SplitWriter
+
+    writer = SplitWriter(run_dir, split.index)
+    typed = None
+    if columns is not None:
+        typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
+                            zone=opts.zone, binary_encoding=opts.binary_encoding)
+    for batch in read_split(split, opts, snapshot, on_change=typed.add if typed else None):
+        writer.add(batch)
+    writer.files.close()
+    result = writer.result()
+    if typed is not None:
+        typed.close()
+        result["schemaless"] = sorted(typed.schemaless, key=repr)
+    return result
+
+
+class _Change:
+    """A change record read back from changes/ in the shape TypedWriter takes."""
+
+    __slots__ = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op")
+
+    def __init__(self, rec: dict, db: str, table: str):
+        self.file, self.pos, self.server_id = rec["file"], rec["pos"], rec["server_id"]
+        self.gtid, self.op, self.db, self.table = rec["gtid"], rec["op"], db, table
+        self.ts = rec["ts"]
+
+
+def write_schemaless_table(out: Path, run: int, db: str, table: str, opts) -> None:
+    """A table no schema describes: its columns are the keys of all of the run's images
+    (``@1``, ``@2``... or names), every one STRING, as ``typed.image_keys`` finds them."""
+    import orjson
+    import pyarrow.dataset as ds
+
+    from .arrow_typed import TypedWriter
+    from .writer import partition_dir
+
+    where = out / "changes" / f"run={run}" / partition_dir(db, table, "x").rsplit("/", 1)[0]
+    if not where.is_dir():
+        return
+    data = ds.dataset(str(where), format="parquet").to_table(
+        columns=["file", "pos", "ts", "server_id", "gtid", "op", "before", "after"])
+    data = data.set_column(2, "ts", pc.divide(data.column("ts").cast(pa.int64()), 1_000_000))
+    records = data.to_pylist()
+    keys: set = set()
+    for rec in records:
+        image = rec["after"] if rec["after"] is not None else rec["before"]
+        if image is not None:
+            keys.update(orjson.loads(image))
+
+    def order(k):
+        return (0, int(k[1:]), "") if k.startswith("@") and k[1:].isdigit() else (1, 0, k)
+    columns = [(k, "string") for k in sorted(keys, key=order)]
+    writer = TypedWriter(str(out / "tables"), run, 0, lambda *_: columns, zone=opts.zone,
+                         binary_encoding=opts.binary_encoding)
+    for rec in records:
+        if rec["op"] not in ("insert", "update", "delete"):
+            continue
+        before = orjson.loads(rec["before"]) if rec["before"] is not None else None
+        after = orjson.loads(rec["after"]) if rec["after"] is not None else None
+        writer.add_images(_Change(rec, db, table), before, after)
+    writer.close()
+
+
+def write_errors(errors_dir: Path, run: int, rows: list[dict]) -> None:
+    """errors/run=<N>/part-00000.parquet: the columns the Spark engine writes there."""
+    fields = [pa.field(c, pa.int64() if c == "pos" else pa.string()) for c in ERROR_COLUMNS[1:]]
+    columns = {c: [None if r.get(c) is None else (int(r[c]) if c == "pos" else str(r[c])) for r in rows]
+               for c in ERROR_COLUMNS[1:]}
+    target = errors_dir / f"run={run}"
+    target.mkdir(parents=True, exist_ok=True)
+    temp = target / ".part-00000.parquet.tmp"
+    pq.write_table(pa.table(columns, schema=pa.schema(fields)), temp, compression="snappy")
+    os.replace(temp, target / "part-00000.parquet")
