@@ -60,8 +60,13 @@ class Checkpoint:
         return int(json.loads(path.read_text(encoding="utf-8"))["run"])
 
     def discard_run(self, run: int) -> list[str]:
-        """Delete every output directory of ``run`` (a run that did not commit)."""
+        """Delete every output directory of ``run`` (a run that did not commit); in Delta
+        tables (``--format delta``), its rows."""
         removed = []
+        if (self.out / "_staging").exists() or (self.out / "changes" / "_delta_log").is_dir():
+            from .delta import discard_run
+
+            removed += discard_run(self.out, run)
         for base, name in ((self.out / "changes", f"run={run}"), (self.out / "errors", f"run={run}")):
             target = base / name
             if target.exists():

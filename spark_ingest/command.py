@@ -33,6 +33,10 @@ def add_arguments(p) -> None:
                    help="local (default): in this process and one worker process per CPU, "
                         "Arrow only, no JVM; spark: a Spark job (the default with --master or "
                         "under spark-submit)")
+    p.add_argument("--format", choices=FORMATS, default="parquet",
+                   help="parquet (default): Parquet files in Spark's partition layout; delta: "
+                        "changes/, errors/ and each tables/<db>.<table>/ as Delta Lake tables "
+                        "(local engine, needs the [delta] extra)")
     p.add_argument("--parallelism", type=int, metavar="N",
                    help="local engine: worker processes (default: the CPUs this process may use)")
     p.add_argument("--master", metavar="URL",
@@ -76,6 +80,7 @@ def add_arguments(p) -> None:
 
 
 ENGINES = ("local", "spark")
+FORMATS = ("parquet", "delta")
 # What the [spark] extra installs; without it the Spark engine cannot run at all.
 SPARK_MODULES = ("pyspark", "pyarrow", "py4j")
 
@@ -98,7 +103,14 @@ def run(args) -> int:
 
     import importlib
 
-    if engine_of(args) == "local":
+    engine = engine_of(args)
+    if args.format == "delta":
+        if engine != "local":
+            raise UsageError("--format delta is written by the local engine (--engine local)")
+        from .delta import require_deltalake
+
+        require_deltalake()
+    if engine == "local":
         try:
             importlib.import_module("pyarrow")
         except ImportError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .delta import staging_dir
 from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
 from .records import SplitFailed
 
@@ -38,8 +40,12 @@ def run_local(args) -> int:
     # from here on a failure leaves inflight.json: the next run removes this run's output
     tables = not args.no_tables
     columns = table_columns_of(plan) if tables else {}
+    delta = getattr(args, "format", "parquet") == "delta"
+    # --format delta: the tasks write under _staging/, published at the end of the run
+    base = staging_dir(out, run) if delta else out
+    changes_dir = base / "changes" if delta else out / "changes" / f"run={run}"
     t_decode = time.time()
-    results = decode_splits(plan, str(out / "changes" / f"run={run}"), str(out / "tables"), run,
+    results = decode_splits(plan, str(changes_dir), str(base / "tables"), run,
                             columns if tables else None, progress)
     t_decode = time.time() - t_decode
     stats: dict = {}
@@ -53,15 +59,25 @@ def run_local(args) -> int:
             ops[op] = ops.get(op, 0) + n
     t_tables = time.time()
     for db, table in sorted(schemaless, key=repr):
-        write_schemaless_table(out, run, db, table, opts)
+        write_schemaless_table(changes_dir, base / "tables", run, db, table, opts)
     t_tables = time.time() - t_tables
     paths = {Path(p).name: p for p in job.files}
     all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in job.driver_errors + error_rows]
-    if all_errors:
+    if delta:
+        from .delta import publish_changes, publish_errors, publish_tables
+
+        publish_changes(out, run)
+        publish_tables(out, run)
+        if all_errors:
+            publish_errors(out, run, error_table(all_errors))
+    elif all_errors:
         write_errors(out / "errors", run, all_errors)
     seconds = {"prescan": t_scan, "decode": t_decode, "tables": t_tables}
-    return commit_run(args, plan, job.state, job.active, job.driver_errors, error_rows, stats, run,
+    code = commit_run(args, plan, job.state, job.active, job.driver_errors, error_rows, stats, run,
                       job.started, seconds, job.checkpoint, out, {"engine": "local"})
+    if delta:
+        shutil.rmtree(out / "_staging", ignore_errors=True)       # committed: no longer needed
+    return code
 
 
 def table_columns_of(plan) -> dict:
@@ -95,7 +111,9 @@ def decode_splits(plan, run_dir: str, tables_dir: str, run: int, columns, progre
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
                 for result in pool.map(write_split_local, *zip(*work)):
                     report(result)
-    except SplitFailed as exc:             # a decoding error with on-error=fail
+    except RuntimeError as exc:            # a decoding error with on-error=fail
+        if SplitFailed.MARKER not in str(exc):
+            raise
         from .ingest import _task_error
 
         raise _task_error(exc) from None
@@ -120,8 +138,13 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     if columns is not None:
         typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
                             zone=opts.zone, binary_encoding=opts.binary_encoding)
-    for batch in read_split(split, opts, snapshot, on_change=typed.add if typed else None):
-        writer.add(batch)
+    try:
+        for batch in read_split(split, opts, snapshot, on_change=typed.add if typed else None):
+            writer.add(batch)
+    except SplitFailed as exc:
+        # its text, in an exception that crosses the process pool (SplitFailed's own
+        # constructor takes other arguments than pickling gives back)
+        raise RuntimeError(str(exc)) from None
     writer.files.close()
     result = writer.result()
     if typed is not None:
@@ -141,7 +164,8 @@ class _Change:
         self.ts = rec["ts"]
 
 
-def write_schemaless_table(out: Path, run: int, db: str, table: str, opts) -> None:
+def write_schemaless_table(changes_dir: Path, tables_dir: Path, run: int, db: str, table: str,
+                           opts) -> None:
     """A table no schema describes: its columns are the keys of all of the run's images
     (``@1``, ``@2``... or names), every one STRING, as ``typed.image_keys`` finds them."""
     import orjson
@@ -150,7 +174,7 @@ def write_schemaless_table(out: Path, run: int, db: str, table: str, opts) -> No
     from .arrow_typed import TypedWriter
     from .writer import partition_dir
 
-    where = out / "changes" / f"run={run}" / partition_dir(db, table, "x").rsplit("/", 1)[0]
+    where = changes_dir / partition_dir(db, table, "x").rsplit("/", 1)[0]
     if not where.is_dir():
         return
     data = ds.dataset(str(where), format="parquet").to_table(
@@ -166,7 +190,7 @@ def write_schemaless_table(out: Path, run: int, db: str, table: str, opts) -> No
     def order(k):
         return (0, int(k[1:]), "") if k.startswith("@") and k[1:].isdigit() else (1, 0, k)
     columns = [(k, "string") for k in sorted(keys, key=order)]
-    writer = TypedWriter(str(out / "tables"), run, 0, lambda *_: columns, zone=opts.zone,
+    writer = TypedWriter(str(tables_dir), run, 0, lambda *_: columns, zone=opts.zone,
                          binary_encoding=opts.binary_encoding)
     for rec in records:
         if rec["op"] not in ("insert", "update", "delete"):
@@ -177,13 +201,18 @@ def write_schemaless_table(out: Path, run: int, db: str, table: str, opts) -> No
     writer.close()
 
 
-def write_errors(errors_dir: Path, run: int, rows: list[dict]) -> None:
-    """errors/run=<N>/part-00000.parquet: the columns the Spark engine writes there."""
+def error_table(rows: list[dict]) -> pa.Table:
+    """The error records with the columns the Spark engine writes in errors/ (but run)."""
     fields = [pa.field(c, pa.int64() if c == "pos" else pa.string()) for c in ERROR_COLUMNS[1:]]
     columns = {c: [None if r.get(c) is None else (int(r[c]) if c == "pos" else str(r[c])) for r in rows]
                for c in ERROR_COLUMNS[1:]}
+    return pa.table(columns, schema=pa.schema(fields))
+
+
+def write_errors(errors_dir: Path, run: int, rows: list[dict]) -> None:
+    """errors/run=<N>/part-00000.parquet."""
     target = errors_dir / f"run={run}"
     target.mkdir(parents=True, exist_ok=True)
     temp = target / ".part-00000.parquet.tmp"
-    pq.write_table(pa.table(columns, schema=pa.schema(fields)), temp, compression="snappy")
+    pq.write_table(error_table(rows), temp, compression="snappy")
     os.replace(temp, target / "part-00000.parquet")

@@ -17,8 +17,12 @@ from spark_ingest.prescan import scan_file
 MISC = SAMPLES / "events_misc"
 
 
-def ingest(*args) -> int:
-    return main(["ingest", "--no-progress", *map(str, args)])
+@pytest.fixture(params=["spark", "local"])
+def ingest(request):
+    """`binlog ingest` on each engine: the same tests hold for both."""
+    def run(*args) -> int:
+        return main(["ingest", "--no-progress", "--engine", request.param, *map(str, args)])
+    return run
 
 
 def changes(spark, out: Path):
@@ -31,7 +35,7 @@ def state(out: Path) -> dict:
     return json.loads((out / "_checkpoint" / "state.json").read_text())
 
 
-def test_ingest_layout_and_incremental_reruns(spark, tmp_path):
+def test_ingest_layout_and_incremental_reruns(spark, ingest, tmp_path):
     src = tmp_path / "binlogs"
     src.mkdir()
     names = sorted(p.name for p in MISC.glob("mariadb-bin.0*"))
@@ -68,7 +72,7 @@ def test_ingest_layout_and_incremental_reruns(spark, tmp_path):
     assert typed.count() == sum(1 for r in rows if r.db == "em" and r.table == "big")
 
 
-def test_a_growing_file_is_picked_up_where_it_stopped(spark, tmp_path):
+def test_a_growing_file_is_picked_up_where_it_stopped(spark, ingest, tmp_path):
     full = (SAMPLES / "types_full.binlog").read_bytes()
     scan = scan_file(SAMPLES / "types_full.binlog")
     cut = scan.boundaries[len(scan.boundaries) // 2] + 40       # inside a transaction
@@ -107,7 +111,7 @@ def _corrupt_copy(src: Path, dest: Path) -> int:
     return target
 
 
-def test_corrupt_file_is_reported_and_skipped(spark, tmp_path):
+def test_corrupt_file_is_reported_and_skipped(spark, ingest, tmp_path):
     src = tmp_path / "binlogs"
     src.mkdir()
     shutil.copy(SAMPLES / "compressed.binlog", src / "a.binlog")
