@@ -35,6 +35,18 @@ def compile_pattern(pattern: str) -> re.Pattern:
 
 @dataclass
 class TableFilter:
+    """Which tables a reader decodes (``--table``, ``--exclude-table``, ``--database``):
+    rows events of other tables are skipped without being decoded.
+
+    >>> from binlog import BinlogReader, TableFilter
+    >>> only = TableFilter(include=["tf.dates", "tf.time%"], exclude=["tf.timestamps"])
+    >>> only.keeps("tf", "dates"), only.keeps("tf", "times"), only.keeps("tf", "timestamps")
+    (True, True, False)
+    >>> reader = BinlogReader(["samples/mariadb-10.11/types_full.binlog"], table_filter=only)
+    >>> sorted({change.table for change in reader.changes()})
+    ['dates', 'times']
+    """
+
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     databases: list[str] = field(default_factory=list)

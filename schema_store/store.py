@@ -133,7 +133,25 @@ def _check_position(position) -> Position:
 
 
 class SchemaStore:
-    """Versioned table schemas in SQLite (``path`` None: in memory)."""
+    """Versioned table schemas in SQLite (``path`` None: in memory).
+
+    Each table has versions at binlog positions (``(file, offset)``; None: before the
+    binlogs start): from DDL scripts (``import_ddl``), a live server (``import_live``),
+    or the DDL a reader follows in the binlogs.  A ``binlog.BinlogReader`` given a store
+    takes column names, types and legacy temporal precisions from it.
+
+    >>> from binlog import BinlogReader, SchemaStore
+    >>> store = SchemaStore()          # SchemaStore("schemas.db"): kept in a file
+    >>> store.import_ddl("CREATE TABLE nm.mixed (id INT, ti TINYINT, tiu TINYINT UNSIGNED)",
+    ...                  source="example.sql")
+    [('nm', 'mixed')]
+    >>> [c.name for c in store.schema("nm", "mixed").columns]
+    ['id', 'ti', 'tiu']
+    >>> reader = BinlogReader(["samples/mariadb-10.11/types_nometa.binlog"], schema=store)
+    >>> change = next(reader.changes())
+    >>> change.after["tiu"]                  # UNSIGNED, as the store says (the binlog does not)
+    255
+    """
 
     def __init__(self, path: str | Path | None = None):
         self.path = ":memory:" if path is None else str(path)
