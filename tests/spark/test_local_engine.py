@@ -75,8 +75,9 @@ def test_typed_tables_equal_the_spark_engines(spark, both):
 def test_changes_equal_dump(spark, both):
     _, local = both
     rows = _read(spark, local / "changes").where("op != 'error'").collect()
-    files = sorted(p for p in SAMPLES.glob("*.binlog"))
-    want = [record_key(r) for path in files for r in dump_records([path], SCHEMA_DDL)]
+    from spark_ingest.options import discover
+
+    want = [record_key(r) for _, files in discover([SAMPLES]) for r in dump_records(files, SCHEMA_DDL)]
     got = [row_key(r) for r in rows]
     assert sorted(got, key=repr) == sorted(want, key=repr)
 
