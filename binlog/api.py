@@ -17,8 +17,7 @@ from schema_store.store import SchemaStore
 
 from .errors import BinlogError
 from .filters import TableFilter
-from .reader import BinlogReader as _Reader
-from .reader import ReaderHooks, ReaderOptions, RowChange
+from .reader import BinlogReader as _Reader, ReaderHooks, ReaderOptions, RowChange
 
 __all__ = ["BinlogReader", "TableFilter", "SchemaStore", "ReaderOptions", "ReaderHooks", "RowChange"]
 

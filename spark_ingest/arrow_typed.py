@@ -283,28 +283,28 @@ class TableRows:
 
     def _typed(self, image: dict) -> list:
         out = []
-        for (name, _), cast in zip(self.columns, self.casts):
+        for (name, _), cast in zip(self.columns, self.casts, strict=True):
             text = _text_value(image.get(name))
             out.append(None if text is None else cast(text))
         return out
 
     def add(self, change, before: dict | None, after: dict | None) -> None:
         for column, value in zip(self.meta, (change.file, change.pos, change.ts * 1_000_000,
-                                             change.server_id, change.gtid, change.op)):
+                                             change.server_id, change.gtid, change.op), strict=True):
             column.append(value)
         image = before if change.op == "delete" else after
         values = self._typed(image) if image is not None else [None] * len(self.columns)
-        for column, value in zip(self.after, values):
+        for column, value in zip(self.after, values, strict=True):
             column.append(value)
         if self.columns:
             if change.op == "update":
                 old = self._typed(before) if before is not None else [None] * len(self.columns)
-                self.before.append(dict(zip([n for n, _ in self.columns], old)))
+                self.before.append(dict(zip([n for n, _ in self.columns], old, strict=True)))
             else:
                 self.before.append(None)
 
     def table(self) -> pa.Table:
-        arrays = [pa.array(values, field.type) for values, field in zip(self.meta + self.after, self.schema)]
+        arrays = [pa.array(values, field.type) for values, field in zip(self.meta + self.after, self.schema, strict=False)]
         if self.columns:
             arrays.append(pa.array(self.before, self.schema.field("_before").type))
         return pa.Table.from_arrays(arrays, schema=self.schema)

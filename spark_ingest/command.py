@@ -99,9 +99,9 @@ def engine_of(args) -> str:
 
 
 def run(args) -> int:
-    from binlog.errors import UsageError
-
     import importlib
+
+    from binlog.errors import UsageError
 
     engine = engine_of(args)
     if args.format == "delta":

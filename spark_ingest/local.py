@@ -109,7 +109,7 @@ def decode_splits(plan, run_dir: str, tables_dir: str, run: int, columns, progre
         else:
             context = multiprocessing.get_context("fork")
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                for result in pool.map(write_split_local, *zip(*work)):
+                for result in pool.map(write_split_local, *zip(*work, strict=True)):
                     report(result)
     except RuntimeError as exc:            # a decoding error with on-error=fail
         if SplitFailed.MARKER not in str(exc):

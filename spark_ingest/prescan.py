@@ -31,8 +31,7 @@ from binlog.constants import BINLOG_MAGIC, HEADER_LEN, EventType as E
 from binlog.errors import BinlogError
 from binlog.events import QueryEvent
 from binlog.events.gtid import FL_STANDALONE
-from binlog.events.query import (BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_PREPARE, XA_ROLLBACK,
-                                 transaction_control)
+from binlog.events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_PREPARE, XA_ROLLBACK, transaction_control
 from binlog.events.rows import ROWS_EVENT_TYPES
 from binlog.header import EventHeader
 from binlog.reader import FILE_HEADER_EVENTS

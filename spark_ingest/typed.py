@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import re
 
-
 _INT_TYPES = {
     # data_type: (signed, unsigned)
     "tinyint": ("tinyint", "smallint"), "bool": ("tinyint", "smallint"),

@@ -16,9 +16,9 @@ import shutil
 from pathlib import Path
 
 import orjson
+from spark_helpers import SAMPLES, SCHEMA_DDL, dump_records, record_key, row_key
 
 from binlog.cli import main
-from spark_helpers import SAMPLES, SCHEMA_DDL, dump_records, record_key, row_key
 
 
 def ingest(*args) -> int:
