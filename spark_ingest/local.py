@@ -127,7 +127,6 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     typed tables (``arrow_typed``); ``keys``: the plan's key ring as a dict (encrypted
     binlogs).  The result of ``writer.write_records`` plus
     ``schemaless``: the tables no schema describes, typed later by the driver."""
-    from binlog.crypt import KeyRing
 
     from .arrow_typed import TypedWriter
     from .records import read_split

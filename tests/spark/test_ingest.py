@@ -10,8 +10,9 @@ import json
 import shutil
 from pathlib import Path
 
-from binlog.cli import main
 from spark_helpers import SAMPLES, dump_records, record_key, row_key
+
+from binlog.cli import main
 from spark_ingest.prescan import scan_file
 
 MISC = SAMPLES / "events_misc"
@@ -99,8 +100,8 @@ def _corrupt_copy(src: Path, dest: Path) -> int:
     """Flip bytes inside the body of a rows event in the middle of the file: its CRC32
     fails.  Returns the event's offset."""
     data = bytearray(src.read_bytes())
-    from binlog.reader import BinlogReader
     from binlog.events import RowsEvent
+    from binlog.reader import BinlogReader
 
     offsets = [i.event.offset for i in BinlogReader([src]).items()
                if hasattr(i, "event") and isinstance(i.event, RowsEvent)]
