@@ -127,6 +127,7 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     typed tables (``arrow_typed``); ``keys``: the plan's key ring as a dict (encrypted
     binlogs).  The result of ``writer.write_records`` plus
     ``schemaless``: the tables no schema describes, typed later by the driver."""
+    from binlog.crypt import KeyRing
 
     from .arrow_typed import TypedWriter
     from .records import read_split
@@ -137,8 +138,9 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     if columns is not None:
         typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
                             zone=opts.zone, binary_encoding=opts.binary_encoding)
+    ring = KeyRing.from_dict(keys) if keys is not None else None
     try:
-        for batch in read_split(split, opts, snapshot, on_change=typed.add if typed else None):
+        for batch in read_split(split, opts, snapshot, keys=ring, on_change=typed.add if typed else None):
             writer.add(batch)
     except SplitFailed as exc:
         # its text, in an exception that crosses the process pool (SplitFailed's own

@@ -63,9 +63,10 @@ def test_plan_carries_keys_not_the_secret(keys):
     assert len(plan.splits) > 3 and all(s.error is None for s in plan.splits)
 
 
-def test_ingest_encrypted(spark, keys, tmp_path):
+@pytest.mark.parametrize("engine", ["spark", "local"])
+def test_ingest_encrypted(spark, keys, tmp_path, engine):
     out = tmp_path / "out"
-    code = main(["ingest", "--no-progress", "--split-size", "4k", "--key-file", keys["keys.txt"],
+    code = main(["ingest", "--no-progress", "--engine", engine, "--split-size", "4k", "--key-file", keys["keys.txt"],
                  *map(str, FILES), "--to", str(out)])
     assert code == 0
     df = spark.read.option("basePath", str(out / "changes")).parquet(str(out / "changes"))
@@ -73,8 +74,8 @@ def test_ingest_encrypted(spark, keys, tmp_path):
     assert sorted((row_key(r) for r in rows), key=repr) == sorted(want(keys), key=repr)
     # without the key: in errors/ (skip mode), never silently nothing; fail mode: exit 1
     out2 = tmp_path / "nokey"
-    assert main(["ingest", "--no-progress", str(FILES[0]), "--to", str(out2)]) == 0
+    assert main(["ingest", "--no-progress", "--engine", engine, str(FILES[0]), "--to", str(out2)]) == 0
     errors = spark.read.parquet(str(out2 / "errors")).collect()
     assert [(e.error, e.pos) for e in errors] == [("EncryptedBinlogError", 256)]
-    assert main(["ingest", "--no-progress", "--on-error", "fail", str(FILES[0]),
+    assert main(["ingest", "--no-progress", "--engine", engine, "--on-error", "fail", str(FILES[0]),
                  "--to", str(tmp_path / "fail")]) == 1
