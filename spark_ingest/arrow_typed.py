@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from binlog.output.values import json_default, render_row
 
+from .paths import inside, table_dir_name
 from .writer import DEFAULT_PARTITION, escape_path_name
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
@@ -310,11 +311,6 @@ class TableRows:
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
-def table_dir_name(db: str, table: str) -> str:
-    """The directory of a table under tables/ (as the Spark engine names it)."""
-    return f"{db}.{table}"
-
-
 def _utc_day(ts: int) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
 
@@ -377,7 +373,9 @@ class TypedWriter:
         writer = self.writers.get(key)
         if writer is None:
             db, table, day = key
-            directory = os.path.join(self.tables_dir, table_dir_name(db, table), f"_run={self.run}",
+            # the directory is named from untrusted identifiers: encoded, then checked (paths.py)
+            table_dir = inside(self.tables_dir, os.path.join(self.tables_dir, table_dir_name(db, table)))
+            directory = os.path.join(table_dir, f"_run={self.run}",
                                      f"_date={escape_path_name(day) if day else DEFAULT_PARTITION}")
             os.makedirs(directory, exist_ok=True)
             name = f"part-{self.index:05d}-{self.opened}.parquet"

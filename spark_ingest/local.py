@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from .delta import staging_dir
 from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
+from .paths import table_dir_name
 from .records import SplitFailed
 
 
@@ -55,7 +56,7 @@ def run_local(args) -> int:
         error_rows.extend(result["errors"])
         schemaless.update(tuple(k) for k in result.get("schemaless", ()))
         for db, table, op, n in result["counts"]:
-            ops = stats.setdefault(f"{db}.{table}", {})
+            ops = stats.setdefault(table_dir_name(db, table), {})   # as the Spark engine
             ops[op] = ops.get(op, 0) + n
     t_tables = time.time()
     for db, table in sorted(schemaless, key=repr):

@@ -270,12 +270,11 @@ def discover(paths, on_warning=None) -> list[tuple[str, list[str]]]:
     (a symlink, an index naming it twice, a path given twice) is left out.  Both are
     reported through ``on_warning`` (default: stderr), never dropped silently.
     """
+    import os
+    import sys
     from pathlib import Path
 
     from binlog.sources.file import directory_binlogs
-
-    import os
-    import sys
 
     warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
     groups: list[tuple[str, list[str]]] = []
