@@ -74,6 +74,13 @@ class DecodePlan:
 
     def __post_init__(self):
         self.by_key = {c.key: c for c in self.columns}
+        if len(self.by_key) != len(self.columns):
+            # A server never names two columns alike; a hostile TABLE_MAP (or schema) can,
+            # and one value would silently replace the other in every row.
+            seen = set()
+            twice = next(c for c in self.columns if c.key in seen or seen.add(c.key))
+            raise MalformedEventError(f"two columns are named {twice.key!r}: rows would lose one of them",
+                                      table=f"{self.db}.{self.table}")
 
     def column_by_key(self, key):
         return self.by_key.get(key)

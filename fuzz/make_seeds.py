@@ -72,10 +72,23 @@ def seeds_of(path: Path) -> list[bytes]:
     return found
 
 
+# Inputs of the names target (option byte 0x80, fuzz/names.py): fields split by 0xFE -
+# database, table, column, DDL text after "CREATE TABLE ", a string value.
+NAME_SEEDS = [
+    b"shop\xfeorders\xfeid\xfet (a INT)\xfeplain",
+    b"..\xfe../../x\xfe`c\xfet (a INT) --\x01 '\nCOMMENT '\n\\! touch /tmp/p\n' --\x01 '\xfe\\! x",
+    b"a.b\xfec\xfed\xfet (a INT) -- trailing comment\xfe';\nsystem id;",
+    b"/abs\xfet\x00n\xfe\n\\.\xfet (a VARCHAR(9) DEFAULT 'x\\') /*!*/;\nsource /etc/x\xfe\x1a\x00",
+]
+
+
 def main(out_dir: str) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     count = 0
+    for seed in NAME_SEEDS:
+        (out / f"seed-names-{hashlib.sha1(seed).hexdigest()[:12]}").write_bytes(b"\x80" + seed)
+        count += 1
     for path in sources():
         for seed in seeds_of(path):
             name = hashlib.sha1(seed).hexdigest()[:16]

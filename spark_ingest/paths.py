@@ -14,7 +14,8 @@ becomes a path as it is:
   otherwise, so this form cannot collide with a short one).
 - ``table_dir_name(db, table)`` is ``component(db) + "." + component(table)``: the dot
   between them is the only unencoded dot, so ``a.b`` + ``c`` (``a%2Eb.c``) and ``a`` +
-  ``b.c`` (``a.b%2Ec``) are two directories.
+  ``b.c`` (``a.b%2Ec``) are two directories (hashed as a pair when the two together
+  are longer than NAME_MAX).
 - ``inside(root, path)`` is the last check before anything is written: the path,
   resolved (symlinks followed), must lie under the resolved ``root``, else
   ``UnsafePathError``.
@@ -22,6 +23,7 @@ becomes a path as it is:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -65,8 +67,16 @@ def component(name: str | None) -> str:
 
 
 def table_dir_name(db: str | None, table: str | None) -> str:
-    """The directory of a table's typed output, ``<db>.<table>`` encoded."""
-    return f"{component(db)}.{component(table)}"
+    """The directory of a table's typed output, ``<db>.<table>`` encoded.  Longer than
+    NAME_MAX bytes (each part may be up to it): its start, ``~`` and a hash of the pair
+    (a name that fits holds no ``~``: no component is hashed then)."""
+    text = f"{component(db)}.{component(table)}"
+    if len(text.encode("utf-8")) <= NAME_MAX:
+        return text
+    pair = json.dumps([db, table]).encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(pair).hexdigest()[:16]
+    keep = text.encode("utf-8")[:NAME_MAX - 17].decode("utf-8", "ignore")
+    return f"{keep}~{digest}"
 
 
 def inside(root, path) -> Path:

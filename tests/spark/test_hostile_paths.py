@@ -77,8 +77,10 @@ def test_a_component_is_one_plain_path_element(name):
 def test_components_are_one_to_one():
     names = ["", "%", "%25", "a.b", "a%2Eb", "~", "%7E", "a" * 300, "a" * 301, "é", "%C3%A9"]
     assert len({component(n) for n in names}) == len(names)
-    pairs = [("a.b", "c"), ("a", "b.c"), ("a", "b%2Ec"), ("", "a"), ("a", "")]
+    pairs = [("a.b", "c"), ("a", "b.c"), ("a", "b%2Ec"), ("", "a"), ("a", ""),
+             ("é" * 60, "x" * 200), ("é" * 60, "x" * 201), ("a" * 300, "b"), ("a" * 300, "c")]
     assert len({table_dir_name(*p) for p in pairs}) == len(pairs)
+    assert all(len(table_dir_name(*p).encode()) <= 255 for p in pairs)
 
 
 def test_inside_refuses_a_path_that_resolves_elsewhere(tmp_path):
