@@ -41,7 +41,7 @@ class EventHeader:
         return self.offset + self.event_size
 
 
-def parse_header(data: bytes, pos: int, offset: int) -> EventHeader:
+def parse_header(data: bytes | bytearray | memoryview, pos: int, offset: int) -> EventHeader:
     """Parse the 19 header bytes at data[pos]; the caller checked there are 19."""
     ts, type_code, server_id, size, log_pos, flags = _HEADER.unpack_from(data, pos)
     return EventHeader(ts, type_code, server_id, size, log_pos, flags, offset)

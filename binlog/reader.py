@@ -318,7 +318,7 @@ class BinlogReader:
             self.stats.unknown.append((name, header.offset, header.type_code, header.event_size))
             if self.on_unknown:
                 self.on_unknown(name, event)
-        if state.group is not None and not self._group_selected(state):
+        if state.group is not None and not self._group_selected(state, state.group):
             return None
         if self.start_datetime is not None and header.timestamp < self.start_datetime:
             return None
@@ -335,12 +335,12 @@ class BinlogReader:
         state.group = (event.domain_id, event.seq_no)
         state.skip_group = not self.gtid_window.accepts(event.domain_id, event.seq_no)
 
-    def _group_selected(self, state: "_FileState") -> bool:
+    def _group_selected(self, state: "_FileState", group: tuple[int, int]) -> bool:
         """Whether the event just taken in (a GTID window is set) is given out; notes
         the end of its event group."""
         keep = not state.skip_group
         if not state.in_trx:            # the event ended its group
-            self.gtid_window.group_ended(*state.group)
+            self.gtid_window.group_ended(*group)
             state.group = None
             state.skip_group = False
         return keep

@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
 from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
@@ -57,6 +58,9 @@ from .events.base import SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, parse_format_description, parse_header
 from .registry import EVENT_DECODERS
+
+if TYPE_CHECKING:                # crypt is imported when a binlog turns out encrypted
+    from .crypt import EventDecryptor
 
 
 class _NeedData:
@@ -178,7 +182,7 @@ class EventStream:
         self._preferred: int | None = None   # the damaged event's declared end, tried first
         self._discard = False         # everything to the end is unreadable (encrypted)
         self.keys = keys
-        self.decryptor = None         # crypt.EventDecryptor after START_ENCRYPTION
+        self.decryptor: EventDecryptor | None = None   # after START_ENCRYPTION
         self._plain_end = 0           # absolute offset up to which _buf holds plain bytes
 
     # --- input -------------------------------------------------------------
@@ -429,7 +433,7 @@ class EventStream:
         if self.buffered < size:
             return self._at_end() if self._eof else NEED_DATA
         raw = bytes(self._buf[i:i + size])
-        dec = self.decryptor
+        dec = self._active_decryptor()
         if dec.detected:
             plain = dec.decrypt(raw, self.offset)
         else:
@@ -455,7 +459,7 @@ class EventStream:
     def _undecryptable(self, size: int):
         """The first encrypted event fails its checks with every key and algorithm: a
         wrong key - unless the event after it decrypts, then this one is damaged."""
-        dec = self.decryptor
+        dec = self._active_decryptor()
         j, nxt = self._pos + size, self.offset + size
         if len(self._buf) - j >= HEADER_LEN:
             size2 = int.from_bytes(self._buf[j + 9:j + 13], "little")
@@ -471,7 +475,7 @@ class EventStream:
                     self._plain_end = self.offset      # nothing here is plain
                     return self._start_damage(error, None, trust_size=False)
         tried = len(dec.candidates)
-        error = WrongKeyError(
+        wrong = WrongKeyError(
             f"the keys given do not decrypt this binlog: its first encrypted event fails its "
             f"checks with all {tried} key/algorithm combinations tried for key id "
             f"{dec.key_id} version {dec.key_version}",
@@ -480,16 +484,24 @@ class EventStream:
             hint="give the key file the server used when it wrote this file (--key-file, "
                  "repeatable), or check --encryption-algorithm")
         if self.on_error == "fail":
-            raise error
+            raise wrong
         self._discard = True
-        self._damage_start, self._damage_error, self._damage_type = self.offset, error, None
+        self._damage_start, self._damage_error, self._damage_type = self.offset, wrong, None
         return self._discard_rest()
+
+    def _active_decryptor(self) -> EventDecryptor:
+        """The decryptor of the encrypted events being read (set by START_ENCRYPTION)."""
+        if self.decryptor is None:
+            raise EncryptedBinlogError("an encrypted event before the START_ENCRYPTION_EVENT "
+                                       "that says how to decrypt it", source=self.source,
+                                       event_offset=self.offset)
+        return self.decryptor
 
     def _encrypted_header(self, i: int, offset: int) -> EventHeader | None:
         """The plain header of the still encrypted event at buffer index ``i`` (None:
         fewer than its first 20 bytes are buffered)."""
         size = int.from_bytes(self._buf[i + 9:i + 13], "little")
-        head = self.decryptor.peek_header(self._buf[i:i + 20], offset, size)
+        head = self._active_decryptor().peek_header(self._buf[i:i + 20], offset, size)
         return parse_header(head, 0, offset) if head is not None else None
 
     def _header_view(self, i: int, offset: int) -> EventHeader | None:
@@ -526,7 +538,7 @@ class EventStream:
     def _encrypted_at(self, offset: int):
         """Does an encrypted event start at ``offset``?  True (then it is decrypted in
         the buffer) / False / None (need data) / _TAIL (runs past the end)."""
-        dec = self.decryptor
+        dec = self._active_decryptor()
         if offset < self._plain_end:
             return self._plausible_at(offset)
         i = self._pos + offset - self.offset
@@ -639,21 +651,29 @@ class EventStream:
             i += 1
         self._advance(i - self._pos)
 
+    def _open_damage(self) -> tuple[int, BinlogError]:
+        """Where the damaged range being ended starts, and its error."""
+        if self._damage_start is None or self._damage_error is None:
+            raise MalformedEventError("no damaged range is open", source=self.source,
+                                      event_offset=self.offset)
+        return self._damage_start, self._damage_error
+
     def _end_damage(self, end: int, *, resynced: bool) -> Damage:
+        start, error = self._open_damage()
         one = not resynced or self._damage_log_pos == end & _U32
         lost_nothing = False
         i = self._pos + end - self.offset
-        if resynced and self._chain and len(self._buf) - i >= HEADER_LEN:
+        last = self._last_log_pos
+        if resynced and self._chain and last is not None and len(self._buf) - i >= HEADER_LEN:
             nxt = parse_header(self._buf, i, end)
-            lost_nothing = bool(nxt.log_pos) and nxt.log_pos == (self._last_log_pos + nxt.event_size) & _U32
-        error = self._damage_error
+            lost_nothing = bool(nxt.log_pos) and nxt.log_pos == (last + nxt.event_size) & _U32
         declared = self._damage_size
-        if resynced and self._damage_trusted and self._damage_start + declared != end:
+        if resynced and self._damage_trusted and declared is not None and start + declared != end:
             # What failed (often the CRC) failed because the header's size was wrong.
             error.message += (f"; the header is damaged: it declares {declared} bytes, the next "
-                              f"valid event starts {end - self._damage_start} bytes on")
-            error.field_offset = self._damage_start + 9
-        damage = Damage(self.source, self._damage_start, end, error, resynced,
+                              f"valid event starts {end - start} bytes on")
+            error.field_offset = start + 9
+        damage = Damage(self.source, start, end, error, resynced,
                         type_code=self._damage_type, one_event=one, no_event_lost=lost_nothing)
         self._advance(end - self.offset)
         self._damage_start = self._damage_error = self._damage_type = None
@@ -662,7 +682,8 @@ class EventStream:
     def _end_damage_at_eof(self) -> Damage:
         """The scan reached the end of the input with nothing plausible: damage to the end."""
         self._advance(self.buffered)
-        damage = Damage(self.source, self._damage_start, self.offset, self._damage_error,
+        start, error = self._open_damage()
+        damage = Damage(self.source, start, self.offset, error,
                         True, to_end=True, type_code=self._damage_type, one_event=False)
         self._damage_start = self._damage_error = self._damage_type = None
         return damage

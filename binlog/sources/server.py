@@ -46,6 +46,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pymysql
 
@@ -238,7 +239,7 @@ class ReplicationClient:
         self.kw = parse_dsn(options.dsn)
         self.kw.pop("database", None)
         self.where = dsn_address(self.kw)
-        self.conn = None
+        self.conn: Any = None          # a PyMySQL Connection (untyped) once connected
         self.version = ""
         self.checksum = False
         self.tracker: DumpTracker | None = None
@@ -261,9 +262,21 @@ class ReplicationClient:
                 pass        # the connection is already broken: nothing to close
             self.conn = None
 
+    def _connection(self):
+        """The open connection (a PyMySQL Connection)."""
+        if self.conn is None:
+            raise ServerConnectionError(f"not connected to {self.where}")
+        return self.conn
+
+    def _tracker(self) -> DumpTracker:
+        """Where the dump is (set when it starts)."""
+        if self.tracker is None:
+            raise ServerConnectionError(f"no binlog dump started on {self.where}")
+        return self.tracker
+
     def query(self, sql: str, args=None) -> list[tuple]:
         try:
-            with self.conn.cursor() as cur:
+            with self._connection().cursor() as cur:
                 cur.execute(sql, args)
                 return list(cur.fetchall())
         except pymysql.err.MySQLError as exc:
@@ -290,7 +303,7 @@ class ReplicationClient:
         payload = struct.pack("<IHI", position, flags, self.options.server_id) + file.encode()
         self._big_read_buffer()
         self._send(COM_BINLOG_DUMP, payload)
-        self.conn._sock.settimeout(self.options.read_timeout)
+        self._connection()._sock.settimeout(self.options.read_timeout)
         self.tracker = DumpTracker(file, position, self.checksum, gaps=gtid is not None)
 
     def _prepare(self, gtid: str | None, strict: bool) -> None:
@@ -318,7 +331,7 @@ class ReplicationClient:
         payload = struct.pack("<IBBBHII", self.options.server_id, 0, 0, 0, 0, 0, 0)
         self._send(COM_REGISTER_SLAVE, payload)
         try:
-            self.conn._read_ok_packet()
+            self._connection()._read_ok_packet()
         except pymysql.err.MySQLError as exc:
             raise self._error(exc, "registering as a replica") from None
 
@@ -333,7 +346,7 @@ class ReplicationClient:
 
     def _send(self, command: int, payload: bytes) -> None:
         try:
-            self.conn._execute_command(command, payload)
+            self._connection()._execute_command(command, payload)
         except pymysql.err.MySQLError as exc:
             raise self._error(exc, "sending the dump request") from None
 
@@ -351,7 +364,7 @@ class ReplicationClient:
                     raise ServerConnectionError(f"source {self.where} ended the dump (shutdown "
                                                 f"or KILL of the dump thread)")
                 return
-            yield self.tracker.take(data)
+            yield self._tracker().take(data)
 
     def _read_event(self) -> bytes | None:
         packet = self._read_packet()
@@ -364,14 +377,14 @@ class ReplicationClient:
             raise self._server_error(packet)
         raise MalformedEventError(f"unexpected packet from the server: starts with "
                                   f"{packet[:4].hex(' ')} ({len(packet)} bytes)",
-                                  source=self.tracker.file or None,
-                                  event_offset=self.tracker.position)
+                                  source=self._tracker().file or None,
+                                  event_offset=self._tracker().position)
 
     def _read_packet(self) -> bytes:
         """One protocol payload, joined from 16 MiB packets (the MySQL protocol's framing:
         length u24, sequence u8; PyMySQL's Connection._read_packet does the same but has
         no bound, and an event is never larger than MAX_EVENT_SIZE)."""
-        conn = self.conn
+        conn = self._connection()
         parts = []
         total = 0
         while True:
@@ -389,8 +402,8 @@ class ReplicationClient:
             if total > MAX_EVENT_SIZE + 16:
                 conn._force_close()
                 raise MalformedEventError(f"the server sent a packet of more than "
-                                          f"{MAX_EVENT_SIZE} bytes", source=self.tracker.file,
-                                          event_offset=self.tracker.position)
+                                          f"{MAX_EVENT_SIZE} bytes", source=self._tracker().file,
+                                          event_offset=self._tracker().position)
             try:
                 parts.append(conn._read_bytes(length))
             except (pymysql.err.MySQLError, OSError) as exc:
@@ -417,8 +430,9 @@ class ReplicationClient:
         return self._typed(code, text, doing)
 
     def _typed(self, code: int | None, text: str, doing: str) -> ServerError:
-        where = self.tracker.file if self.tracker and self.tracker.file else None
-        pos = self.tracker.position if where else None
+        tracker = self.tracker
+        where = tracker.file if tracker is not None and tracker.file else None
+        pos = tracker.position if tracker is not None and where else None
         message = f"source {self.where}, {doing}: {text}" + (f" (error {code})" if code else "")
         if code in ER_ACCESS_DENIED:
             # Once logged in, "access denied" (1045 to COM_REGISTER_SLAVE) is a privilege.
@@ -514,6 +528,8 @@ class ServerSource(BinlogSource):
         only for the first connection: after a reconnect the reader already has it."""
         failures = 0
         while True:
+            if self._events is None:
+                raise ServerConnectionError(f"no binlog dump started on {self.client.where}")
             try:
                 event = next(self._events)
             except StopIteration:
