@@ -204,7 +204,14 @@ def check_algorithm(name: str | None) -> str | None:
 
 # --- per-event decryption --------------------------------------------------------------
 class _Cipher:
-    """AES with one key in one mode, as my_aes_crypt does it without padding."""
+    """AES with one key in one mode, as my_aes_crypt does it without padding.
+
+    Both modes run on one AES-ECB context per key (a new CBC/CTR context per event costs
+    more than decrypting a typical event): CBC is D(C_i) xor C_(i-1) with C_(-1) = IV,
+    CTR XORs with the encrypted counter blocks IV, IV+1, ... (128-bit big-endian, as
+    OpenSSL counts); long CTR events use a CTR context, which makes its counters in C."""
+
+    _CTR_BY_ECB = 32        # blocks up to which CTR counters are made here
 
     def __init__(self, key: bytes, algorithm: str):
         Cipher, algorithms, modes = _cipher_module()
@@ -212,22 +219,37 @@ class _Cipher:
         self._aes = algorithms.AES(key)
         self.algorithm = algorithm
         self._ecb_enc = Cipher(self._aes, modes.ECB()).encryptor()
+        self._ecb_dec = Cipher(self._aes, modes.ECB()).decryptor()
 
     def decrypt(self, data, iv: bytes) -> bytes:
+        data = bytes(data)
         if self.algorithm == "ctr":
-            dec = self._Cipher(self._aes, self._modes.CTR(iv)).decryptor()
-            return dec.update(data)
+            return self._ctr(data, iv)
         whole = len(data) - len(data) % _BLOCK
         out = b""
         if whole:
-            out = self._Cipher(self._aes, self._modes.CBC(iv)).decryptor().update(data[:whole])
+            out = _xor(self._ecb_dec.update(data[:whole]), iv + data[:whole - _BLOCK])
         if whole < len(data):
             # MyCTX_nopad::finish: the partial last block is XORed with AES-ECB(key, IV).
-            mask = self._ecb_enc.update(iv)
-            tail = data[whole:]
-            out += (int.from_bytes(tail, "little") ^ int.from_bytes(mask[:len(tail)], "little")
-                    ).to_bytes(len(tail), "little")
+            out += _xor(data[whole:], self._ecb_enc.update(iv))
         return out
+
+    def _ctr(self, data: bytes, iv: bytes) -> bytes:
+        blocks = -(-len(data) // _BLOCK)
+        if blocks > self._CTR_BY_ECB:
+            return self._Cipher(self._aes, self._modes.CTR(iv)).decryptor().update(data)
+        first = int.from_bytes(iv, "big")
+        counters = b"".join(((first + i) & _U128).to_bytes(_BLOCK, "big") for i in range(blocks))
+        return _xor(data, self._ecb_enc.update(counters))
+
+
+_U128 = (1 << 128) - 1
+
+
+def _xor(data: bytes, mask: bytes) -> bytes:
+    """data xor the first len(data) bytes of mask."""
+    n = len(data)
+    return (int.from_bytes(data, "little") ^ int.from_bytes(mask[:n], "little")).to_bytes(n, "little")
 
 
 def _to_cipher_order(event) -> bytes:

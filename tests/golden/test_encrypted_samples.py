@@ -149,3 +149,13 @@ def test_key_file_encrypted_by_openssl_with_digest_and_pbkdf2(keys, tmp_path, di
     with pytest.raises(KeyFileError, match="wrong secret"):
         load_key_ring([enc], key_file_key=f"FILE:{keys['keys.secret']}",
                       digest="sha224", pbkdf2_iterations=iterations)
+
+
+def test_stats_reads_encrypted_files_and_world_readable_keys_warn(keys, capfd):
+    keys["keys.txt"].chmod(0o644)
+    code = cli_main(["stats", "--key-file", str(keys["keys.txt"]), str(SAMPLES / "aes_cbc.binlog")])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    # the workload (samples/encrypted/generate.py): 41 inserts, 8 updates, 5 deletes
+    assert ["enc.t", "41", "8", "5"] in [line.split()[:4] for line in out.splitlines()]
+    assert "readable by every user" in err and "5e5e" not in err + out
