@@ -16,20 +16,23 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("binlog", "schema_store", "spark_ingest")
 
 #: Highest first.  A module may import modules of its own group and of lower layers; the
-#: groups of one layer do not import each other.  A module matches the longest prefix.
+#: groups of one layer do not import each other.  A module matches the longest prefix
+#: (``=name`` matches that module only: a package's ``__init__``).
 LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.cli", "spark_ingest.command", "spark_ingest.submit")],
     [("binlog.commands",)],
     [("spark_ingest",)],
+    [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
     [("binlog.output.sql", "binlog.replay.writers")],
     [("binlog.output.json_lines", "binlog.output.text", "binlog.checksum", "binlog.replay")],
     [("binlog.output.values", "binlog.output")],
     [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources"), ("schema_store",)],
     [("binlog.stream",)],
-    [("binlog.events",)],
+    [("binlog.events", "binlog.crypt")],
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression")],
-    [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values")],
-    [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog")],
+    [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.gtids")],
+    [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups",
+      "binlog.exitcodes", "binlog.interrupts")],
 ]
 
 
@@ -79,7 +82,9 @@ def place(name: str) -> tuple[int, int]:
     for layer, groups in enumerate(LAYERS):
         for group, prefixes in enumerate(groups):
             for prefix in prefixes:
-                if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best[0]:
+                exact = prefix.startswith("=")
+                hit = name == prefix[1:] if exact else name == prefix or name.startswith(prefix + ".")
+                if hit and len(prefix) > best[0]:
                     best = (len(prefix), (layer, group))
     if best[0] < 0:
         raise AssertionError(f"{name} is in no layer: add it to LAYERS")
