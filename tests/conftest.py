@@ -9,7 +9,6 @@ Run only the fast tests with ``pytest -m "not server"``.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -20,11 +19,7 @@ _TESTS = Path(__file__).resolve().parent
 if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))
 
-from support.mariadb_server import (  # noqa: E402
-    MariaDBNotFoundError,
-    MariaDBServer,
-    find_mariadbd,
-)
+from support.mariadb_server import MariaDBServer, require_mariadbd  # noqa: E402
 
 REPO_ROOT = _TESTS.parent
 SAMPLES_DIR = REPO_ROOT / "samples"
@@ -38,13 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "server: needs a real mariadbd (started by the tests on loopback)")
 
 
-def _require_mariadbd() -> None:
-    try:
-        find_mariadbd()
-    except MariaDBNotFoundError as exc:
-        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
-            raise
-        pytest.skip(f"no MariaDB server: {exc}")
+_require_mariadbd = require_mariadbd
 
 
 @pytest.fixture(scope="session")

@@ -23,8 +23,7 @@ def cli(*args, timeout: float = 60) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def server():
-    from conftest import _require_mariadbd
-    from support.mariadb_server import MariaDBServer
+    from support.mariadb_server import MariaDBServer, require_mariadbd as _require_mariadbd
 
     _require_mariadbd()
     with MariaDBServer({"binlog_checksum": "CRC32"}) as srv:

@@ -58,8 +58,7 @@ def contents(server) -> dict:
 
 @pytest.fixture(scope="module")
 def source():
-    from conftest import _require_mariadbd
-    from support.mariadb_server import MariaDBServer
+    from support.mariadb_server import MariaDBServer, require_mariadbd as _require_mariadbd
 
     _require_mariadbd()
     with MariaDBServer({"binlog_row_metadata": "FULL"}) as srv:

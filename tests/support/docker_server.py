@@ -53,7 +53,7 @@ class DockerUnavailableError(DockerServerError):
 def compose_services(compose_dir: Path = COMPOSE_DIR, compose_file: str = COMPOSE_FILE
                      ) -> dict[str, dict]:
     """``{service name: service dict}`` of the compose file."""
-    import yaml   # PyYAML: a dependency of testcontainers' compose support
+    import yaml  # PyYAML: a dependency of testcontainers' compose support
 
     data = yaml.safe_load((compose_dir / compose_file).read_text(encoding="utf-8"))
     return dict(data.get("services") or {})
@@ -81,6 +81,7 @@ def check_docker() -> None:
     ``docker compose`` CLI are usable."""
     try:
         import testcontainers.compose  # noqa: F401
+
         import docker
     except ImportError as exc:
         raise DockerUnavailableError(

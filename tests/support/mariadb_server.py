@@ -37,6 +37,7 @@ __all__ = [
     "MariaDBServerError",
     "MariaDBNotFoundError",
     "find_mariadbd",
+    "require_mariadbd",
     "find_tool",
     "mariadbd_version",
     "split_version",
@@ -83,6 +84,19 @@ def find_tool(*names: str, env: str | None = None) -> str:
         f"none of {', '.join(names)} found on PATH or in {', '.join(_SEARCH_DIRS)}; "
         "install the MariaDB server (Debian/Ubuntu: `apt-get install mariadb-server`) "
         + (f"or point ${env} at the binary" if env else ""))
+
+
+def require_mariadbd() -> None:
+    """Skip the calling test when no mariadbd is installed, unless
+    ``BINLOG_REQUIRE_SERVER=1`` (then a missing server is an error)."""
+    import pytest
+
+    try:
+        find_mariadbd()
+    except MariaDBNotFoundError as exc:
+        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
+            raise
+        pytest.skip(f"no MariaDB server: {exc}")
 
 
 def find_mariadbd() -> str:
