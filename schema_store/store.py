@@ -654,11 +654,15 @@ def _apply_payload(base: TableSchema | None, data: dict, version: _Version, wher
 def _column_runs(new, old) -> tuple[list, int]:
     """``new`` columns as runs ``[start, end]`` of ``old`` columns (the same objects: a
     DDL keeps the columns it does not touch) and dicts of the others; and how many
-    columns the runs keep."""
-    index = {id(c): i for i, c in enumerate(old)}
-    parts: list = []
-    kept = 0
-    for col in new:
+    columns the runs keep.  The unchanged head and tail are found by tuple comparison
+    (C speed, identity first), so an ALTER of a 1000-column table only walks what it
+    changed."""
+    head = _common_length(new, old, lambda seq, n: seq[:n])
+    tail = _common_length(new[head:], old[head:], lambda seq, n: seq[len(seq) - n:])
+    parts: list = [[0, head]] if head else []
+    kept = head + tail
+    index = {id(c): i for i, c in enumerate(old[head:len(old) - tail], head)}
+    for col in new[head:len(new) - tail]:
         i = index.get(id(col))
         if i is None or old[i] is not col:
             parts.append(_column_dict(col))
@@ -669,7 +673,27 @@ def _column_runs(new, old) -> tuple[list, int]:
             last[1] = i + 1
         else:
             parts.append([i, i + 1])
+    if tail:
+        start = len(old) - tail
+        last = parts[-1] if parts else None
+        if isinstance(last, list) and last[1] == start:
+            last[1] = len(old)
+        else:
+            parts.append([start, len(old)])
     return parts, kept
+
+
+def _common_length(a, b, cut) -> int:
+    """The largest n with cut(a, n) == cut(b, n) (a common prefix or suffix), by
+    binary search."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cut(a, mid) == cut(b, mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _table_fields(schema: TableSchema) -> dict:
