@@ -29,6 +29,8 @@ def _dsn_commands(dsn, tmp):
         ["apply", "--to", dsn, SAMPLE],
         ["verify-rows", "--against", dsn, SAMPLE],
         ["ingest", "--to", tmp / "out", "--schema-from", dsn, SAMPLE],
+        ["fetch", "--from", dsn, "--server-id", "99", "--to", tmp / "relay"],
+        ["dump", "--from", dsn, "--server-id", "99"],
     ]
 
 
@@ -36,7 +38,7 @@ def _cases():
     cases = []
     for i, dsn in enumerate(BAD_DSNS):
         for j, command in enumerate(_dsn_commands(dsn, Path("/tmp"))):
-            cases.append(pytest.param(("dsn", i, j), 2, "bad DSN", id=f"{command[0]}-dsn{i}"))
+            cases.append(pytest.param(("dsn", i, j), 2, "bad DSN", id=f"{command[0]}{j}-dsn{i}"))
     cases += [
         pytest.param(("eio",), 1, "read failed: Input/output error", id="eio"),
         pytest.param(("empty",), 1, "empty input (0 bytes): not a binlog", id="empty-file"),
