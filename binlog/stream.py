@@ -525,15 +525,7 @@ class EventStream:
             if verdict is True:
                 return self._end_damage(target, resynced=False)
             self._advance(1)
-        while True:
-            verdict = self._encrypted_at(self.offset)
-            if verdict is None:
-                if not self._eof:
-                    return NEED_DATA
-                return self._end_damage_at_eof()
-            if verdict is True or verdict is _TAIL:
-                return self._end_damage(self.offset, resynced=True)
-            self._advance(1)
+        return self._scan_on(self._encrypted_at)
 
     def _encrypted_at(self, offset: int):
         """Does an encrypted event start at ``offset``?  True (then it is decrypted in
@@ -601,15 +593,20 @@ class EventStream:
             if verdict is True:
                 return self._end_damage(target, resynced=False)
             self._advance(1)     # the declared end was wrong: scan from the next byte
+        return self._scan_on(self._plausible_at, self._skip_to_candidate)
+
+    def _scan_on(self, verdict_at, skip=None):
+        """Move on byte by byte until ``verdict_at(offset)`` finds the next event (True,
+        or _TAIL: an incomplete final event, which next_event() reports after this)."""
         while True:
-            self._skip_to_candidate()
-            verdict = self._plausible_at(self.offset)
+            if skip is not None:
+                skip()
+            verdict = verdict_at(self.offset)
             if verdict is None:
                 if not self._eof:
                     return NEED_DATA
                 return self._end_damage_at_eof()
             if verdict is True or verdict is _TAIL:
-                # _TAIL: an incomplete final event; next_event() reports it after this.
                 return self._end_damage(self.offset, resynced=True)
             self._advance(1)
 

@@ -12,7 +12,7 @@ from .actions import (AddColumn, AddPrimaryKey, AddSystemVersioning, AlterTable,
                       ModifyColumn, RenameColumn, RenameTo, TableDefaults)
 from .column_types import SYSTEM_VERSIONING_COLUMNS, resolve_column
 from .errors import SchemaNotFoundError
-from .model import TEXT_TYPES, ColumnSchema, default_collation
+from .model import TEXT_TYPES, ColumnSchema, column_position, default_collation
 
 Key = tuple[str, str]
 
@@ -30,11 +30,7 @@ class _Table:
         self.cs, self.coll = schema.charset, schema.collation
 
     def index(self, name: str) -> int | None:
-        low = name.lower()
-        for i, c in enumerate(self.cols):
-            if c.name.lower() == low:
-                return i
-        return None
+        return column_position(self.cols, name)
 
     def need(self, name: str) -> int:
         i = self.index(name)

@@ -101,6 +101,16 @@ class ColumnSchema:
         return self.data_type in TEMPORAL_FSP_TYPES
 
 
+
+def column_position(columns, name: str) -> int | None:
+    """0-based index of the column named ``name`` (names compare case-insensitively), or None."""
+    low = name.lower()
+    for i, col in enumerate(columns):
+        if col.name.lower() == low:
+            return i
+    return None
+
+
 @dataclass(frozen=True)
 class TableSchema:
     db: str
@@ -122,11 +132,7 @@ class TableSchema:
 
     def column_index(self, name: str) -> int | None:
         """0-based index of a column, or None."""
-        low = name.lower()
-        for i, col in enumerate(self.columns):
-            if col.name.lower() == low:
-                return i
-        return None
+        return column_position(self.columns, name)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -424,25 +424,22 @@ class _Parser:
             if temporary:
                 return Ignored("DROP TEMPORARY TABLE", where=where)
             ie = ts.accept_words("IF", "EXISTS")
-            names = []
-            while True:
-                names.append(self.qualify(qualified_name(ts)))
-                if not ts.accept_punct(","):
-                    break
-            return DropTable(tuple(names), if_exists=ie, where=where)
+            return DropTable(self._table_list(ts), if_exists=ie, where=where)
         if ts.accept_word("DATABASE", "SCHEMA"):
             ie = ts.accept_words("IF", "EXISTS")
             return DropDatabase(ts.ident("database name"), if_exists=ie, where=where)
         if ts.accept_word("SEQUENCE"):
             ie = ts.accept_words("IF", "EXISTS")
-            names = []
-            while True:
-                names.append(self.qualify(qualified_name(ts)))
-                if not ts.accept_punct(","):
-                    break
-            return DropTable(tuple(names), if_exists=ie, where=where)
+            return DropTable(self._table_list(ts), if_exists=ie, where=where)
         kind = ts.peek_upper()
         return Ignored("DROP " + kind, where=where)
+
+    def _table_list(self, ts: TokenStream) -> tuple[tuple[str | None, str], ...]:
+        """``[db.]name, [db.]name ...`` (DROP TABLE / SEQUENCE)."""
+        names = [self.qualify(qualified_name(ts))]
+        while ts.accept_punct(","):
+            names.append(self.qualify(qualified_name(ts)))
+        return tuple(names)
 
     def _rename(self, ts: TokenStream, where: str) -> DdlAction:
         pairs = []

@@ -64,6 +64,30 @@ def key_ring(args):
                          on_warning=warn)
 
 
+def add_position_options(p, *, timezone_help: str) -> None:
+    """Where reading starts and stops: offsets, GTIDs, datetimes (in --timezone)."""
+    p.add_argument("--start-position", type=int, metavar="N",
+                   help="skip events before offset N of the first file")
+    p.add_argument("--stop-position", type=int, metavar="N",
+                   help="stop at the first event at or after offset N of the last file")
+    p.add_argument("--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+                   help="skip events older than this (in --timezone)")
+    p.add_argument("--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+                   help="stop at the first event at or after this time (in --timezone)")
+    add_gtid_options(p)
+    p.add_argument("--timezone", default="UTC", help=timezone_help)
+
+
+def add_filter_options(p) -> None:
+    """Which tables are kept (the TableFilter of ``table_filter_of``)."""
+    p.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
+                   help="keep only matching tables (wildcards %% _ *; repeatable)")
+    p.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
+                   help="drop matching tables (wildcards %% _ *; repeatable)")
+    p.add_argument("--database", action="append", default=[], metavar="DB",
+                   help="keep only tables of this database (repeatable)")
+
+
 def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None:
     """``live``: the binlogs may come from a running server instead (``--from DSN``)."""
     p.add_argument("paths", nargs="*" if live else "+", metavar="FILE|DIR",
@@ -72,26 +96,11 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
     if live:
         add_live_options(p)
     if positions:
-        p.add_argument("--start-position", type=int, metavar="N",
-                       help="skip events before offset N of the first file")
-        p.add_argument("--stop-position", type=int, metavar="N",
-                       help="stop at the first event at or after offset N of the last file")
-        p.add_argument("--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
-                       help="skip events older than this (in --timezone)")
-        p.add_argument("--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
-                       help="stop at the first event at or after this time (in --timezone)")
-        add_gtid_options(p)
-        p.add_argument("--timezone", default="UTC",
-                       help="zone of the datetime options (default UTC)")
+        add_position_options(p, timezone_help="zone of the datetime options (default UTC)")
     p.add_argument("--no-verify-checksum", action="store_true",
                    help="do not verify CRC32 event checksums")
     add_schema_options(p)
-    p.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
-                   help="keep only matching tables (wildcards %% _ *; repeatable)")
-    p.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
-                   help="drop matching tables (wildcards %% _ *; repeatable)")
-    p.add_argument("--database", action="append", default=[], metavar="DB",
-                   help="keep only tables of this database (repeatable)")
+    add_filter_options(p)
     p.add_argument("--infer-precision", action="store_true",
                    help="infer unknown legacy temporal precisions from the row images")
     p.add_argument("--no-track-ddl", action="store_true",

@@ -6,8 +6,8 @@ import sys
 
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_gtid_options, add_key_options,
-                      add_live_options, add_schema_options, key_ring, live_tables_from_dsn,
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_filter_options, add_key_options,
+                      add_live_options, add_position_options, add_schema_options, key_ring, live_tables_from_dsn,
                       open_schema, report_inferred, source_of, table_filter_of, warn_unknown)
 
 
@@ -28,17 +28,8 @@ def add_parser(sub) -> None:
                            "changing a primary/unique key as DELETE + INSERT, DELETEs first")
     dump.add_argument("--checksum", action="store_true",
                       help="json: add the TiCDC CRC32 row checksums of the images to each record")
-    dump.add_argument("--start-position", type=int, metavar="N",
-                      help="skip events before offset N of the first file")
-    dump.add_argument("--stop-position", type=int, metavar="N",
-                      help="stop at the first event at or after offset N of the last file")
-    add_gtid_options(dump)
-    dump.add_argument("--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
-                      help="skip events older than this (in --timezone)")
-    dump.add_argument("--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
-                      help="stop at the first event at or after this time (in --timezone)")
-    dump.add_argument("--timezone", default="UTC",
-                      help="zone for TIMESTAMP values and the datetime options (default UTC)")
+    add_position_options(dump, timezone_help="zone for TIMESTAMP values and the datetime "
+                                             "options (default UTC)")
     dump.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex",
                       help="how binary strings and BLOBs are printed (default hex)")
     dump.add_argument("--no-verify-checksum", action="store_true",
@@ -57,12 +48,7 @@ def add_parser(sub) -> None:
     add_live_options(dump)
     add_schema_options(dump)
     add_key_options(dump)
-    dump.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
-                      help="keep only matching tables (wildcards %% _ *; repeatable)")
-    dump.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
-                      help="drop matching tables (wildcards %% _ *; repeatable)")
-    dump.add_argument("--database", action="append", default=[], metavar="DB",
-                      help="keep only tables of this database (repeatable)")
+    add_filter_options(dump)
     dump.add_argument("--infer-precision", action="store_true",
                       help="when no schema knows a legacy temporal column's precision, infer it "
                            "from the row images (only an unambiguous fit is accepted)")
