@@ -5,7 +5,15 @@ says what it needed and what was left (see binlog/column.py).
 """
 from __future__ import annotations
 
+import struct
+
 from ..errors import MalformedEventError, TruncatedError
+
+# Little-endian fixed-width values (the binlog's byte order).
+I16, U16 = struct.Struct("<h"), struct.Struct("<H")
+I32, U32 = struct.Struct("<i"), struct.Struct("<I")
+I64, U64 = struct.Struct("<q"), struct.Struct("<Q")
+F32, F64 = struct.Struct("<f"), struct.Struct("<d")
 
 
 def truncated(n: int, what: str, left: int) -> TruncatedError:

@@ -7,18 +7,9 @@ otherwise year - 1900.
 """
 from __future__ import annotations
 
-import struct
 
-from ._common import truncated
+from ._common import I16, U16, I32, U32, I64, U64, F32, F64, truncated
 
-_I16 = struct.Struct("<h")
-_U16 = struct.Struct("<H")
-_I32 = struct.Struct("<i")
-_U32 = struct.Struct("<I")
-_I64 = struct.Struct("<q")
-_U64 = struct.Struct("<Q")
-_F32 = struct.Struct("<f")
-_F64 = struct.Struct("<d")
 
 
 def decode_tiny(buf, pos, end, col):
@@ -33,7 +24,7 @@ def decode_tiny(buf, pos, end, col):
 def decode_short(buf, pos, end, col):
     if end - pos < 2:
         raise truncated(2, "SMALLINT", end - pos)
-    return (_U16 if col.unsigned else _I16).unpack_from(buf, pos)[0], pos + 2
+    return (U16 if col.unsigned else I16).unpack_from(buf, pos)[0], pos + 2
 
 
 def decode_int24(buf, pos, end, col):
@@ -48,25 +39,25 @@ def decode_int24(buf, pos, end, col):
 def decode_long(buf, pos, end, col):
     if end - pos < 4:
         raise truncated(4, "INT", end - pos)
-    return (_U32 if col.unsigned else _I32).unpack_from(buf, pos)[0], pos + 4
+    return (U32 if col.unsigned else I32).unpack_from(buf, pos)[0], pos + 4
 
 
 def decode_longlong(buf, pos, end, col):
     if end - pos < 8:
         raise truncated(8, "BIGINT", end - pos)
-    return (_U64 if col.unsigned else _I64).unpack_from(buf, pos)[0], pos + 8
+    return (U64 if col.unsigned else I64).unpack_from(buf, pos)[0], pos + 8
 
 
 def decode_float(buf, pos, end, col):
     if end - pos < 4:
         raise truncated(4, "FLOAT", end - pos)
-    return _F32.unpack_from(buf, pos)[0], pos + 4
+    return F32.unpack_from(buf, pos)[0], pos + 4
 
 
 def decode_double(buf, pos, end, col):
     if end - pos < 8:
         raise truncated(8, "DOUBLE", end - pos)
-    return _F64.unpack_from(buf, pos)[0], pos + 8
+    return F64.unpack_from(buf, pos)[0], pos + 8
 
 
 def decode_year(buf, pos, end, col):

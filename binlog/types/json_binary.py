@@ -28,11 +28,10 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import struct
 from typing import NamedTuple
 
 from ..constants import ColumnType
-from ._common import malformed, read_length, truncated
+from ._common import I16, U16, I32, U32, I64, U64, F64, malformed, read_length, truncated
 from .decimal import decimal_from_bin, decimal_layout
 
 MAX_DEPTH = 100
@@ -41,17 +40,10 @@ _SMALL_OBJECT, _LARGE_OBJECT, _SMALL_ARRAY, _LARGE_ARRAY = 0, 1, 2, 3
 _LITERAL, _INT16, _UINT16, _INT32, _UINT32, _INT64, _UINT64, _DOUBLE, _STRING = range(4, 13)
 _OPAQUE = 15
 
-_I16 = struct.Struct("<h")
-_U16 = struct.Struct("<H")
-_I32 = struct.Struct("<i")
-_U32 = struct.Struct("<I")
-_I64 = struct.Struct("<q")
-_U64 = struct.Struct("<Q")
-_F64 = struct.Struct("<d")
 
 _SCALAR_SIZE = {_INT16: 2, _UINT16: 2, _INT32: 4, _UINT32: 4, _INT64: 8, _UINT64: 8, _DOUBLE: 8}
-_SCALAR_STRUCT = {_INT16: _I16, _UINT16: _U16, _INT32: _I32, _UINT32: _U32, _INT64: _I64,
-                  _UINT64: _U64, _DOUBLE: _F64}
+_SCALAR_STRUCT = {_INT16: I16, _UINT16: U16, _INT32: I32, _UINT32: U32, _INT64: I64,
+                  _UINT64: U64, _DOUBLE: F64}
 
 
 def parse_json_binary(data: bytes) -> object:
@@ -128,7 +120,7 @@ def _container(data: bytes, vtype: int, start: int, end: int, depth: int, budget
     large = vtype in (_LARGE_OBJECT, _LARGE_ARRAY)
     is_object = vtype in (_SMALL_OBJECT, _LARGE_OBJECT)
     osize = 4 if large else 2
-    off = _U32 if large else _U16
+    off = U32 if large else U16
     if end - start < 2 * osize:
         raise malformed("JSON object/array header runs past its value")
     count = off.unpack_from(data, start)[0]
@@ -152,13 +144,13 @@ def _container(data: bytes, vtype: int, start: int, end: int, depth: int, budget
         if etype == _LITERAL:
             values.append(_literal(data[e + 1]))
         elif etype == _INT16:
-            values.append(_I16.unpack_from(data, e + 1)[0])
+            values.append(I16.unpack_from(data, e + 1)[0])
         elif etype == _UINT16:
-            values.append(_U16.unpack_from(data, e + 1)[0])
+            values.append(U16.unpack_from(data, e + 1)[0])
         elif large and etype == _INT32:
-            values.append(_I32.unpack_from(data, e + 1)[0])
+            values.append(I32.unpack_from(data, e + 1)[0])
         elif large and etype == _UINT32:
-            values.append(_U32.unpack_from(data, e + 1)[0])
+            values.append(U32.unpack_from(data, e + 1)[0])
         else:
             voff = off.unpack_from(data, e + 1)[0]
             if voff < header or voff >= nbytes:
@@ -170,7 +162,7 @@ def _container(data: bytes, vtype: int, start: int, end: int, depth: int, budget
     for i in range(count):
         e = start + 2 * osize + i * key_entry
         koff = off.unpack_from(data, e)[0]
-        klen = _U16.unpack_from(data, e + osize)[0]
+        klen = U16.unpack_from(data, e + osize)[0]
         if koff < header or koff + klen > nbytes:
             raise malformed(f"JSON key offset {koff} outside its object")
         try:
@@ -201,7 +193,7 @@ def _opaque(field_type: int, data: bytes):
     if field_type in _DATE_TYPES or field_type in _DATETIME_TYPES or field_type in _TIME_TYPES:
         if len(data) < 8:
             raise malformed("JSON temporal value too short")
-        packed = _I64.unpack_from(data, 0)[0]
+        packed = I64.unpack_from(data, 0)[0]
         negative = packed < 0
         if negative:
             packed = -packed
