@@ -16,10 +16,12 @@ def add_parser(sub) -> None:
     dump.add_argument("paths", nargs="*", metavar="FILE|DIR",
                       help="binlog files, or directories (their binlogs in index order); or "
                            "--from DSN")
-    dump.add_argument("--format", choices=["json", "text", "sql", "flashback"], default="json",
+    dump.add_argument("--format", choices=["json", "text", "sql", "flashback", "debezium"],
+                      default="json",
                       help="json (default), text, sql (statements replaying the changes, one "
-                           "transaction per source transaction) or flashback (statements "
-                           "undoing them, newest first)")
+                           "transaction per source transaction), flashback (statements "
+                           "undoing them, newest first) or debezium (the change-event envelope "
+                           "of Debezium's MySQL connector, one per line)")
     dump.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
                       help="sql/flashback: INSERT as REPLACE, UPDATE as DELETE by key + REPLACE "
                            "(idempotent; default); --no-safe for plain INSERT/UPDATE/DELETE")
@@ -88,10 +90,14 @@ def run(args) -> int:
         writer = sql_writer(args, out, schema)
     elif args.format == "json" and (args.checksum or args.split_updates):
         writer = json_writer(args, out, schema)
+    elif args.format == "debezium":
+        from ..output.debezium import DebeziumWriter
+
+        writer = DebeziumWriter(out)
     else:
         writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
     try:
-        if args.format == "json" and not args.split_updates:
+        if args.format in ("json", "debezium") and not args.split_updates:
             for change in reader.changes():
                 writer.write(change)
         else:
