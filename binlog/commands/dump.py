@@ -61,9 +61,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from ..interrupts import GuardedOutput
     from ..output.json_lines import JsonLinesWriter
     from ..output.text import TextWriter
-    from ..interrupts import GuardedOutput
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange
 
     zone = parse_zone(args.timezone)
