@@ -351,6 +351,9 @@ class TypedWriter:
     def add(self, change) -> None:
         if change.op not in TYPED_OPS:
             return
+        if self._table(change.db, change.table) is None:
+            self.schemaless.add((change.db, change.table))
+            return
         before = render_row(change.before, change.plan, self.render_bytes)
         after = render_row(change.after, change.plan, self.render_bytes)
         self.add_images(change, before, after)

@@ -59,8 +59,7 @@ def run_local(args) -> int:
             ops = stats.setdefault(table_dir_name(db, table), {})   # as the Spark engine
             ops[op] = ops.get(op, 0) + n
     t_tables = time.time()
-    for db, table in sorted(schemaless, key=repr):
-        write_schemaless_table(changes_dir, base / "tables", run, db, table, opts)
+    write_schemaless_tables(sorted(schemaless, key=repr), changes_dir, base / "tables", run, opts)
     t_tables = time.time() - t_tables
     paths = {Path(p).name: p for p in job.files}
     all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in job.driver_errors + error_rows]
@@ -164,6 +163,21 @@ class _Change:
         self.file, self.pos, self.server_id = rec["file"], rec["pos"], rec["server_id"]
         self.gtid, self.op, self.db, self.table = rec["gtid"], rec["op"], db, table
         self.ts = rec["ts"]
+
+
+def write_schemaless_tables(names, changes_dir: Path, tables_dir: Path, run: int, opts) -> None:
+    """``write_schemaless_table`` for each table, in the worker processes."""
+    workers = min(opts.parallelism or 1, len(names))
+    if workers <= 1:
+        for db, table in names:
+            write_schemaless_table(changes_dir, tables_dir, run, db, table, opts)
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(write_schemaless_table, changes_dir, tables_dir, run, db, table, opts)
+                   for db, table in names]
+        for future in futures:
+            future.result()
 
 
 def write_schemaless_table(changes_dir: Path, tables_dir: Path, run: int, db: str, table: str,

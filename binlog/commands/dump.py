@@ -22,6 +22,15 @@ def add_parser(sub) -> None:
                            "transaction per source transaction), flashback (statements "
                            "undoing them, newest first) or debezium (the change-event envelope "
                            "of Debezium's MySQL connector, one per line)")
+    dump.add_argument("--bigint-as-string", action="store_true",
+                      help="json/debezium: integers beyond 2^53 (what JavaScript and jq hold "
+                           "exactly) as strings of their digits")
+    dump.add_argument("--output-dir", metavar="DIR",
+                      help="json/debezium: one file per table, DIR/<db>.<table>.<N>.jsonl "
+                           "(names encoded), a new file every --rotate-size bytes")
+    dump.add_argument("--rotate-size", default="256m", metavar="BYTES",
+                      help="with --output-dir: start a table's next file at this size "
+                           "(e.g. 64m; default 256m)")
     dump.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
                       help="sql/flashback: INSERT as REPLACE, UPDATE as DELETE by key + REPLACE "
                            "(idempotent; default); --no-safe for plain INSERT/UPDATE/DELETE")
@@ -62,10 +71,12 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..interrupts import GuardedOutput
-    from ..output.json_lines import JsonLinesWriter
-    from ..output.text import TextWriter
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange
 
+    if args.output_dir is not None and args.format not in ("json", "debezium"):
+        from ..errors import UsageError
+
+        raise UsageError("--output-dir writes JSON Lines: use it with --format json or debezium")
     zone = parse_zone(args.timezone)
     # DDL in the binlog is followed by default (an in-memory store when no --schema-store):
     # a CREATE TABLE inside the binlog gives its legacy columns' precision.
@@ -90,12 +101,8 @@ def run(args) -> int:
         writer = sql_writer(args, out, schema)
     elif args.format == "json" and (args.checksum or args.split_updates):
         writer = json_writer(args, out, schema)
-    elif args.format == "debezium":
-        from ..output.debezium import DebeziumWriter
-
-        writer = DebeziumWriter(out)
     else:
-        writer = (JsonLinesWriter if args.format == "json" else TextWriter)(out, args.binary_encoding)
+        writer = record_writer(args, out)
     try:
         if args.format in ("json", "debezium") and not args.split_updates:
             for change in reader.changes():
@@ -111,6 +118,30 @@ def run(args) -> int:
             _print_stats(reader.stats)
         _print_damage_summary(reader.stats)
     return _dump_exit_code(reader.stats)
+
+
+def record_writer(args, out):
+    """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
+    from ..output.debezium import DebeziumWriter
+    from ..output.json_lines import JsonLinesWriter
+    from ..output.routing import BigintsAsStrings, PerTableFiles
+    from ..output.text import TextWriter
+
+    def make(stream):
+        if args.format == "debezium":
+            writer = DebeziumWriter(stream)
+        elif args.format == "json":
+            writer = JsonLinesWriter(stream, args.binary_encoding)
+        else:
+            writer = TextWriter(stream, args.binary_encoding)
+        return BigintsAsStrings(writer) if args.bigint_as_string else writer
+
+    if args.output_dir is None:
+        return make(out)
+    from spark_ingest.options import parse_size
+    from spark_ingest.paths import inside, table_dir_name
+
+    return PerTableFiles(args.output_dir, make, table_dir_name, parse_size(args.rotate_size), inside)
 
 
 def sql_writer(args, out, schema):

@@ -1,0 +1,89 @@
+"""Writers around a record writer: integers as strings, one file per table.
+
+- ``BigintsAsStrings(writer)`` (``--bigint-as-string``): integers beyond 2^53 - what a
+  JavaScript number or jq holds exactly - in the row images become their decimal text,
+  so ``18446744073709551615`` is not read back as ``18446744073709552000``.
+- ``PerTableFiles`` (``--output-dir DIR``): one JSON Lines file per source table,
+  ``DIR/<db>.<table>.<N>.jsonl`` (names encoded by the command, never a path as the
+  binlog wrote them), a new file when one reaches ``max_bytes``.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import replace
+
+SAFE_INTEGER = (1 << 53) - 1      # Number.MAX_SAFE_INTEGER
+MAX_OPEN_FILES = 64
+
+
+def _stringify(row: dict | None) -> dict | None:
+    if row is None:
+        return None
+    if not any(type(v) is int and not -SAFE_INTEGER <= v <= SAFE_INTEGER for v in row.values()):
+        return row
+    return {k: str(v) if type(v) is int and not -SAFE_INTEGER <= v <= SAFE_INTEGER else v
+            for k, v in row.items()}
+
+
+class BigintsAsStrings:
+    def __init__(self, writer):
+        self.writer = writer
+
+    def write(self, change) -> None:
+        self.writer.write(replace(change, before=_stringify(change.before), after=_stringify(change.after)))
+
+    def __getattr__(self, name):          # event(), statement(), close() as the writer has them
+        return getattr(self.writer, name)
+
+
+class PerTableFiles:
+    """``make_writer(stream)`` makes the record writer of one file; ``name_of(db, table)``
+    gives a table's file name stem (one safe path component); ``inside(root, path)``
+    checks a path before it is opened."""
+
+    def __init__(self, directory, make_writer, name_of, max_bytes: int, inside):
+        self.directory = str(directory)
+        self.make_writer = make_writer
+        self.name_of = name_of
+        self.max_bytes = max_bytes
+        self.inside = inside
+        self.sequence: dict = {}           # table -> number of its current file
+        self.open: OrderedDict = OrderedDict()   # table -> (stream, writer)
+        os.makedirs(self.directory, exist_ok=True)
+
+    def _path(self, key) -> str:
+        name = f"{self.name_of(*key)}.{self.sequence[key]:06d}.jsonl"
+        return str(self.inside(self.directory, os.path.join(self.directory, name)))
+
+    def _writer(self, key):
+        if key in self.open:
+            self.open.move_to_end(key)
+            return self.open[key]
+        if len(self.open) >= MAX_OPEN_FILES:
+            self._close(next(iter(self.open)))
+        self.sequence.setdefault(key, 1)
+        stream = open(self._path(key), "ab")
+        self.open[key] = (stream, self.make_writer(stream))
+        return self.open[key]
+
+    def _close(self, key) -> None:
+        stream, writer = self.open.pop(key)
+        if hasattr(writer, "close"):
+            writer.close()
+        stream.close()
+
+    def write(self, change) -> None:
+        key = (change.db, change.table)
+        stream, writer = self._writer(key)
+        writer.write(change)
+        if stream.tell() >= self.max_bytes:
+            self._close(key)
+            self.sequence[key] += 1
+
+    def event(self, item) -> None:
+        """Events are not part of the per-table files."""
+
+    def close(self) -> None:
+        for key in list(self.open):
+            self._close(key)
