@@ -13,7 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from .constants import BINARY_COLLATION
+from .constants import BINARY_COLLATION, ColumnType as T
+
+# Types whose values are strings in some charset (BLOB/TEXT share their type codes).
+CHARACTER_TYPES = frozenset({T.VARCHAR, T.VAR_STRING, T.STRING, T.BLOB, T.TINY_BLOB,
+                             T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED,
+                             T.VARCHAR_COMPRESSED})
 
 
 @dataclass
@@ -40,6 +45,12 @@ class Column:
     @property
     def is_binary(self) -> bool:
         return self.collation == BINARY_COLLATION
+
+    @property
+    def charset_unknown(self) -> bool:
+        """A character (or BLOB: the binlog does not tell BLOB from TEXT) column whose
+        charset neither the TABLE_MAP nor a schema gave: its values stay bytes."""
+        return self.collation is None and self.encoding is None and self.type in CHARACTER_TYPES
 
     @property
     def label(self) -> str:

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterator
 
+from .column import CHARACTER_TYPES
 from .constants import LEGACY_TEMPORAL_TYPES, EventType
 from .gtids import GtidWindow
 from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
@@ -66,6 +67,7 @@ class ReadStats:
     skipped_bytes: int = 0
     damage: list = field(default_factory=list)     # stream.Damage, in reading order (skip mode)
     incomplete: IncompleteEventError | None = None  # the last file ends inside this event
+    unknown_charset_columns: int = 0    # text columns given as raw bytes (charset unknown)
 
     @property
     def damaged_bytes(self) -> int:
@@ -100,9 +102,12 @@ class ReaderOptions:
     keys: Any = None        # binlog.crypt.KeyRing for encrypted binlogs (never printed)
     start_gtid: str | None = None       # MariaDB GTID lists, as binlog.gtids reads them
     stop_gtid: str | None = None
+    assume_charset: str | None = None
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
+        if self.assume_charset is not None:
+            assumed_codec(self.assume_charset)
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ class ReaderHooks:
     on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None
     on_damage: Callable[[Damage], None] | None = None
     on_idle: Callable[[], None] | None = None
+    on_warning: Callable[[str], None] | None = None
 
 
 _OPTION_NAMES = frozenset(f.name for f in fields(ReaderOptions))
@@ -162,6 +168,7 @@ class BinlogReader:
         self.gtid_window = GtidWindow(options.start_gtid, options.stop_gtid)
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
+        self._charset_warned: set[tuple] = set()
 
     # The options as attributes, as callers of the keyword form have always read them.
     verify_checksums = property(lambda self: self.options.verify_checksums)
@@ -397,6 +404,8 @@ class BinlogReader:
         inferred = self._inferred.get((table_map.db, table_map.table, table_map.layout_key()), {})
         for index, n in inferred.items():
             attributes.setdefault(index, {}).setdefault("precision", n)
+        if self.options.assume_charset:
+            _assume_charset(table_map, attributes, assumed_codec(self.options.assume_charset))
         key = (table_map.db, table_map.table, known_zero,
                tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
                       c.set_values, c.nullable) for c in table_map.columns),
@@ -406,7 +415,22 @@ class BinlogReader:
             plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz,
                               schema=attributes)
             self._plans[key] = plan
+            self._warn_unknown_charsets(plan)
         return plan
+
+    def _warn_unknown_charsets(self, plan: DecodePlan) -> None:
+        for col in plan.columns:
+            where = (plan.db, plan.table, col.index)
+            if not col.charset_unknown or where in self._charset_warned:
+                continue
+            self._charset_warned.add(where)
+            self.stats.unknown_charset_columns += 1
+            if self.hooks.on_warning:
+                self.hooks.on_warning(
+                    f"{plan.qualified_name} column {col.label}: neither the binlog nor the "
+                    f"schema gives its charset; its values are raw bytes "
+                    f'({{"bytes_hex": ...}}). Give the schema (--schema-ddl DUMP, '
+                    f"--schema-from DSN) or --assume-charset CHARSET")
 
 
 _GTID_TYPES = frozenset({EventType.GTID_EVENT, EventType.GTID_LOG_EVENT,
@@ -424,6 +448,27 @@ class _FileState:
     maps_lost_at: int | None = None
     group: tuple[int, int] | None = None    # (domain, seq_no) of the event group, with a GTID window
     skip_group: bool = False                # that group lies outside the window
+
+
+def assumed_codec(charset: str) -> str:
+    """The Python codec of an --assume-charset name; UsageError for a name without one."""
+    from .charsets import CHARSET_CODECS
+
+    codec = CHARSET_CODECS.get(charset.lower())
+    if codec is None:
+        raise UsageError(f"--assume-charset {charset}: not a character set this reader can "
+                         f"decode (e.g. latin1, utf8mb4, gbk)")
+    return codec
+
+
+def _assume_charset(table_map, attributes: dict, codec: str) -> None:
+    """Text columns whose charset neither the TABLE_MAP nor the schema gives: decode them
+    with the codec the user named."""
+    for col in table_map.columns:
+        given = attributes.get(col.index, {})
+        if (col.type in CHARACTER_TYPES and given.get("collation", col.collation) is None
+                and given.get("encoding", col.encoding) is None):
+            attributes.setdefault(col.index, {})["encoding"] = codec
 
 
 def _track_transaction(state: _FileState, event: QueryEvent) -> None:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Callable
 
 from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
@@ -136,6 +137,23 @@ def override_attributes(table_map, overrides: dict) -> dict[int, dict]:
     return out
 
 
+def _with_server_charset(action, event):
+    """A CREATE DATABASE that names no charset gets the session's collation_server
+    (sql/sql_db.cc write_db_opt), which the QUERY event's Q_CHARSET_CODE carries."""
+    from binlog.charsets import charset_for_collation
+
+    from .actions import CreateDatabase
+    from .model import normalize_charset
+
+    if not isinstance(action, CreateDatabase) or action.charset or action.collation:
+        return action
+    codes = getattr(event, "charsets", None)
+    charset = normalize_charset(charset_for_collation(codes[2])) if codes else None
+    if charset is None:
+        return action
+    return replace(action, charset=charset)
+
+
 class SchemaResolver:
     def __init__(self, store, *, track_ddl: bool = True,
                  on_warning: Callable[[str], None] | None = None):
@@ -172,6 +190,7 @@ class SchemaResolver:
         except DdlParseError as exc:
             self._forget_tables(event, position, source, exc)
             return
+        actions = [_with_server_charset(action, event) for action in actions]
         db = event.db or None
         catalog = self._catalog_for(actions, position, db)
         before = catalog.copy()

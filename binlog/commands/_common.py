@@ -88,6 +88,13 @@ def add_filter_options(p) -> None:
                    help="keep only tables of this database (repeatable)")
 
 
+def add_charset_option(p) -> None:
+    p.add_argument("--assume-charset", metavar="CHARSET",
+                   help="charset of the text columns whose charset neither the binlog nor "
+                        "the schema gives (e.g. latin1); without it their values are raw "
+                        "bytes, {\"bytes_hex\": ...}")
+
+
 def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None:
     """``live``: the binlogs may come from a running server instead (``--from DSN``)."""
     p.add_argument("paths", nargs="*" if live else "+", metavar="FILE|DIR",
@@ -103,6 +110,7 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
     add_filter_options(p)
     p.add_argument("--infer-precision", action="store_true",
                    help="infer unknown legacy temporal precisions from the row images")
+    add_charset_option(p)
     p.add_argument("--no-track-ddl", action="store_true",
                    help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events")
     add_key_options(p)
@@ -203,8 +211,9 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             tz=tz, table_filter=table_filter, infer_precision=args.infer_precision,
                             keys=key_ring(args),
                             start_gtid=getattr(args, "start_gtid", None),
-                            stop_gtid=getattr(args, "stop_gtid", None))
-    hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred)
+                            stop_gtid=getattr(args, "stop_gtid", None),
+                            assume_charset=getattr(args, "assume_charset", None))
+    hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred, on_warning=warn)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)
 

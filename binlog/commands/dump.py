@@ -6,9 +6,10 @@ import sys
 
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_filter_options, add_key_options,
-                      add_live_options, add_position_options, add_schema_options, key_ring, live_tables_from_dsn,
-                      open_schema, report_inferred, source_of, table_filter_of, warn_unknown)
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_charset_option, add_filter_options,
+                      add_key_options, add_live_options, add_position_options, add_schema_options,
+                      key_ring, live_tables_from_dsn, open_schema, report_inferred, source_of,
+                      table_filter_of, warn, warn_unknown)
 
 
 def add_parser(sub) -> None:
@@ -63,6 +64,7 @@ def add_parser(sub) -> None:
     dump.add_argument("--infer-precision", action="store_true",
                       help="when no schema knows a legacy temporal column's precision, infer it "
                            "from the row images (only an unambiguous fit is accepted)")
+    add_charset_option(dump)
     dump.add_argument("--no-track-ddl", action="store_true",
                       help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
                            "(followed by default)")
@@ -90,9 +92,10 @@ def run(args) -> int:
                             table_filter=table_filter_of(args), infer_precision=args.infer_precision,
                             on_error=args.on_error, follow=args.follow,
                             follow_timeout=args.follow_timeout, keys=key_ring(args),
-                            start_gtid=args.start_gtid, stop_gtid=args.stop_gtid)
+                            start_gtid=args.start_gtid, stop_gtid=args.stop_gtid,
+                            assume_charset=args.assume_charset)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
-                        on_damage=_report_damage, on_idle=sys.stdout.flush)
+                        on_damage=_report_damage, on_idle=sys.stdout.flush, on_warning=warn)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
                           hooks=hooks)
     # records are written whole or not at all when SIGINT/SIGTERM comes (binlog.interrupts)
@@ -209,3 +212,6 @@ def _print_stats(stats) -> None:
                   f"{stats.skipped_bytes} bytes skipped undecoded\n")
     if stats.unknown:
         err.write(f"binlog:   {len(stats.unknown)} unknown event(s) reported, not decoded\n")
+    if stats.unknown_charset_columns:
+        err.write(f"binlog:   {stats.unknown_charset_columns} text column(s) of unknown charset "
+                  f"given as raw bytes\n")

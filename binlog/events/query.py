@@ -8,6 +8,14 @@ block (binlog-formats.md §3).  EXECUTE_LOAD_QUERY (18) adds 13 post-header byte
 (file_id u32, fn_pos_start u32, fn_pos_end u32, dup_handling u8).
 ROWS_QUERY (29, MySQL): u8 length (truncated, ignored) then the statement text.
 ANNOTATE_ROWS (160, MariaDB): the statement text, no post-header.
+
+Status vars (``sql/log_event.h`` Q_*_CODE, the same numbers in MySQL and MariaDB up to
+10; ``Query_log_event::write`` writes them in code order): ``QueryEvent.charsets`` reads
+Q_CHARSET_CODE (4): three u16 LE collation ids, ``character_set_client``,
+``collation_connection`` and ``collation_server`` of the session (MariaDB
+sql/log_event_server.cc Query_log_event ctor: ``int2store(charset+4,
+thd->variables.collation_server->number)``).  A CREATE DATABASE naming no charset gets
+``collation_server`` (sql/sql_db.cc write_db_opt).
 """
 from __future__ import annotations
 
@@ -29,6 +37,55 @@ class QueryEvent(Event):
     status_vars: bytes
     db: str
     query: str
+
+    @property
+    def charsets(self) -> tuple[int, int, int] | None:
+        """(client charset, collation_connection, collation_server) ids from the status
+        var Q_CHARSET_CODE, or None when the event does not carry it."""
+        raw = status_var(self.status_vars, Q_CHARSET_CODE)
+        if raw is None or len(raw) != 6:
+            return None
+        return tuple(int.from_bytes(raw[i:i + 2], "little") for i in (0, 2, 4))
+
+
+Q_CHARSET_CODE = 4
+# Status var code -> its fixed length; codes with a length prefix are handled in
+# _var_length.  Codes 0-13 as MySQL and MariaDB log_event.h define them.
+_FIXED_LENGTHS = {0: 4, 1: 8, 3: 4, 4: 6, 7: 2, 8: 2, 9: 8, 10: 4, 13: 3}
+
+
+def _var_length(data: bytes, code: int, pos: int) -> int | None:
+    """Bytes the value of status var ``code`` at ``data[pos:]`` takes; None if unknown."""
+    if code in _FIXED_LENGTHS:
+        return _FIXED_LENGTHS[code]
+    if pos >= len(data):
+        return None
+    if code in (5, 6):          # Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE: u8 length + text
+        return 1 + data[pos]
+    if code == 2:               # Q_CATALOG_CODE (5.0.0-5.0.3): u8 length + text + NUL
+        return 2 + data[pos]
+    if code == 11:              # Q_INVOKER: u8 length + user, u8 length + host
+        user_end = pos + 1 + data[pos]
+        if user_end >= len(data):
+            return None
+        return user_end - pos + 1 + data[user_end]
+    return None
+
+
+def status_var(data: bytes, wanted: int) -> bytes | None:
+    """The value of one status var, walking the block in order; None when it is absent
+    or lies behind a code whose length this walk does not know (those come after the
+    ones read here: the server writes them in code order)."""
+    pos = 0
+    while pos < len(data):
+        code = data[pos]
+        size = _var_length(data, code, pos + 1)
+        if size is None or pos + 1 + size > len(data):
+            return None
+        if code == wanted:
+            return data[pos + 1:pos + 1 + size]
+        pos += 1 + size
+    return None
 
 
 @dataclass

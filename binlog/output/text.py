@@ -13,7 +13,7 @@ from ..events import (BinlogCheckpointEvent, FormatDescriptionEvent, GtidListEve
                       QueryEvent, RandEvent, RotateEvent, RowsEvent, RowsQueryEvent,
                       StartEncryptionEvent, TableMapEvent, UnknownEvent, UserVarEvent, XaPrepareEvent, XidEvent)
 from ..constants import LOG_EVENT_IGNORABLE_F
-from .values import bytes_renderer, render_row
+from .values import RawBytes, bytes_renderer, render_row
 
 _SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}
 
@@ -74,6 +74,9 @@ def _literal(value) -> str:
         return repr(value)
     if isinstance(value, Decimal):
         return format(value, "f")
+    if isinstance(value, RawBytes):
+        # Unquoted: the same object as in JSON, never mistaken for a quoted JSON value.
+        return json.dumps(value, separators=(",", ":"))
     if hasattr(value, "as_json"):
         value = value.as_json()
     if isinstance(value, (dict, list)):

@@ -44,15 +44,24 @@ def json_text(value) -> str:
 
 
 def bytes_renderer(encoding: str = "hex"):
+    """bytes -> str in the --binary-encoding; ``.tag`` names the key of the raw-bytes
+    object that text of an unknown charset is given as (``{"bytes_hex": "68e9"}``)."""
     if encoding == "base64":
-        return lambda raw: base64.b64encode(raw).decode("ascii")
-    return lambda raw: raw.hex()
+        def render(raw):
+            return base64.b64encode(raw).decode("ascii")
+    else:
+        def render(raw):
+            return raw.hex()
+    render.tag = f"bytes_{'base64' if encoding == 'base64' else 'hex'}"
+    return render
 
 
 def render_row(row: dict | None, plan, render_bytes) -> dict | None:
-    """JSON-ready copy of a row: bytes of binary columns as hex/base64; bytes of columns
-    whose charset the binlog does not give as UTF-8 text when valid, else hex; DECIMAL
-    as exact digits.  Only the columns whose type can hold such values are looked at."""
+    """JSON-ready copy of a row: bytes of binary columns as hex/base64; bytes of character
+    columns whose charset neither the binlog nor the schema gives as a raw-bytes object
+    ``{"bytes_hex": ...}`` (never a bare string: a consumer could not tell hex from text
+    that is hex digits); DECIMAL as exact digits.  Only the columns whose type can hold
+    such values are looked at."""
     if row is None:
         return None
     keys = _render_keys(plan)
@@ -91,16 +100,15 @@ def _render_keys(plan) -> tuple:
 _TEXT_TYPES = frozenset({15, 253, 254, 252, 249, 250, 251, 140, 141})
 
 
-# GEOMETRY values are SRID + WKB: binary whatever the charset metadata says.
-_ALWAYS_BINARY = {255}
+class RawBytes(dict):
+    """The output form of text whose charset is unknown: ``{"bytes_hex": "68e9"}`` (or
+    ``bytes_base64``).  A dict, so every JSON writer prints it as that object; its own
+    type, so the text format can tell it from a JSON column's value."""
 
 
 def _render_bytes(value, col, render_bytes):
-    if col is not None and col.collation is None and col.type not in _ALWAYS_BINARY:
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            pass
+    if col is not None and col.charset_unknown:
+        return RawBytes({getattr(render_bytes, "tag", "bytes_hex"): render_bytes(bytes(value))})
     return render_bytes(bytes(value))
 
 
