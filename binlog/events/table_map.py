@@ -59,11 +59,13 @@ class TableMapEvent(Event):
 
 
 def is_character_column(col: Column, mariadb: bool) -> bool:
-    """Columns counted by the charset TLVs (MySQL rows_event.cpp is_character_type;
-    MariaDB also gives GEOMETRY a charset, see init_charset_field)."""
+    """Columns counted by the charset TLVs: MySQL sql/log_event.cc is_character_type
+    (STRING, VAR_STRING, VARCHAR, BLOB and, from 9.0, VECTOR - binary, but listed); MariaDB
+    sql/log_event_server.cc lists GEOMETRY instead (its is_character_type keeps the
+    "Base class is blob for geom type" case) and has no VECTOR type code."""
     if col.type in _CHARACTER_TYPES:
         return True
-    return mariadb and col.type == T.GEOMETRY
+    return col.type == (T.GEOMETRY if mariadb else T.VECTOR)
 
 
 def read_table_id(cur: Cursor, ctx, type_code: int) -> int:
