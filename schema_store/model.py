@@ -94,6 +94,10 @@ class ColumnSchema:
     enum_values: tuple[str, ...] | None = None
     set_values: tuple[str, ...] | None = None
     compressed: bool = False
+    #: A column the server adds by itself and logs in every row image: MySQL's hidden
+    #: generated column of a functional key part (data_type "expression": its type is the
+    #: expression's, which DDL does not state).
+    hidden: bool = False
 
     @property
     def is_temporal_fsp(self) -> bool:

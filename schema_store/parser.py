@@ -162,11 +162,13 @@ class _Parser:
             return CreateTableLike(db, table, src[0], src[1], if_not_exists=ine,
                                    or_replace=or_replace, where=where)
         columns: list[ColumnSchema] = []
+        hidden: list[ColumnSchema] = []
         pk: tuple[str, ...] = ()
         period_columns = False
         label = f"{db}.{table}" if db else table
         if ts.at_punct("(") and not self._starts_select(ts, 1):
             for item in split_top_level(ts.skip_group()):
+                hidden.extend(functional_key_columns(item, ts, hidden))
                 col_pk, col, build = self._table_item(item, ts, label)
                 if col is not None:
                     columns.append(col)
@@ -182,6 +184,7 @@ class _Parser:
             raise ts.error("CREATE TABLE without columns", table=label)
         if opts.get("SYSTEM VERSIONING") and not period_columns:
             columns.extend(SYSTEM_VERSIONING_COLUMNS)
+        columns.extend(hidden)
         pk_lower = {c.lower() for c in pk}
         columns = [replace(c, nullable=False) if c.name.lower() in pk_lower else c for c in columns]
         cs, coll = opts.get("CHARSET"), opts.get("COLLATE")
@@ -465,6 +468,40 @@ def _index_columns(item: list[Token], ts: TokenStream) -> tuple[str, ...]:
     for part in split_top_level(sub.skip_group()):
         cols.append(part[0].value)
     return tuple(cols)
+
+
+_KEY_WORDS = ("KEY", "INDEX", "UNIQUE", "PRIMARY")
+
+
+def functional_key_columns(item: list[Token], ts: TokenStream,
+                           earlier: list[ColumnSchema]) -> list[ColumnSchema]:
+    """MySQL 8.0.13+ functional key parts (``INDEX ((expr))``): each is a hidden VIRTUAL
+    generated column the server appends after the declared columns and logs in every row
+    image, named ``!hidden!<index>!<key part>!0`` (sql/sql_table.cc
+    make_functional_index_column_name; an unnamed index is ``functional_index``, then
+    ``functional_index_2``...)."""
+    k = 0
+    if item and item[0].is_word("CONSTRAINT"):
+        k = 1 if len(item) > 1 and item[1].is_word(*_KEY_WORDS) else 2
+    if len(item) <= k or not item[k].is_word(*_KEY_WORDS):
+        return []
+    sub = TokenStream(item[k:], ts.stmt, ts.source)
+    name = None
+    while not sub.done and not sub.at_punct("("):
+        t = sub.next()
+        if t.kind != "word" or not (t.is_word(*_KEY_WORDS) or t.is_word("USING", "BTREE", "HASH")):
+            name = t.value
+    if sub.done:
+        return []
+    parts = split_top_level(sub.skip_group())
+    functional = [i for i, part in enumerate(parts) if part and part[0].kind == "punct"
+                  and part[0].value == "("]
+    if not functional:
+        return []
+    if name is None:
+        unnamed = {c.name.split("!")[2] for c in earlier if c.name.startswith("!hidden!functional_index")}
+        name = "functional_index" if not unnamed else f"functional_index_{len(unnamed) + 1}"
+    return [ColumnSchema(f"!hidden!{name}!{i}!0", "expression", hidden=True) for i in functional]
 
 
 def _skip_partitioning(ts: TokenStream) -> None:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import Callable
 
@@ -84,7 +85,7 @@ def _check_type(col, spec: ColumnSchema, table: str, source: str) -> None:
         raise SchemaMismatchError(
             f"binlog type code {col.binlog_type} cannot be a {spec.data_type.upper()} column "
             f"(`{spec.name}` in {source})", table=table, column=label)
-    if col.name is not None and col.name != spec.name:
+    if col.name is not None and col.name != spec.name and not spec.hidden:
         raise SchemaMismatchError(f"TABLE_MAP names the column `{col.name}`, the schema "
                                   f"({source}) `{spec.name}`", table=table, column=label)
     if col.type in FSP_CODES and spec.datetime_precision not in (None, col.precision):
@@ -111,6 +112,12 @@ def _column_extras(col, spec: ColumnSchema, has_signedness: bool) -> dict:
     if col.type == T.SET and col.set_values is None and spec.set_values:
         extras["set_values"] = tuple(spec.set_values)
     return {k: v for k, v in extras.items() if v is not None}
+
+
+def needs_schema(table_map) -> bool:
+    """Whether the TABLE_MAP cannot decode its rows alone: legacy TIMESTAMP/DATETIME/TIME
+    columns (7/12/11) take a byte count the binlog does not give (never guessed)."""
+    return any(col.type in LEGACY_TEMPORAL_TYPES for col in table_map.columns)
 
 
 def override_attributes(table_map, overrides: dict) -> dict[int, dict]:
@@ -160,6 +167,8 @@ class SchemaResolver:
         self.store = store
         self.track_ddl = track_ddl
         self.on_warning = on_warning or (lambda message: None)
+        self.disagreements: Counter = Counter()     # db.table -> TABLE_MAPs decoded without it
+        self._warned: set[tuple] = set()
 
     def attributes(self, table_map, position) -> dict[int, dict]:
         schema = self.store.schema(table_map.db, table_map.table, position)
@@ -170,7 +179,23 @@ class SchemaResolver:
             return column_attributes(table_map, schema)
         except SchemaMismatchError as exc:
             exc.add_context(event_offset=table_map.offset, event_type=table_map.type_name)
-            raise
+            if schema is None or needs_schema(table_map):
+                raise exc
+            self._disagreement(table_map, schema, exc, position)
+            return {}
+
+    def _disagreement(self, table_map, schema, exc, position) -> None:
+        """A schema that contradicts a TABLE_MAP needing nothing from it: decode with the
+        TABLE_MAP alone, say so once per table and schema version, count it (--stats)."""
+        key = (table_map.db, table_map.table, schema.source, len(schema.columns))
+        self.disagreements[f"{table_map.db}.{table_map.table}"] += 1
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        self.on_warning(f"{position[0]} @ {table_map.offset} {table_map.qualified_name}: "
+                        f"{exc.message}; the TABLE_MAP alone "
+                        f"decodes its rows: decoded without the schema (columns @N, no names, "
+                        f"charsets or labels the binlog does not carry)")
 
     def observe_query(self, event, position) -> None:
         if not self.track_ddl or not _DDL_START.match(event.query):

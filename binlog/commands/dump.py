@@ -118,7 +118,7 @@ def run(args) -> int:
     finally:
         out.flush()
         if args.stats:
-            _print_stats(reader.stats)
+            _print_stats(reader.stats, schema)
         _print_damage_summary(reader.stats)
     return _dump_exit_code(reader.stats)
 
@@ -202,7 +202,7 @@ def _dump_exit_code(stats) -> int:
     return EXIT_OK
 
 
-def _print_stats(stats) -> None:
+def _print_stats(stats, schema=None) -> None:
     err = sys.stderr
     err.write(f"binlog: {stats.files} file(s), {sum(stats.events.values())} events, {stats.bytes} bytes\n")
     for table, count in sorted(stats.rows.items()):
@@ -212,6 +212,9 @@ def _print_stats(stats) -> None:
                   f"{stats.skipped_bytes} bytes skipped undecoded\n")
     if stats.unknown:
         err.write(f"binlog:   {len(stats.unknown)} unknown event(s) reported, not decoded\n")
+    for table, count in sorted(getattr(schema, "disagreements", {}).items()):
+        err.write(f"binlog:   {table}: {count} TABLE_MAP(s) contradicted by the schema, "
+                  f"decoded from the TABLE_MAP alone\n")
     if stats.unknown_charset_columns:
         err.write(f"binlog:   {stats.unknown_charset_columns} text column(s) of unknown charset "
                   f"given as raw bytes\n")
