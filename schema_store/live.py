@@ -97,6 +97,25 @@ def _text(value):
     return value.decode("utf-8", "surrogateescape") if isinstance(value, (bytes, bytearray)) else value
 
 
+def server_lower_case_table_names(dsn: str) -> int:
+    """The server's @@lower_case_table_names: how it compares (and logs) table names."""
+    import pymysql
+
+    kw = parse_dsn(dsn)
+    kw.pop("database")
+    host = kw.get("host") or "localhost"
+    try:
+        conn = pymysql.connect(charset="utf8mb4", **kw)
+    except pymysql.err.MySQLError as exc:
+        raise SchemaServerError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT @@lower_case_table_names")
+        return int(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
 def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, str | None]], str]:
     """Read all tables: (schemas, database defaults, host label)."""
     import pymysql

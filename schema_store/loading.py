@@ -15,7 +15,8 @@ from .store import SchemaStore
 def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (),
                   dsn: str | None = None, track_ddl: bool = True, required: bool = False,
                   copy_store: bool = False, tracked: dict | None = None,
-                  on_warning: Callable[[str], None] | None = None) -> SchemaResolver | None:
+                  on_warning: Callable[[str], None] | None = None,
+                  lower_case_table_names: int | None = None) -> SchemaResolver | None:
     """The schema store the settings describe, loaded; None when they name none and
     nothing requires one.
 
@@ -23,7 +24,8 @@ def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (
     into memory and never written (it must exist); ``ddl_paths``: DDL files (dumps,
     CREATE TABLE scripts) as of the binlog's start; ``dsn``: a live server to snapshot;
     ``tracked``: a snapshot of binlog DDL versions from earlier runs; ``track_ddl``:
-    follow the binlog's own DDL from here on."""
+    follow the binlog's own DDL from here on; ``lower_case_table_names``: how the server
+    compared names (None: a live ``dsn`` says, else the binlog may)."""
     ddl_paths = list(ddl_paths)
     if not (store_path or ddl_paths or dsn or required or tracked):
         return None
@@ -45,11 +47,16 @@ def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (
         from .live import import_live
 
         import_live(store, dsn)
+        if lower_case_table_names is None:
+            from .live import server_lower_case_table_names
+
+            lower_case_table_names = server_lower_case_table_names(dsn)
     if tracked:
         from .snapshot import import_snapshot
 
         import_snapshot(tracked, store)
-    return SchemaResolver(store, track_ddl=track_ddl, on_warning=on_warning)
+    return SchemaResolver(store, track_ddl=track_ddl, on_warning=on_warning,
+                          lower_case_table_names=lower_case_table_names)
 
 
 def _copied(store_path: str | None) -> SchemaStore:

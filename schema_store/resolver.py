@@ -161,17 +161,56 @@ def _with_server_charset(action, event):
     return replace(action, charset=charset)
 
 
+def _case_evidence(action, event) -> bool:
+    """A server with lower_case_table_names=1/2 logs CREATE/DROP DATABASE with the name
+    lower-cased in the QUERY event's db field (the statement keeps the user's spelling)."""
+    from .actions import CreateDatabase, DropDatabase
+
+    if not isinstance(action, (CreateDatabase, DropDatabase)) or not event.db:
+        return False
+    return action.db != event.db and action.db.lower() == event.db
+
+
 class SchemaResolver:
+    """``lower_case_table_names``: the server's setting (0: names compare exactly; 1 or 2:
+    case-insensitively, as the TABLE_MAP then carries lower-cased names).  None: exact
+    until the binlog says otherwise (see _case_evidence); a TABLE_MAP whose table is known
+    only in another letter case is then named in a warning giving the option."""
+
     def __init__(self, store, *, track_ddl: bool = True,
-                 on_warning: Callable[[str], None] | None = None):
+                 on_warning: Callable[[str], None] | None = None,
+                 lower_case_table_names: int | None = None):
         self.store = store
         self.track_ddl = track_ddl
         self.on_warning = on_warning or (lambda message: None)
         self.disagreements: Counter = Counter()     # db.table -> TABLE_MAPs decoded without it
         self._warned: set[tuple] = set()
+        self.case_insensitive = None if lower_case_table_names is None else lower_case_table_names > 0
+        self._folded: dict | None = None            # (db, table) casefolded -> stored keys
+
+    def _schema(self, db: str, table: str, position):
+        schema = self.store.schema(db, table, position)
+        if schema is not None or self.case_insensitive is False:
+            return schema
+        if self._folded is None:
+            self._folded = {}
+            for key in self.store.keys():
+                self._folded.setdefault((key[0].casefold(), key[1].casefold()), []).append(key)
+        matches = [k for k in self._folded.get((db.casefold(), table.casefold()), ())
+                   if self.store.schema(*k, position) is not None]
+        if len(matches) != 1:
+            return None
+        if self.case_insensitive:
+            return self.store.schema(*matches[0], position)
+        if ("case", db, table) not in self._warned:
+            self._warned.add(("case", db, table))
+            self.on_warning(f"{db}.{table}: no schema; `{matches[0][0]}`.`{matches[0][1]}` differs "
+                            f"only in letter case: if the server ran with lower_case_table_names"
+                            f"=1 or 2, give --lower-case-table-names 1")
+        return None
 
     def attributes(self, table_map, position) -> dict[int, dict]:
-        schema = self.store.schema(table_map.db, table_map.table, position)
+        schema = self._schema(table_map.db, table_map.table, position)
         try:
             if schema is None:
                 return override_attributes(table_map,
@@ -216,6 +255,12 @@ class SchemaResolver:
             self._forget_tables(event, position, source, exc)
             return
         actions = [_with_server_charset(action, event) for action in actions]
+        if self.case_insensitive is None and any(_case_evidence(a, event) for a in actions):
+            self.case_insensitive = True
+            self.on_warning(f"{position[0]} @ {position[1]}: the binlog was written with "
+                            f"lower_case_table_names (database `{event.db}` logged for "
+                            f"`{actions[0].db}`): table names compare case-insensitively")
+        self._folded = None
         db = event.db or None
         catalog = self._catalog_for(actions, position, db)
         before = catalog.copy()

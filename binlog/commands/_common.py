@@ -30,6 +30,10 @@ def add_schema_options(p) -> None:
                    help="SQLite file keeping versioned schemas (created if missing)")
     p.add_argument("--schema-from", metavar="DSN",
                    help="snapshot schemas from a live server, e.g. mysql://user:pw@host:3306/db")
+    p.add_argument("--lower-case-table-names", type=int, choices=[0, 1, 2], metavar="N",
+                   help="the server's lower_case_table_names: 1 or 2 join TABLE_MAP names to "
+                        "the schema case-insensitively (default: what --schema-from or the "
+                        "binlog's CREATE DATABASE events say, else exact)")
 
 
 def add_key_options(p) -> None:
@@ -224,7 +228,8 @@ def open_schema(args, *, required: bool = False):
 
     return load_resolver(store_path=args.schema_store, ddl_paths=args.schema_ddl,
                          dsn=args.schema_from, required=required,
-                         track_ddl=not getattr(args, "no_track_ddl", False), on_warning=warn)
+                         track_ddl=not getattr(args, "no_track_ddl", False), on_warning=warn,
+                         lower_case_table_names=getattr(args, "lower_case_table_names", None))
 
 
 def table_filter_of(args):

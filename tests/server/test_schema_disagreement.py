@@ -99,3 +99,62 @@ def test_a_legacy_temporal_table_stays_an_error(server):
     assert result.returncode != 0
     assert "SchemaMismatchError" in result.stderr or "schema" in result.stderr.lower()
     assert "TABLE_MAP has 2 columns" in result.stderr
+
+
+# --- table names in another letter case (lower_case_table_names=1) ----------------------
+
+@pytest.fixture(scope="module")
+def lctn_server(tmp_path_factory):
+    """A server started with lower_case_table_names=1: it logs ``CREATE TABLE MySqlCdc`` as
+    typed and maps the table as ``mysqlcdc``."""
+    try:
+        find_mariadbd()
+    except MariaDBNotFoundError as exc:
+        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
+            raise
+        pytest.skip(f"no MariaDB server: {exc}")
+    with MariaDBServer({"lower_case_table_names": 1, "binlog_row_metadata": "NO_LOG"}) as srv:
+        srv.start()
+        assert srv.variable("lower_case_table_names") == 1
+        srv.execute("CREATE DATABASE OldDb CHARACTER SET utf8mb4")
+        srv.execute("CREATE TABLE OldDb.Before (id INT PRIMARY KEY, e ENUM('x','y'))")
+        srv.flush_logs()
+        first = srv.master_status()[0]
+        srv.execute("CREATE DATABASE MyDb CHARACTER SET utf8mb4")
+        srv.execute("CREATE TABLE MyDb.MySqlCdc (id INT PRIMARY KEY, e ENUM('a','b'), "
+                    "b VARBINARY(4), v VARCHAR(5))")
+        srv.execute("INSERT INTO MyDb.MySqlCdc VALUES (1, 'b', x'00ff', 'é')")
+        srv.execute("INSERT INTO OLDDB.BEFORE VALUES (1, 'y')")
+        srv.flush_logs()
+        names = srv.binlog_names()
+        srv.files = [srv.binlog_dir / n for n in names[names.index(first):-1]]
+        srv.cdc = srv.query("SELECT id, CAST(e AS CHAR), LOWER(HEX(b)), v FROM mydb.mysqlcdc")
+        ddl = tmp_path_factory.mktemp("lctn") / "before.sql"
+        # A schema as the application's own script spells it (not as the server stores it).
+        ddl.write_text("CREATE DATABASE OldDb CHARACTER SET utf8mb4;\n"
+                       "CREATE TABLE OldDb.Before (id INT PRIMARY KEY, e ENUM('x','y'));\n")
+        srv.ddl = ddl
+        yield srv
+
+
+def test_the_binlog_says_names_are_case_insensitive(lctn_server):
+    result = dump(lctn_server, "--table", "mydb.mysqlcdc")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["db"], r["table"]) for r in rows] == [("mydb", "mysqlcdc")]
+    (row_id, e, b, v), = lctn_server.cdc
+    assert rows[0]["after"] == {"id": row_id, "e": e, "b": b, "v": v}
+    assert "lower_case_table_names" in result.stderr
+
+
+def test_a_schema_in_another_case_needs_the_option_when_nothing_says(lctn_server):
+    # --no-track-ddl: the binlog's CREATE DATABASE MyDb (logged as mydb) would say so.
+    plain = dump(lctn_server, "--schema-ddl", lctn_server.ddl, "--table", "olddb.before",
+                 "--no-track-ddl")
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(plain.stdout.splitlines()[0])["after"] == {"@1": 1, "@2": 2}
+    assert "--lower-case-table-names 1" in plain.stderr
+    told = dump(lctn_server, "--schema-ddl", lctn_server.ddl, "--table", "olddb.before",
+                "--no-track-ddl", "--lower-case-table-names", "1")
+    assert told.returncode == 0, told.stderr
+    assert json.loads(told.stdout.splitlines()[0])["after"] == {"id": 1, "e": "y"}
