@@ -92,6 +92,16 @@ def add_filter_options(p) -> None:
                    help="keep only tables of this database (repeatable)")
 
 
+def add_routine_options(p) -> None:
+    """How a replay (``dump --format sql``, ``apply``) treats stored-program definitions."""
+    p.add_argument("--routines", action="store_true",
+                   help="replay CREATE/ALTER/DROP of triggers, procedures, functions and events "
+                        "(default: not replayed - the row events already hold what triggers wrote)")
+    p.add_argument("--strip-definer", action="store_true",
+                   help="drop DEFINER=user@host from replayed DDL (the replaying account "
+                        "becomes the definer)")
+
+
 def add_charset_option(p) -> None:
     p.add_argument("--assume-charset", metavar="CHARSET",
                    help="charset of the text columns whose charset neither the binlog nor "

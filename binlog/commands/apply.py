@@ -49,12 +49,14 @@ import re
 import signal
 import sys
 import time
+from dataclasses import replace
 
 import pymysql
 
 from ..output.sql import _short
-from ._common import (EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, source_of,
-                      open_schema, table_filter_of, warn)
+from ..replay.routines import routine_kind, strip_definer
+from ._common import (EXIT_TARGET, TargetError, add_reader_options, add_routine_options, connect,
+                      make_reader, source_of, open_schema, table_filter_of, warn)
 
 
 # What closing or rolling back a connection that already failed may raise.
@@ -94,6 +96,10 @@ def add_parser(sub) -> None:
                         "UPDATEs as DELETE + INSERT, DELETEs first")
     p.add_argument("--no-ddl", action="store_true",
                    help="do not replay DDL (CREATE/ALTER/DROP/RENAME/TRUNCATE); it is reported")
+    add_routine_options(p)
+    p.add_argument("--allow-triggers", action="store_true",
+                   help="apply into target tables that have triggers (by default refused: "
+                        "they would write again the rows the binlog already holds)")
     p.add_argument("--skip-statements", action="store_true",
                    help="skip statement-based changes (binlog_format=STATEMENT/MIXED) with a "
                         "warning instead of stopping")
@@ -157,6 +163,8 @@ class Applier:
         self.warned_replaced = 0
         self.checkpoint = None      # dict as stored on the target
         self.fault = _parse_fault(os.environ.get("BINLOG_APPLY_FAULT"))
+        self._routines_warned = False
+        self._trigger_checked: set[tuple[str, str]] = set()
 
     # -- connection ----------------------------------------------------------------------
     def _connect(self):
@@ -171,6 +179,7 @@ class Applier:
             raise self._translate(exc, None) from exc
         self.conn = conn
         self._live_cache = {}
+        self._trigger_checked: set[tuple[str, str]] = set()
 
     def abort(self) -> None:
         self.batch_replaced = 0
@@ -523,6 +532,25 @@ class Applier:
         except _GONE:
             pass            # the connection is already broken: the server rolls back
 
+    def _check_triggers(self, db: str, table: str) -> None:
+        """Row events hold the rows the source's triggers wrote; a target trigger would
+        write them again.  Refuse a table with triggers unless --allow-triggers."""
+        if self.args.allow_triggers or (db, table) in self._trigger_checked:
+            return
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT TRIGGER_NAME FROM information_schema.TRIGGERS "
+                        "WHERE EVENT_OBJECT_SCHEMA = %s AND EVENT_OBJECT_TABLE = %s "
+                        "ORDER BY TRIGGER_NAME", (db, table))
+            names = [r[0] for r in cur.fetchall()]
+        if names:
+            raise TargetError(
+                f"target table {db}.{table} has trigger(s) {', '.join(names)}: the binlog's "
+                f"row events already hold the rows the source's triggers wrote, and applying "
+                f"them here would fire these again",
+                hint="drop the triggers on the target for the replay, or give --allow-triggers "
+                     "if they must fire")
+        self._trigger_checked.add((db, table))
+
     # -- DDL -----------------------------------------------------------------------------
     def _ddl_kept(self, statement) -> bool:
         from ..output.sql import ddl_kept
@@ -533,11 +561,19 @@ class Applier:
         from ..output.sql import ddl_statements
 
         where = f"{statement.file} @ {statement.pos}" + (f" GTID {statement.gtid}" if statement.gtid else "")
-        if self.args.no_ddl or not self._ddl_kept(statement):
+        kind = routine_kind(statement.query)
+        if self.args.no_ddl or not self._ddl_kept(statement) or (kind and not self.args.routines):
             if self.args.no_ddl:
                 warn(f"{where}: DDL not replayed (--no-ddl): {_short(statement.query)}")
+            elif kind and not self._routines_warned:
+                self._routines_warned = True
+                warn(f"{where}: {kind} definitions (and those of triggers, procedures, "
+                     f"functions, events) are not replayed: the row events already hold the "
+                     f"rows they wrote; --routines replays them: {_short(statement.query)}")
             self._advance(statement.end, statement.gtid, rows=0)
             return
+        if self.args.strip_definer:
+            statement = replace(statement, query=strip_definer(statement.query))
         self._commit()          # DDL commits implicitly: the data before it goes first
         tolerant = self.first_unit
         import pymysql
@@ -568,6 +604,8 @@ class Applier:
 
     # -- row changes ---------------------------------------------------------------------
     def _apply_transaction(self, tx) -> None:
+        for table in dict.fromkeys((ch.db, ch.table) for ch in tx.changes):
+            self._check_triggers(*table)
         for stmt in self._statements(tx):
             self._execute(stmt, tx)
 

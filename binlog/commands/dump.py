@@ -7,9 +7,9 @@ import sys
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
 from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_charset_option, add_filter_options,
-                      add_key_options, add_live_options, add_position_options, add_schema_options,
-                      key_ring, live_tables_from_dsn, open_schema, report_inferred, source_of,
-                      table_filter_of, warn, warn_unknown)
+                      add_key_options, add_live_options, add_position_options, add_routine_options,
+                      add_schema_options, key_ring, live_tables_from_dsn, open_schema,
+                      report_inferred, source_of, table_filter_of, warn, warn_unknown)
 
 
 def add_parser(sub) -> None:
@@ -65,6 +65,7 @@ def add_parser(sub) -> None:
                       help="when no schema knows a legacy temporal column's precision, infer it "
                            "from the row images (only an unambiguous fit is accepted)")
     add_charset_option(dump)
+    add_routine_options(dump)
     dump.add_argument("--no-track-ddl", action="store_true",
                       help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
                            "(followed by default)")
@@ -155,7 +156,8 @@ def sql_writer(args, out, schema):
     live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
     return SqlWriter(out, keys=KeyCatalog(schema=schema, live=live), safe=args.safe,
                      flashback=args.format == "flashback", split_updates=args.split_updates,
-                     table_filter=table_filter_of(args))
+                     table_filter=table_filter_of(args), routines=args.routines,
+                     strip_definer=args.strip_definer)
 
 
 def json_writer(args, out, schema):

@@ -479,7 +479,8 @@ class SqlWriter:
     everything then, newest transaction first)."""
 
     def __init__(self, out, *, keys, safe: bool = True, flashback: bool = False,
-                 split_updates: bool = False, on_warning=None, table_filter=None):
+                 split_updates: bool = False, on_warning=None, table_filter=None,
+                 routines: bool = False, strip_definer: bool = False):
         from ..replay.transactions import TxAssembler
 
         self.out = out
@@ -488,6 +489,9 @@ class SqlWriter:
         self.flashback = flashback
         self.split_updates = split_updates
         self.table_filter = table_filter
+        self.routines = routines                 # replay trigger/routine definitions
+        self.strip_definer = strip_definer
+        self._routines_warned = False
         self.warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
         self.assembler = TxAssembler(on_warning=self.warn)
         self.pending: list[str] = []      # flashback: blocks, oldest first
@@ -540,6 +544,9 @@ class SqlWriter:
 
     # -- units ---------------------------------------------------------------------------
     def _unit(self, unit) -> None:
+        from dataclasses import replace
+
+        from ..replay.routines import routine_kind, strip_definer
         from ..replay.transactions import DDL, Statement
 
         if isinstance(unit, Statement):
@@ -553,8 +560,12 @@ class SqlWriter:
             if unit.kind == DDL and not ddl_kept(unit, self.table_filter):
                 self._emit(_comment(f"DDL of a filtered table not replayed ({where}): "
                                     f"{_short(unit.query, 200)}") + "\n")
+            elif unit.kind == DDL and not self.routines and routine_kind(unit.query):
+                self._routine_not_replayed(unit, where)
             elif unit.kind == DDL:
                 body = [_comment(f"DDL at {where}, {_when(unit.ts)}: {_short(unit.query, 200)}")]
+                if self.strip_definer:
+                    unit = replace(unit, query=strip_definer(unit.query))
                 body += ddl_script(unit)
                 self._emit("\n".join(body) + "\n")
             elif unit.kind == "dml":
@@ -566,6 +577,20 @@ class SqlWriter:
                 self._emit(_comment(f"not replayed ({where}): {_short(unit.query, 200)}") + "\n")
             return
         self._transaction(unit)
+
+    def _routine_not_replayed(self, unit, where: str) -> None:
+        """Row events hold the rows triggers wrote: a replayed trigger would write them
+        again (binlog.replay.routines)."""
+        from ..replay.routines import routine_kind
+
+        kind = routine_kind(unit.query)
+        if not self._routines_warned:
+            self._routines_warned = True
+            self.warn(f"{where}: trigger, procedure, function and event definitions are not "
+                      f"replayed (the row events already hold the rows they wrote); "
+                      f"--routines includes them: {_short(unit.query)}")
+        self._emit(_comment(f"{kind} definition not replayed ({where}): "
+                            f"{_short(unit.query, 200)}") + "\n")
 
     def _transaction(self, tx) -> None:
         head = f"{tx.label}, {_when(tx.ts)}, server {tx.server_id}, {len(tx.changes)} row change(s)"
