@@ -6,7 +6,6 @@ calls on its images.  ``record(change)`` gives the same object as a dict."""
 from __future__ import annotations
 
 import base64
-import codecs
 import re
 import secrets
 
@@ -101,21 +100,17 @@ class JsonLinesWriter:
                     self.out.write(part)
 
     def _write_value(self, value, col) -> None:
-        """One large value as a JSON string, as ``values._render_bytes`` renders it:
-        UTF-8 text when its charset is unknown and it is valid UTF-8, else hex/base64."""
+        """One large value as ``values._render_bytes`` renders it: hex/base64, inside the
+        raw-bytes object ``{"bytes_hex": ...}`` when its column's charset is unknown."""
         view = memoryview(value).cast("B")
-        self.out.write(b'"')
-        if _as_text(view, col):
-            decoder = codecs.getincrementaldecoder("utf-8")()
-            for i in range(0, len(view), _PIECE):
-                text = decoder.decode(view[i:i + _PIECE], i + _PIECE >= len(view))
-                self.out.write(orjson.dumps(text)[1:-1])
-        else:
-            encode = base64.b64encode if self.render_bytes(b"\x00") == "AA==" else bytes.hex
-            for i in range(0, len(view), _PIECE):
-                piece = encode(bytes(view[i:i + _PIECE]))
-                self.out.write(piece if isinstance(piece, bytes) else piece.encode("ascii"))
-        self.out.write(b'"')
+        tag = getattr(self.render_bytes, "tag", "bytes_hex")
+        raw = col is not None and col.charset_unknown
+        self.out.write(b'{"' + tag.encode("ascii") + b'":"' if raw else b'"')
+        encode = base64.b64encode if tag == "bytes_base64" else bytes.hex
+        for i in range(0, len(view), _PIECE):
+            piece = encode(bytes(view[i:i + _PIECE]))
+            self.out.write(piece if isinstance(piece, bytes) else piece.encode("ascii"))
+        self.out.write(b'"}' if raw else b'"')
 
     def event(self, item) -> None:
         """Events other than row changes are not part of the JSON output."""
@@ -127,17 +122,3 @@ def _large_values(row, plan) -> list:
         return []
     return [(key, col) for key, col in _render_keys(plan)
             if isinstance(row.get(key), (bytes, bytearray, memoryview)) and len(row[key]) >= LARGE_VALUE]
-
-
-def _as_text(view, col) -> bool:
-    """Whether ``values._render_bytes`` would give this value as text: its column's
-    charset unknown and the bytes valid UTF-8 (checked in pieces, nothing kept)."""
-    if col is None or col.collation is not None or col.type == 255:
-        return False
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    try:
-        for i in range(0, len(view), _PIECE):
-            decoder.decode(view[i:i + _PIECE], i + _PIECE >= len(view))
-    except UnicodeDecodeError:
-        return False
-    return True

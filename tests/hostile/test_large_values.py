@@ -5,6 +5,8 @@ Peak RSS is measured in a child process (ru_maxrss), against a child that reads 
 binlog, so the interpreter's own size cancels out."""
 from __future__ import annotations
 
+import json
+
 import resource
 import subprocess
 import sys
@@ -62,6 +64,22 @@ def test_values_written_in_pieces_are_the_same_bytes(tmp_path, schema, capsysbin
     assert main(argv) == 0
     pieces = capsysbinary.readouterr().out
     assert pieces == whole and len(whole) > 300_000
+
+
+@pytest.mark.parametrize("encoding", ["hex", "base64"])
+def test_raw_bytes_of_unknown_charset_in_pieces_are_the_same_object(tmp_path, capsysbinary,
+                                                                     monkeypatch, encoding):
+    # No schema: the LONGBLOB may be TEXT, its charset is unknown: {"bytes_hex": ...}.
+    path = _blob_binlog(tmp_path / "b.binlog", 300_000, b"a\xc3\xa9", compressed=False)
+    argv = ["dump", "--binary-encoding", encoding, str(path)]
+    assert main(argv) == 0
+    whole = capsysbinary.readouterr().out
+    monkeypatch.setattr(json_lines, "LARGE_VALUE", 1000)
+    monkeypatch.setattr(json_lines, "_PIECE", 3 * 1001)
+    assert main(argv) == 0
+    pieces = capsysbinary.readouterr().out
+    assert pieces == whole
+    assert list(json.loads(whole)["after"]["@1"]) == [f"bytes_{encoding}"]
 
 
 def _peak_rss(*argv) -> int:
