@@ -9,14 +9,17 @@ commands do; the parser (``binlog.reader``) takes a schema only when given one.
 """
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 
 from .errors import BinlogError
 from .filters import TableFilter
+from .sources.base import BinlogSource
 from .reader import BinlogReader as _Reader, ReaderHooks, ReaderOptions, RowChange
 
 __all__ = ["BinlogReader", "TableFilter", "SchemaStore", "ReaderOptions", "ReaderHooks", "RowChange"]
@@ -73,8 +76,9 @@ class BinlogReader(_Reader):
     ['@1', '@10', '@11']
     """
 
-    def __init__(self, source, options: ReaderOptions | None = None, *, schema=_DEFAULT,
-                 hooks: ReaderHooks | None = None, track_ddl: bool = True, **settings):
+    def __init__(self, source: BinlogSource | Iterable[str | os.PathLike],
+                 options: ReaderOptions | None = None, *, schema: Any = _DEFAULT,
+                 hooks: ReaderHooks | None = None, track_ddl: bool = True, **settings: Any):
         if schema is _DEFAULT:
             schema = SchemaStore()
         if isinstance(schema, SchemaStore):

@@ -7,14 +7,18 @@ never replace what is already there.  ``str(err)`` reads like
 """
 from __future__ import annotations
 
+import os
+from typing import Any
+
 _CONTEXT_FIELDS = ("source", "event_offset", "field_offset", "event_type", "table", "column")
 
 
 class BinlogError(Exception):
     """Base of every error this package raises on bad or unsupported input."""
 
-    def __init__(self, message: str, *, source=None, event_offset=None, field_offset=None,
-                 event_type=None, table=None, column=None, hint=None):
+    def __init__(self, message: str, *, source: str | os.PathLike | None = None, event_offset: int | None = None,
+                 field_offset: int | None = None, event_type: str | None = None,
+                 table: str | None = None, column: str | None = None, hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.source = source
@@ -25,7 +29,7 @@ class BinlogError(Exception):
         self.column = column
         self.hint = hint
 
-    def add_context(self, **fields) -> "BinlogError":
+    def add_context(self, **fields: Any) -> "BinlogError":
         """Fill in context fields that are still unknown; known ones are kept."""
         for name, value in fields.items():
             if name not in _CONTEXT_FIELDS:
@@ -75,7 +79,7 @@ class BadMagicError(BinlogError):
 class ChecksumMismatchError(BinlogError):
     """An event's CRC32 footer does not match its bytes."""
 
-    def __init__(self, message: str, *, stored: int, computed: int, **context):
+    def __init__(self, message: str, *, stored: int, computed: int, **context: Any):
         super().__init__(message, **context)
         self.stored = stored
         self.computed = computed
@@ -115,7 +119,7 @@ class ServerError(BinlogError):
     live source ``--from DSN``) could not be reached or refused (exit code 5).  ``code``:
     the server's error number when it sent one.  Messages never contain the password."""
 
-    def __init__(self, message: str, *, code: int | None = None, **context):
+    def __init__(self, message: str, *, code: int | None = None, **context: Any):
         super().__init__(message, **context)
         self.code = code
 
@@ -162,7 +166,8 @@ class DecryptionError(EncryptedBinlogError):
     """An encrypted binlog cannot be decrypted with the keys given; names the key id
     and key version the file needs (never the key)."""
 
-    def __init__(self, message: str, *, key_id=None, key_version=None, **context):
+    def __init__(self, message: str, *, key_id: int | None = None, key_version: int | None = None,
+                 **context: Any):
         super().__init__(message, **context)
         self.key_id = key_id
         self.key_version = key_version

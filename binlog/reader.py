@@ -8,7 +8,9 @@ reading stops at the first event at or after ``stop_datetime``.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterator
 
@@ -128,8 +130,9 @@ _HOOK_NAMES = frozenset(f.name for f in fields(ReaderHooks))
 
 
 class BinlogReader:
-    def __init__(self, source, options: ReaderOptions | None = None, *, schema=None,
-                 hooks: ReaderHooks | None = None, **settings):
+    def __init__(self, source: BinlogSource | Iterable[str | os.PathLike],
+                 options: ReaderOptions | None = None, *, schema: Any = None,
+                 hooks: ReaderHooks | None = None, **settings: Any):
         """``source``: a ``sources.BinlogSource``, or file and directory paths (read
         by a ``sources.file.FileSource``).  ``options``: a ``ReaderOptions``; or give
         its fields (and ``ReaderHooks``'s) as keyword arguments instead.
@@ -287,9 +290,11 @@ class BinlogReader:
                 return False
             if self.on_error == "fail":
                 raise
+            # the stream names where the incomplete event starts
+            start = exc.event_offset if exc.event_offset is not None else 0
             end = binlog.size()
-            end = end if end is not None else exc.event_offset
-            self._damaged(Damage(name, exc.event_offset, end, exc, to_end=True), state)
+            self._damaged(Damage(name, start, end if end is not None else start, exc, to_end=True),
+                          state)
         return False
 
     def _event(self, name: str, event, state: "_FileState", filtered: set):

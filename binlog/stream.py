@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
 from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
@@ -54,13 +54,13 @@ from .errors import (BadMagicError, BinlogError, ChecksumMismatchError, Encrypte
                      IncompleteEventError, MalformedEventError, WrongKeyError, check_on_error)
 from .events import (FormatDescriptionEvent, StartEncryptionEvent, TransactionPayloadEvent,
                      UnknownEvent)
-from .events.base import SkippedRowsEvent
+from .events.base import Event, SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, parse_format_description, parse_header
 from .registry import EVENT_DECODERS
 
 if TYPE_CHECKING:                # crypt is imported when a binlog turns out encrypted
-    from .crypt import EventDecryptor
+    from .crypt import EventDecryptor, KeyRing
 
 
 class _NeedData:
@@ -148,8 +148,9 @@ class Damage:
 
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
-                 expect_magic: bool = True, offset: int = 0, skip_rows=None,
-                 on_error: str = "fail", keys=None):
+                 expect_magic: bool = True, offset: int = 0,
+                 skip_rows: Callable[[int], bool] | None = None, on_error: str = "fail",
+                 keys: KeyRing | None = None):
         """``skip_rows(table_id) -> bool``: rows events of tables it says yes to are
         stepped over by their length (no checksum, no copy, no decode) and come out as
         ``SkippedRowsEvent`` (the table filter, decided at TABLE_MAP time).
@@ -278,7 +279,7 @@ class EventStream:
                                     field_offset=self.offset, hint=hint)
 
     # --- output ------------------------------------------------------------
-    def next_event(self):
+    def next_event(self) -> Event | Damage | _NeedData:
         if self._pending:
             return self._pending.pop(0)
         if self._discard:
@@ -792,7 +793,7 @@ class EventStream:
         return self._header_ok(nxt) and _follows(header, nxt)
 
     # --- decoding ----------------------------------------------------------
-    def decode(self, raw: bytes, header: EventHeader):
+    def decode(self, raw: bytes, header: EventHeader) -> Event:
         """Decode one framed event (raw includes header and checksum)."""
         try:
             if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
@@ -826,7 +827,7 @@ class EventStream:
     def _unpack_payload(self, event: TransactionPayloadEvent) -> list:
         """Inner events of a payload: whole events without checksums, reported at the
         payload's own offset (they have no position of their own in the file)."""
-        inner = []
+        inner: list[Event] = []
         data, pos = event.events_data, 0
         saved_alg = self.fde.checksum_alg
         self.fde.checksum_alg = 0

@@ -8,7 +8,7 @@ resolves inheritance (column -> table default -> database default) when it appli
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator
+from typing import ItemsView, Iterable, Iterator, KeysView, ValuesView
 
 from .actions import (AlterDatabase, AlterTable, CreateDatabase, CreateTable, CreateTableLike,
                       CreateTableSelect, DdlAction, DropDatabase, DropTable, Ignored, RenameTable,
@@ -51,16 +51,16 @@ class Catalog:
     def __len__(self) -> int:
         return len(self.tables)
 
-    def get(self, key: Key, default=None):
+    def get(self, key: Key, default: TableSchema | None = None) -> TableSchema | None:
         return self.tables.get(key, default)
 
-    def keys(self):
+    def keys(self) -> KeysView[Key]:
         return self.tables.keys()
 
-    def items(self):
+    def items(self) -> ItemsView[Key, TableSchema]:
         return self.tables.items()
 
-    def values(self):
+    def values(self) -> ValuesView[TableSchema]:
         return self.tables.values()
 
     def copy(self) -> "Catalog":
@@ -77,7 +77,7 @@ class Catalog:
             raise SchemaError(f"no database selected for table `{table}`", source=where or None)
         return (db, table)
 
-    def apply_all(self, actions) -> list[Key]:
+    def apply_all(self, actions: Iterable[DdlAction]) -> list[Key]:
         changed: list[Key] = []
         for action in actions:
             for key in self.apply(action):

@@ -11,12 +11,25 @@ marker is never printed, so ``legacy`` is None there.
 """
 from __future__ import annotations
 
+from typing import Any, Iterable, Protocol
+
 from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
 from binlog import user_values
 from binlog.errors import ServerError, UsageError
 
 from .errors import SchemaError
 from .model import TEMPORAL_FSP_TYPES, ColumnSchema, TableSchema, charset_of_collation
+
+
+class VersionStore(Protocol):
+    """What ``import_live`` records into (a ``schema_store.store.SchemaStore``)."""
+
+    def set_database(self, db: str, charset: str | None, collation: str | None,
+                     position: tuple[str, int] | None = None, *, source: str,
+                     dropped: bool = False) -> None: ...
+
+    def add_version(self, schema: TableSchema, position: tuple[str, int] | None = None, *,
+                    source: str) -> int | None: ...
 
 SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
 
@@ -72,7 +85,7 @@ def table_condition(database: str | None = None, table: str | None = None,
     return " AND ".join(where), tuple(args)
 
 
-def read_columns(cur, where: str, args) -> list[tuple]:
+def read_columns(cur: Any, where: str, args: Iterable) -> list[tuple]:
     """The columns of the tables ``where`` selects (rows of COLUMN_FIELDS, in table and
     column order): the one read of information_schema.COLUMNS, for the schema snapshot
     and for the replay's keys (binlog.replay.keys)."""
@@ -81,7 +94,8 @@ def read_columns(cur, where: str, args) -> list[tuple]:
     return [tuple(_text(v) for v in row) for row in cur.fetchall()]
 
 
-def read_unique_keys(cur, where: str, args) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
+def read_unique_keys(cur: Any, where: str,
+                     args: Iterable) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
     """(db, table) -> {index name: its columns in order} of every unique index (the
     primary key is ``"PRIMARY"``) of the tables ``where`` selects."""
     cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME "
@@ -203,7 +217,8 @@ def _column(row, markers: bool | None, host: str) -> ColumnSchema:
         compressed=parsed.compressed)
 
 
-def import_live(store, dsn: str, *, position=None) -> list[tuple[str, str]]:
+def import_live(store: VersionStore, dsn: str, *,
+                position: tuple[str, int] | None = None) -> list[tuple[str, str]]:
     """Snapshot ``dsn`` into ``store`` as versions at ``position`` (None: baseline)."""
     schemas, databases, host = snapshot(dsn)
     source = f"live:{host}"

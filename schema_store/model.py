@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, Iterable
 
 #: DATA_TYPE values whose columns carry a character set.
 TEXT_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext",
@@ -106,7 +106,7 @@ class ColumnSchema:
 
 
 
-def column_position(columns, name: str) -> int | None:
+def column_position(columns: Iterable[ColumnSchema], name: str) -> int | None:
     """0-based index of the column named ``name`` (names compare case-insensitively), or None."""
     low = name.lower()
     for i, col in enumerate(columns):
@@ -146,7 +146,7 @@ class TableSchema:
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    def with_columns(self, columns, **changes) -> "TableSchema":
+    def with_columns(self, columns: Iterable[ColumnSchema], **changes: Any) -> "TableSchema":
         return replace(self, columns=tuple(columns), **changes)
 
     # -- JSON -----------------------------------------------------------------------

@@ -17,13 +17,21 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
 from binlog.charsets import CHARSET_CODECS
 
 from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
 from .model import ColumnSchema, TableSchema
+
+if TYPE_CHECKING:            # annotations only: the schema store never imports the parser
+    from binlog.events import QueryEvent, TableMapEvent
+
+    from .actions import DdlAction
+    from .store import SchemaStore
+
+Position = tuple[str, int] | None
 
 _INTS: dict[str, set[int]] = {"tinyint": {T.TINY}, "smallint": {T.SHORT}, "mediumint": {T.INT24},
                                  "int": {T.LONG}, "integer": {T.LONG}, "bigint": {T.LONGLONG}}
@@ -61,7 +69,7 @@ _DDL_START = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(create|alter|drop|rename|truncat
 _DDL_TABLE = re.compile(r"\btable\s+(?:if\s+(?:not\s+)?exists\s+)?`?([\w$]+)`?(?:\.`?([\w$]+)`?)?", re.I)
 
 
-def column_attributes(table_map, schema: TableSchema) -> dict[int, dict]:
+def column_attributes(table_map: TableMapEvent, schema: TableSchema) -> dict[int, dict]:
     """What the schema adds to each TABLE_MAP column; SchemaMismatchError on contradiction."""
     name = table_map.qualified_name
     if len(schema.columns) != len(table_map.columns):
@@ -114,13 +122,13 @@ def _column_extras(col, spec: ColumnSchema, has_signedness: bool) -> dict:
     return {k: v for k, v in extras.items() if v is not None}
 
 
-def needs_schema(table_map) -> bool:
+def needs_schema(table_map: TableMapEvent) -> bool:
     """Whether the TABLE_MAP cannot decode its rows alone: legacy TIMESTAMP/DATETIME/TIME
     columns (7/12/11) take a byte count the binlog does not give (never guessed)."""
     return any(col.type in LEGACY_TEMPORAL_TYPES for col in table_map.columns)
 
 
-def override_attributes(table_map, overrides: dict) -> dict[int, dict]:
+def override_attributes(table_map: TableMapEvent, overrides: dict) -> dict[int, dict]:
     """`binlog schema set` (or inferred) precisions for a table no schema describes:
     column given by 1-based number or by the name the TABLE_MAP carries."""
     by_name = {c.name.lower(): c for c in table_map.columns if c.name}
@@ -177,7 +185,7 @@ class SchemaResolver:
     until the binlog says otherwise (see _case_evidence); a TABLE_MAP whose table is known
     only in another letter case is then named in a warning giving the option."""
 
-    def __init__(self, store, *, track_ddl: bool = True,
+    def __init__(self, store: SchemaStore, *, track_ddl: bool = True,
                  on_warning: Callable[[str], None] | None = None,
                  lower_case_table_names: int | None = None):
         self.store = store
@@ -209,7 +217,7 @@ class SchemaResolver:
                             f"=1 or 2, give --lower-case-table-names 1")
         return None
 
-    def attributes(self, table_map, position) -> dict[int, dict]:
+    def attributes(self, table_map: TableMapEvent, position: Position) -> dict[int, dict]:
         schema = self._schema(table_map.db, table_map.table, position)
         try:
             if schema is None:
@@ -236,7 +244,7 @@ class SchemaResolver:
                         f"decodes its rows: decoded without the schema (columns @N, no names, "
                         f"charsets or labels the binlog does not carry)")
 
-    def observe_query(self, event, position) -> None:
+    def observe_query(self, event: QueryEvent, position: Position) -> None:
         if not self.track_ddl or not _DDL_START.match(event.query):
             return
         if self.store.ddl_seen(position, event.query):
@@ -302,13 +310,14 @@ class SchemaResolver:
         self.on_warning(f"{position[0]} @ {position[1]}: DDL not understood, schema of the "
                         f"tables it names is now unknown: {exc}")
 
-    def record_inferred(self, db, table, found: dict[int, int], position, types=None) -> None:
+    def record_inferred(self, db: str, table: str, found: dict[int, int], position: Position,
+                        types: dict[int, str] | None = None) -> None:
         for index, precision in found.items():
             self.store.record_inferred(db, table, index, precision, position,
                                        data_type=(types or {}).get(index))
 
 
-def touched_tables(actions, db: str | None) -> set | None:
+def touched_tables(actions: Iterable[DdlAction], db: str | None) -> set | None:
     """The (db, table) keys a list of DDL actions reads or changes; None when unknown
     (DROP DATABASE, or an action type not listed here)."""
     from . import ddl

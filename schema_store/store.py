@@ -23,7 +23,7 @@ import sqlite3
 import threading
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from .ddl import Catalog, parse_script
 from .errors import SchemaError
@@ -227,7 +227,7 @@ class SchemaStore:
             raise SchemaError(f"cannot read schema store {self.path}: "
                               f"{_sqlite_reason(exc, self.path)}") from exc
 
-    def transaction(self):
+    def transaction(self) -> _Transaction:
         """``with store.transaction():`` - writes inside are all kept or none."""
         return _Transaction(self)
 
@@ -418,7 +418,8 @@ class SchemaStore:
         version = self._version_at(db, table, position)
         return self._materialize(version) if version is not None else None
 
-    def schema_without_overrides(self, db: str, table: str, position: Position = None):
+    def schema_without_overrides(self, db: str, table: str,
+                                 position: Position = None) -> TableSchema | None:
         """The version in force at ``position`` as recorded (what DDL applies to)."""
         return self._raw_schema(db, table, position)
 
@@ -588,7 +589,7 @@ class SchemaStore:
         self._write("INSERT OR IGNORE INTO ddl_seen VALUES (?, ?, ?)",
                     (file_name, offset, _digest(text)))
 
-    def import_live(self, dsn: str, **kw) -> list[Key]:
+    def import_live(self, dsn: str, **kw: Any) -> list[Key]:
         """Snapshot a live server's schemas (see :mod:`schema_store.live`)."""
         from .live import import_live
         return import_live(self, dsn, **kw)

@@ -19,7 +19,7 @@ from .base import read_events as _read_binlog
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
 
-def expand_paths(paths) -> list[Path]:
+def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Files to read, in order; directories expand to their binlogs.  A file is never
     read twice: one given again (itself, through a directory, or a link to it) is a
     UsageError, not its changes twice."""
@@ -151,10 +151,11 @@ class FileSource(BinlogSource):
         return Poller(self.follow_timeout, self.poll_interval, self.on_idle)
 
 
-def read_events(path, *, verify_checksums: bool = True, start_position: int | None = None,
-                chunk: int = CHUNK, skip_rows=None, on_error: str = "fail", follow: bool = False,
-                follow_timeout: float | None = None, poll_interval: float = 0.25,
-                on_idle=None) -> Iterator:
+def read_events(path: str | os.PathLike, *, verify_checksums: bool = True,
+                start_position: int | None = None, chunk: int = CHUNK,
+                skip_rows: Callable[[int], bool] | None = None, on_error: str = "fail",
+                follow: bool = False, follow_timeout: float | None = None,
+                poll_interval: float = 0.25, on_idle: Callable[[], None] | None = None) -> Iterator:
     """Yield the events of one binlog file; see ``base.read_events``."""
     path = Path(path)
     stream = EventStream(path.name, verify_checksums=verify_checksums, skip_rows=skip_rows,
@@ -165,5 +166,5 @@ def read_events(path, *, verify_checksums: bool = True, start_position: int | No
                                 chunk=chunk, state=ReadState())
 
 
-def file_size(path) -> int:
+def file_size(path: str | os.PathLike) -> int:
     return os.stat(path).st_size
