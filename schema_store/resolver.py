@@ -205,11 +205,11 @@ class SchemaResolver:
             for key in self.store.keys():
                 self._folded.setdefault((key[0].casefold(), key[1].casefold()), []).append(key)
         matches = [k for k in self._folded.get((db.casefold(), table.casefold()), ())
-                   if self.store.schema(*k, position) is not None]
+                   if self.store.schema(k[0], k[1], position) is not None]
         if len(matches) != 1:
             return None
         if self.case_insensitive:
-            return self.store.schema(*matches[0], position)
+            return self.store.schema(matches[0][0], matches[0][1], position)
         if ("case", db, table) not in self._warned:
             self._warned.add(("case", db, table))
             self.on_warning(f"{db}.{table}: no schema; `{matches[0][0]}`.`{matches[0][1]}` differs "
@@ -267,7 +267,7 @@ class SchemaResolver:
             self.case_insensitive = True
             self.on_warning(f"{position[0]} @ {position[1]}: the binlog was written with "
                             f"lower_case_table_names (database `{event.db}` logged for "
-                            f"`{actions[0].db}`): table names compare case-insensitively")
+                            f"`{getattr(actions[0], 'db', None)}`): table names compare case-insensitively")
         self._folded = None
         db = event.db or None
         catalog = self._catalog_for(actions, position, db)

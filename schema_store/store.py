@@ -476,11 +476,6 @@ class SchemaStore:
             inferred |= o["kind"] == "inferred"
         return replace(base, columns=tuple(cols), inferred=inferred)
 
-    def keys(self) -> list[Key]:
-        """Every (db, table) that has or had a version, at any position."""
-        with self._lock:
-            return [tuple(k) for k in self._conn.execute("SELECT DISTINCT db, tbl FROM versions")]
-
     def tables(self, position: Position = None) -> list[Key]:
         """Tables that exist (are known) at ``position``, sorted."""
         with self._lock:

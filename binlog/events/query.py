@@ -45,7 +45,8 @@ class QueryEvent(Event):
         raw = status_var(self.status_vars, Q_CHARSET_CODE)
         if raw is None or len(raw) != 6:
             return None
-        return tuple(int.from_bytes(raw[i:i + 2], "little") for i in (0, 2, 4))
+        return (int.from_bytes(raw[0:2], "little"), int.from_bytes(raw[2:4], "little"),
+                int.from_bytes(raw[4:6], "little"))
 
 
 Q_CHARSET_CODE = 4

@@ -213,7 +213,7 @@ class DebeziumWriter:
     def __init__(self, out, server_name: str = "binlog"):
         self.out = out
         self.server_name = server_name
-        self._event = None            # (file, pos) of the current rows event
+        self._event: tuple | None = None   # (file, pos) of the current rows event
         self._row = 0
         self._trx = None              # GTID of the current transaction
         self._total = 0

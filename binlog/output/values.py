@@ -43,17 +43,26 @@ def json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=default)
 
 
-def bytes_renderer(encoding: str = "hex"):
-    """bytes -> str in the --binary-encoding; ``.tag`` names the key of the raw-bytes
-    object that text of an unknown charset is given as (``{"bytes_hex": "68e9"}``)."""
-    if encoding == "base64":
-        def render(raw):
-            return base64.b64encode(raw).decode("ascii")
-    else:
-        def render(raw):
-            return raw.hex()
-    render.tag = f"bytes_{'base64' if encoding == 'base64' else 'hex'}"
-    return render
+class HexBytes:
+    """Renders bytes as hex; ``tag`` names the key of the raw-bytes object that text of
+    an unknown charset is given as (``{"bytes_hex": "68e9"}``)."""
+    tag = "bytes_hex"
+
+    def __call__(self, raw: bytes) -> str:
+        return raw.hex()
+
+
+class Base64Bytes:
+    """Renders bytes as base64 (``{"bytes_base64": ...}`` for text of unknown charset)."""
+    tag = "bytes_base64"
+
+    def __call__(self, raw: bytes) -> str:
+        return base64.b64encode(raw).decode("ascii")
+
+
+def bytes_renderer(encoding: str = "hex") -> HexBytes | Base64Bytes:
+    """bytes -> str in the --binary-encoding (``.tag``: see HexBytes)."""
+    return Base64Bytes() if encoding == "base64" else HexBytes()
 
 
 def render_row(row: dict | None, plan, render_bytes) -> dict | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-import resource
 import subprocess
 import sys
 import tracemalloc
