@@ -134,7 +134,35 @@ def written(tmp_path_factory):
                 srv.stop()
                 srv.cleanup()
             out[(algorithm, checksum)] = (copy, keys, rows, events)
+    base = tmp_path_factory.mktemp("plain")
+    srv = MariaDBServer({"binlog_row_metadata": "FULL", "mysql56_temporal_format": "OFF",
+                         "default_time_zone": "+00:00"}, basedir=base / "srv").start()
+    try:
+        rows = run_workload(srv)
+        first = srv.binlog_files()[0]
+        shutil.copy(first, base / first.name)
+    finally:
+        srv.stop()
+        srv.cleanup()
+    out["plain"] = (base / first.name, None, rows, None)
     return out
+
+
+def test_decrypted_output_equals_the_unencrypted_servers(written, capfd):
+    """The same workload on a server without encryption: the same change records
+    (positions and times aside: the encrypted file has its START_ENCRYPTION event)."""
+    def records(*args):
+        code, out, err = dump_json(capfd, *args)
+        assert code == 0, err
+        return [(r["gtid"], r["db"], r["table"], r["op"], r["before"], r["after"]) for r in out]
+
+    plain_path, _, plain_rows, _ = written["plain"]
+    want = records(plain_path)
+    assert len(want) == 6          # 4 inserts, 1 update, 1 delete
+    for algorithm in ("AES_CBC", "AES_CTR"):
+        for checksum in ("CRC32", "NONE"):
+            path, keys, rows, events = written[(algorithm, checksum)]
+            assert records("--key-file", keys, path) == want and rows == plain_rows
 
 
 @pytest.mark.parametrize("algorithm", ["AES_CBC", "AES_CTR"])
