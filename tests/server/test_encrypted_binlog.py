@@ -305,7 +305,7 @@ def test_encrypted_key_file_and_key_rotation(tmp_path, capfd):
 
 
 def test_replication_sends_decrypted_events(tmp_path, mariadb_factory, capfd):
-    """What a relay (binlog fetch, mariadb-binlog --read-from-remote-server --raw)
+    """What a relay (mariadb-binlog --read-from-remote-server --raw, binlog fetch)
     stores from an encrypted server: plain events after a START_ENCRYPTION_EVENT that
     the server flagged ignorable; read without a key, and a key given changes nothing."""
     keys = key_file(tmp_path / "keys.txt", f"1;{KEY_A}")
@@ -331,6 +331,14 @@ def test_replication_sends_decrypted_events(tmp_path, mariadb_factory, capfd):
         code, records, err = dump_json(capfd, *extra, fetched)
         assert code == 0, err
         assert {r["after"]["id"]: r["after"]["s"] for r in records} == expected
+    # binlog fetch keeps the bytes it receives: a relay of plain events, read without a key
+    relay = tmp_path / "fetched"
+    assert cli_main(["fetch", "--from", f"mysql://root@127.0.0.1:{srv.port}/", "--server-id", "77",
+                     "--to", str(relay)]) == 0
+    assert b"sent plain" in (relay / name).read_bytes()
+    code, records, err = dump_json(capfd, relay)
+    assert code == 0, err
+    assert {r["after"]["id"]: r["after"]["s"] for r in records} == expected
 
 
 def test_start_position_reads_the_encryption_event_first(written, capfd, tmp_path):
