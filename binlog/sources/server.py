@@ -145,14 +145,10 @@ class DumpTracker:
     Starts at (``file``, ``position``) as asked; the fake ROTATE the server sends first
     and before every further file says where the stream really is."""
 
-    def __init__(self, file: str = "", position: int = 4, checksum: bool = False,
-                 gaps: bool = False):
+    def __init__(self, file: str = "", position: int = 4, checksum: bool = False):
         self.file = file
         self.position = position
         self.checksum = checksum        # the algorithm of the file being sent
-        # A GTID dump leaves out the event groups before the start position: an event's
-        # offset then comes from its log_pos (its end) instead of the previous event's end.
-        self.gaps = gaps
 
     def take(self, data: bytes) -> ServerEvent:
         header = _header(data, self.file, self.position)
@@ -172,11 +168,6 @@ class DumpTracker:
                                       "(no fake ROTATE first)", event_type=header.type_name)
         offset = self.position
         end = offset + len(data)
-        if self.gaps and header.log_pos and header.log_pos != end & 0xFFFFFFFF:
-            # log_pos is 32 bits: the high bits are those of the last known position.
-            end = (offset & ~0xFFFFFFFF) | header.log_pos
-            end += 1 << 32 if end < offset else 0
-            offset = end - len(data)
         header.offset = offset
         if header.log_pos and header.log_pos != end & 0xFFFFFFFF:
             raise MalformedEventError(
@@ -282,15 +273,14 @@ class ReplicationClient:
         except pymysql.err.MySQLError as exc:
             raise self._error(exc, "preparing the dump") from None
 
-    def binlogs(self) -> list[tuple[str, int]]:
-        """The server's binlog files and sizes (SHOW BINARY LOGS)."""
-        return [(row[0], int(row[1])) for row in self.query("SHOW BINARY LOGS")]
-
     # -- dump -------------------------------------------------------------------------
     def start(self, *, file: str = "", position: int = 4, gtid: str | None = None,
               blocking: bool = True, strict: bool = False) -> None:
         """Connect and ask for the binlog from ``file``:``position`` ("" = the first
-        binlog), or from the MariaDB GTID position ``gtid`` (a domain-server-seq list)."""
+        binlog), or from the MariaDB GTID position ``gtid`` (a domain-server-seq list).
+        A GTID dump leaves out the event groups before the position, so event offsets
+        would not be file offsets: it is only used to learn the file the server starts
+        at (``gtid_start_file``), then the file is read from its start."""
         if file:
             check_binlog_name(file, what="start file")
         self.connect()
@@ -304,7 +294,7 @@ class ReplicationClient:
         self._big_read_buffer()
         self._send(COM_BINLOG_DUMP, payload)
         self._connection()._sock.settimeout(self.options.read_timeout)
-        self.tracker = DumpTracker(file, position, self.checksum, gaps=gtid is not None)
+        self.tracker = DumpTracker(file, position, self.checksum)
 
     def _prepare(self, gtid: str | None, strict: bool) -> None:
         (self.version, log_bin, alg), = self.query(
