@@ -89,9 +89,11 @@ def decode_table_map(cur, ctx, header):
     count = cur.count("column count")
     types_offset = cur.offset
     types = cur.bytes(count, "column types")
+    qualified = f"{_name(db)}.{_name(table)}"
+    if cur.at_end():
+        _reject_pre_ga(ctx, qualified, cur.offset)
     meta_cur = cur.sub(cur.count("metadata length"), "metadata block")
     columns = []
-    qualified = f"{_name(db)}.{_name(table)}"
     for index, type_code in enumerate(types):
         reader = METADATA_READERS.get(type_code)
         if reader is None:
@@ -114,6 +116,20 @@ def decode_table_map(cur, ctx, header):
         exc.add_context(table=qualified)
         raise
     return event
+
+
+def _reject_pre_ga(ctx, qualified: str, offset: int) -> None:
+    """MySQL 5.1.15-5.1.17 (pre-GA) wrote TABLE_MAP with the column types only: no
+    metadata block and no nullability bitmap (the field metadata came with 5.1.18,
+    WL#3228).  Their rows were read with the replica's own table definition: the
+    binlog alone does not give VARCHAR/CHAR/DECIMAL/BLOB sizes, so they are refused."""
+    version = ctx.fde.server_version or "unknown"
+    raise UnsupportedTypeError(
+        f"TABLE_MAP ends after its column types, with no metadata block: written by a "
+        f"pre-GA MySQL 5.1 (5.1.15-5.1.17; this binlog's server: {version}), whose rows "
+        f"cannot be decoded from the binlog alone", field_offset=offset, table=qualified,
+        hint="replay it with mysqlbinlog of that MySQL version into a server of the same "
+             "version, or re-log the data with MySQL 5.1.18 or later")
 
 
 def _read_optional_metadata(cur: Cursor, event: TableMapEvent, mariadb: bool) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from binlog.constants import ColumnType as T, EventType
 from binlog.cursor import Cursor
-from binlog.errors import BinlogError, MalformedEventError
+from binlog.errors import BinlogError, MalformedEventError, UnsupportedTypeError
 from binlog.events.table_map import decode_table_map
 from binlog.header import EventHeader, FormatDescription
 from hostile.build import lenenc, table_map
@@ -111,3 +111,18 @@ def test_a_charset_entry_beyond_the_character_columns_is_an_error():
 def test_column_charset_with_too_few_entries_is_an_error():
     with pytest.raises(BinlogError, match="collation"):
         decode(MySQL9, common_tlvs() + tlv(3, packed(BINARY, UTF8MB4_0900)))
+
+
+class MySQL5116:
+    fde = FormatDescription(server_version="5.1.16-beta-log")
+
+
+def test_a_pre_ga_mysql_51_table_map_is_refused_naming_the_server_version():
+    # MySQL 5.1.15-5.1.17: table id, flags, names, column count and types, then nothing.
+    full = table_map(77, "d", "old", bytes([T.LONG, T.VARCHAR]), (20).to_bytes(2, "little"))
+    data = full[:full.index(b"old\x00") + 4 + 1 + 2]
+    assert data.endswith(bytes([2, T.LONG, T.VARCHAR]))
+    header = EventHeader(0, EventType.TABLE_MAP_EVENT, 1, 19 + len(data), 0, 0)
+    with pytest.raises(UnsupportedTypeError, match=r"pre-GA MySQL 5\.1 .*5\.1\.16-beta-log") as info:
+        decode_table_map(Cursor(data), MySQL5116, header)
+    assert info.value.table == "d.old" and info.value.hint
