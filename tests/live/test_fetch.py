@@ -98,6 +98,7 @@ def test_fetch_is_byte_identical_across_flush_kill_and_restart(mariadb_factory, 
     proc = start_fetcher(srv, relay)
     try:
         write_rows(srv, 0, 150)
+        wait_caught_up(srv, relay)      # the fetcher runs (its start is slow on a busy machine)
         srv.flush_logs()
         write_rows(srv, 150, 150)
         # kill -9 while the server is writing, then cut the copy inside an event as a
