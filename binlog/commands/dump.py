@@ -26,6 +26,10 @@ def add_parser(sub) -> None:
     dump.add_argument("--bigint-as-string", action="store_true",
                       help="json/debezium: integers beyond 2^53 (what JavaScript and jq hold "
                            "exactly) as strings of their digits")
+    dump.add_argument("--rewrite-db", action="append", default=[], metavar="FROM->TO",
+                      type=rewrite_rule,
+                      help="name database TO instead of FROM in the records and the SQL "
+                           "(as mariadb-binlog --rewrite-db; repeatable)")
     dump.add_argument("--output-dir", metavar="DIR",
                       help="json/debezium: one file per table, DIR/<db>.<table>.<N>.jsonl "
                            "(names encoded), a new file every --rotate-size bytes")
@@ -124,11 +128,20 @@ def run(args) -> int:
     return _dump_exit_code(reader.stats)
 
 
+def rewrite_rule(text: str) -> tuple[str, str]:
+    """``FROM->TO`` (mariadb-binlog's --rewrite-db syntax) as (FROM, TO)."""
+    source, sep, target = text.partition("->")
+    source, target = source.strip(), target.strip()
+    if not sep or not source or not target:
+        raise argparse.ArgumentTypeError(f"expected FROM->TO, got {text!r}")
+    return source, target
+
+
 def record_writer(args, out):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
     from ..output.debezium import DebeziumWriter
     from ..output.json_lines import JsonLinesWriter
-    from ..output.routing import BigintsAsStrings, PerTableFiles
+    from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
     from ..output.text import TextWriter
 
     def make(stream):
@@ -138,7 +151,8 @@ def record_writer(args, out):
             writer = JsonLinesWriter(stream, args.binary_encoding)
         else:
             writer = TextWriter(stream, args.binary_encoding)
-        return BigintsAsStrings(writer) if args.bigint_as_string else writer
+        writer = BigintsAsStrings(writer) if args.bigint_as_string else writer
+        return RewriteDb(writer, dict(args.rewrite_db)) if args.rewrite_db else writer
 
     if args.output_dir is None:
         return make(out)
@@ -157,7 +171,7 @@ def sql_writer(args, out, schema):
     return SqlWriter(out, keys=KeyCatalog(schema=schema, live=live), safe=args.safe,
                      flashback=args.format == "flashback", split_updates=args.split_updates,
                      table_filter=table_filter_of(args), routines=args.routines,
-                     strip_definer=args.strip_definer)
+                     strip_definer=args.strip_definer, rewrite_db=dict(args.rewrite_db))
 
 
 def json_writer(args, out, schema):
@@ -166,7 +180,13 @@ def json_writer(args, out, schema):
     from ..replay.keys import KeyCatalog
     from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
 
+    from ..output.routing import BigintsAsStrings, RewriteDb
+
     writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
+    if args.bigint_as_string:
+        writer = BigintsAsStrings(writer)
+    if args.rewrite_db:         # inside the split: its keys are looked up under the binlog's names
+        writer = RewriteDb(writer, dict(args.rewrite_db))
     if args.split_updates:
         live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
         writer = SplitUpdatesWriter(writer, KeyCatalog(schema=schema, live=live))

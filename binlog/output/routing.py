@@ -3,6 +3,7 @@
 - ``BigintsAsStrings(writer)`` (``--bigint-as-string``): integers beyond 2^53 - what a
   JavaScript number or jq holds exactly - in the row images become their decimal text,
   so ``18446744073709551615`` is not read back as ``18446744073709552000``.
+- ``RewriteDb(writer, {FROM: TO})`` (``--rewrite-db FROM->TO``): records name TO.
 - ``PerTableFiles`` (``--output-dir DIR``): one JSON Lines file per source table,
   ``DIR/<db>.<table>.<N>.jsonl`` (names encoded by the command, never a path as the
   binlog wrote them), a new file when one reaches ``max_bytes``.
@@ -34,6 +35,22 @@ class BigintsAsStrings:
         self.writer.write(replace(change, before=_stringify(change.before), after=_stringify(change.after)))
 
     def __getattr__(self, name):          # event(), statement(), close() as the writer has them
+        return getattr(self.writer, name)
+
+
+class RewriteDb:
+    """``--rewrite-db FROM->TO``: the records of FROM's tables name TO (as mariadb-binlog's
+    option; the schema was looked up under the binlog's own name before this)."""
+
+    def __init__(self, writer, rewrites: dict):
+        self.writer = writer
+        self.rewrites = rewrites
+
+    def write(self, change) -> None:
+        db = self.rewrites.get(change.db)
+        self.writer.write(change if db is None else replace(change, db=db))
+
+    def __getattr__(self, name):
         return getattr(self.writer, name)
 
 

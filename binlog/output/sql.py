@@ -231,13 +231,15 @@ def _string_bytes(value, col) -> bytes | None:
 class SqlRenderer:
     """SQL statements for row changes; ``keys`` is a binlog.replay.keys.KeyCatalog."""
 
-    def __init__(self, keys, *, safe: bool = True):
+    def __init__(self, keys, *, safe: bool = True, rewrite_db: dict | None = None):
         self.keys = keys
         self.safe = safe
+        self.rewrite_db = rewrite_db or {}      # --rewrite-db: names in the SQL only
 
     # -- names ---------------------------------------------------------------------------
     def table(self, change) -> str:
-        return f"{quote_ident(change.db)}.{quote_ident(change.table)}"
+        db = self.rewrite_db.get(change.db, change.db)
+        return f"{quote_ident(db)}.{quote_ident(change.table)}"
 
     def _names(self, change, tk) -> list[str]:
         cols = change.plan.columns
@@ -480,12 +482,13 @@ class SqlWriter:
 
     def __init__(self, out, *, keys, safe: bool = True, flashback: bool = False,
                  split_updates: bool = False, on_warning=None, table_filter=None,
-                 routines: bool = False, strip_definer: bool = False):
+                 routines: bool = False, strip_definer: bool = False,
+                 rewrite_db: dict | None = None):
         from ..replay.transactions import TxAssembler
 
         self.out = out
         self.keys = keys
-        self.renderer = SqlRenderer(keys, safe=safe)
+        self.renderer = SqlRenderer(keys, safe=safe, rewrite_db=rewrite_db)
         self.flashback = flashback
         self.split_updates = split_updates
         self.table_filter = table_filter

@@ -57,3 +57,18 @@ def test_output_dir_one_file_per_table_rotated(tmp_path):
 
 def test_output_dir_needs_a_json_format(tmp_path):
     assert dump("--output-dir", tmp_path / "o", "--format", "sql", TYPES).returncode == 2
+
+
+def test_rewrite_db_in_records_and_sql():
+    plain = lines(dump(TYPES))
+    rewritten = lines(dump("--rewrite-db", "tf->tf_copy", TYPES))
+    assert {r["db"] for r in plain} == {"tf"} and {r["db"] for r in rewritten} == {"tf_copy"}
+    assert [dict(r, db="tf") for r in rewritten] == plain
+    split = lines(dump("--rewrite-db", "tf->tf_copy", "--split-updates", TYPES))
+    assert split and {r["db"] for r in split} == {"tf_copy"}
+    sql = dump("--format", "sql", "--rewrite-db", "tf -> tf_copy", TYPES)
+    assert sql.returncode == 0, sql.stderr
+    assert "`tf_copy`.`ints`" in sql.stdout and "`tf`.`ints`" not in sql.stdout
+    other = dump("--format", "sql", "--rewrite-db", "nosuch->x", TYPES)
+    assert "`tf`.`ints`" in other.stdout
+    assert dump("--rewrite-db", "tf", TYPES).returncode == 2
