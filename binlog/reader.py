@@ -50,6 +50,7 @@ class RowChange:
     before: dict | None
     after: dict | None
     plan: DecodePlan
+    row: int = 0            # the row's index inside its rows event (file+pos is the event's)
 
 
 @dataclass(slots=True)
@@ -384,9 +385,9 @@ class BinlogReader:
             exc.add_context(source=name)
             raise
         self.stats.rows[plan.qualified_name] += len(rows)
-        for before, after in rows:
+        for index, (before, after) in enumerate(rows):
             yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
-                            plan.db, plan.table, event.kind, before, after, plan)
+                            plan.db, plan.table, event.kind, before, after, plan, index)
 
     def _infer(self, name, event, table_map, plan, fde) -> DecodePlan:
         found = infer_precisions(event, plan)

@@ -23,6 +23,8 @@ def add_parser(sub) -> None:
                            "transaction per source transaction), flashback (statements "
                            "undoing them, newest first) or debezium (the change-event envelope "
                            "of Debezium's MySQL connector, one per line)")
+    dump.add_argument("--with-types", action="store_true",
+                      help="json: add each column's SQL type to each record (\"types\")")
     dump.add_argument("--bigint-as-string", action="store_true",
                       help="json/debezium: integers beyond 2^53 (what JavaScript and jq hold "
                            "exactly) as strings of their digits")
@@ -110,9 +112,9 @@ def run(args) -> int:
     elif args.format == "json" and (args.checksum or args.split_updates):
         writer = json_writer(args, out, schema)
     else:
-        writer = record_writer(args, out)
+        writer = record_writer(args, out, schema)
     try:
-        if args.format in ("json", "debezium") and not args.split_updates:
+        if args.format == "debezium" and not args.split_updates:
             for change in reader.changes():
                 writer.write(change)
         else:
@@ -137,10 +139,11 @@ def rewrite_rule(text: str) -> tuple[str, str]:
     return source, target
 
 
-def record_writer(args, out):
+def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
+    from ..output.cdc import CdcJsonWriter
     from ..output.debezium import DebeziumWriter
-    from ..output.json_lines import JsonLinesWriter
+    from ..replay.keys import KeyCatalog
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
     from ..output.text import TextWriter
 
@@ -148,7 +151,9 @@ def record_writer(args, out):
         if args.format == "debezium":
             writer = DebeziumWriter(stream)
         elif args.format == "json":
-            writer = JsonLinesWriter(stream, args.binary_encoding)
+            writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
+                                   with_types=args.with_types, rewrite_db=dict(args.rewrite_db))
+            return BigintsAsStrings(writer) if args.bigint_as_string else writer
         else:
             writer = TextWriter(stream, args.binary_encoding)
         writer = BigintsAsStrings(writer) if args.bigint_as_string else writer

@@ -213,16 +213,11 @@ class DebeziumWriter:
     def __init__(self, out, server_name: str = "binlog"):
         self.out = out
         self.server_name = server_name
-        self._event: tuple | None = None   # (file, pos) of the current rows event
-        self._row = 0
         self._trx = None              # GTID of the current transaction
         self._total = 0
         self._per_table: dict = {}
 
     def envelope(self, change) -> dict:
-        event = (change.file, change.pos)
-        self._row = self._row + 1 if event == self._event else 0
-        self._event = event
         transaction = None
         if change.gtid is not None:
             if change.gtid != self._trx:
@@ -239,7 +234,7 @@ class DebeziumWriter:
             "source": {"version": CONNECTOR_VERSION, "connector": "mysql", "name": self.server_name,
                        "ts_ms": ts_ms, "snapshot": "false", "db": change.db, "sequence": None,
                        "table": change.table, "server_id": change.server_id, "gtid": change.gtid,
-                       "file": change.file, "pos": change.pos, "row": self._row, "thread": None,
+                       "file": change.file, "pos": change.pos, "row": change.row, "thread": None,
                        "query": None},
             "op": OPS[change.op], "ts_ms": ts_ms, "transaction": transaction,
         }

@@ -67,6 +67,7 @@ class PerTableFiles:
         self.inside = inside
         self.sequence: dict = {}           # table -> number of its current file
         self.open: OrderedDict = OrderedDict()   # table -> (stream, writer)
+        self.last = None                   # the table of the last row written
         os.makedirs(self.directory, exist_ok=True)
 
     def _path(self, key) -> str:
@@ -92,14 +93,25 @@ class PerTableFiles:
 
     def write(self, change) -> None:
         key = (change.db, change.table)
+        if self.last is not None and self.last != key and self.last in self.open:
+            previous = self.open[self.last][1]
+            if hasattr(previous, "release"):
+                previous.release()           # its held row is not its transaction's last
+        self.last = key
         stream, writer = self._writer(key)
-        writer.write(change)
+        # full: the next file.  Checked before a row, not after: a writer may hold its
+        # last row back (cdc), and that row belongs to this file.
         if stream.tell() >= self.max_bytes:
             self._close(key)
             self.sequence[key] += 1
+            stream, writer = self._writer(key)
+        writer.write(change)
 
     def event(self, item) -> None:
-        """Events are not part of the per-table files."""
+        """Events go to the writer of the last row (its transaction's end, for the
+        commit marker); they are not written themselves."""
+        if self.last is not None and self.last in self.open:
+            self.open[self.last][1].event(item)
 
     def close(self) -> None:
         for key in list(self.open):

@@ -23,7 +23,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.commands",)],
     [("spark_ingest",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
-    [("binlog.output.sql", "binlog.replay.writers")],
+    [("binlog.output.sql", "binlog.replay.writers", "binlog.output.cdc")],
     [("binlog.output.json_lines", "binlog.output.text", "binlog.checksum", "binlog.replay")],
     [("binlog.output.values", "binlog.output")],
     [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources"), ("schema_store",)],

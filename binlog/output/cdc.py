@@ -1,0 +1,123 @@
+"""The JSON record's change-data-capture fields (``binlog dump --format json``).
+
+Each row record carries, after the fields of ``json_lines`` (which it keeps as they are):
+
+- ``row``: the row's index inside its rows event (several rows share one file+pos);
+- ``pk``: the primary key column names, from the TABLE_MAP (binlog_row_metadata=FULL) or
+  the schema store (``replay.keys.KeyCatalog``, as --split-updates and apply choose
+  keys); [] when neither knows one;
+- ``commit``: true on the last row of its transaction, with ``xid`` (the XID event's id;
+  null when a COMMIT statement ends it, as for non-transactional tables) and ``end_pos``
+  (the offset just past the event ending the transaction: where a reader resumes);
+  false, null, null on the others;
+- with ``--with-types``, ``types``: each column's SQL type as the TABLE_MAP (and the
+  schema) give it, e.g. ``"decimal(12,2)"``, ``"datetime(6)"``, ``"int unsigned"``.
+
+Only the last row seen is held back (until the next row or the end of its transaction),
+so memory does not grow with the transaction.
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import orjson
+
+from ..constants import ColumnType as T
+from ..events import QueryEvent, XidEvent
+from ..events.query import COMMIT, XA_COMMIT, transaction_control
+from .json_lines import JsonLinesWriter
+
+_NAMES = {
+    T.TINY: "tinyint", T.SHORT: "smallint", T.INT24: "mediumint", T.LONG: "int",
+    T.LONGLONG: "bigint", T.FLOAT: "float", T.DOUBLE: "double", T.YEAR: "year",
+    T.DATE: "date", T.NEWDATE: "date", T.TIMESTAMP: "timestamp", T.TIMESTAMP2: "timestamp",
+    T.DATETIME: "datetime", T.DATETIME2: "datetime", T.TIME: "time", T.TIME2: "time",
+    T.JSON: "json", T.GEOMETRY: "geometry", T.ENUM: "enum", T.SET: "set",
+    T.TINY_BLOB: "tinyblob", T.BLOB: "blob", T.MEDIUM_BLOB: "mediumblob", T.LONG_BLOB: "longblob",
+}
+
+
+def sql_type(col) -> str:
+    """A column's SQL type from what the binlog (and schema) say about it."""
+    t = col.type
+    binary = col.is_binary
+    if t in (T.NEWDECIMAL, T.DECIMAL):
+        name = f"decimal({col.precision},{col.scale})"
+    elif t == T.BIT:
+        bits = (col.meta >> 8) * 8 + (col.meta & 0xFF) if col.meta else 1
+        name = f"bit({bits})"
+    elif t in (T.VARCHAR, T.VAR_STRING):
+        name = f"{'varbinary' if binary else 'varchar'}({col.length})"
+    elif t == T.STRING:
+        name = f"{'binary' if binary else 'char'}({col.length})"
+    elif t in (T.TINY_BLOB, T.BLOB, T.MEDIUM_BLOB, T.LONG_BLOB) and not binary and col.encoding:
+        name = _NAMES[t].replace("blob", "text")
+    else:
+        name = _NAMES.get(t, f"type{int(t)}")
+    if t in (T.TIMESTAMP2, T.DATETIME2, T.TIME2, T.TIMESTAMP, T.DATETIME, T.TIME) and col.precision:
+        name += f"({col.precision})"
+    if col.unsigned and t in (T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.NEWDECIMAL, T.FLOAT, T.DOUBLE):
+        name += " unsigned"
+    return name
+
+
+class CdcJsonWriter:
+    """``--format json``: the records of ``JsonLinesWriter`` plus the fields above.
+    Give it every item of the reader (``write`` for rows, ``event`` for the rest)."""
+
+    def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
+                 rewrite_db: dict | None = None):
+        self.out = out
+        self.rewrite_db = rewrite_db or {}   # --rewrite-db: after the key lookup (binlog names)
+        self.lines = JsonLinesWriter(io.BytesIO(), binary_encoding)
+        self.keys = keys
+        self.with_types = with_types
+        self._held = None           # (record bytes without the closing brace, change)
+        self._pk: dict = {}
+
+    def _pk_names(self, change) -> list:
+        if self.keys is None:
+            return []
+        cached = self._pk.get(id(change.plan))
+        if cached is None:
+            found = self.keys.keys(change).primary or ()
+            cached = self._pk[id(change.plan)] = [change.plan.columns[i].key for i in found]
+        return cached
+
+    def write(self, change) -> None:
+        self._flush(False, None, None)
+        buffer = self.lines.out
+        buffer.seek(0)
+        buffer.truncate()
+        pk = self._pk_names(change)
+        db = self.rewrite_db.get(change.db)
+        self.lines.write(change if db is None else replace(change, db=db))
+        line = buffer.getvalue().rstrip(b"\n")
+        extra = {"row": change.row, "pk": pk}
+        if self.with_types:
+            extra["types"] = {c.key: sql_type(c) for c in change.plan.columns}
+        self._held = line[:-1] + b"," + orjson.dumps(extra)[1:-1]
+
+    def _flush(self, commit: bool, xid, end_pos) -> None:
+        if self._held is None:
+            return
+        tail = orjson.dumps({"commit": commit, "xid": xid, "end_pos": end_pos})
+        self.out.write(self._held + b"," + tail[1:] + b"\n")
+        self._held = None
+
+    def event(self, item) -> None:
+        event = getattr(item, "event", None)
+        if self.keys is not None and event is not None:
+            self.keys.observe(event)
+        if isinstance(event, XidEvent):
+            self._flush(True, event.xid, event.header.end)
+        elif isinstance(event, QueryEvent) and transaction_control(event.query) in (COMMIT, XA_COMMIT):
+            self._flush(True, None, event.header.end)
+
+    def release(self) -> None:
+        """Write the row held back: a later row (in another writer) follows it."""
+        self._flush(False, None, None)
+
+    def close(self) -> None:
+        self._flush(False, None, None)     # a transaction the input ends inside
