@@ -26,7 +26,7 @@ import orjson
 from ..constants import ColumnType as T
 from ..events import QueryEvent, XidEvent
 from ..events.query import COMMIT, XA_COMMIT, transaction_control
-from .json_lines import JsonLinesWriter
+from .json_lines import JsonLinesWriter, _large_values
 
 _NAMES = {
     T.TINY: "tinyint", T.SHORT: "smallint", T.INT24: "mediumint", T.LONG: "int",
@@ -62,6 +62,25 @@ def sql_type(col) -> str:
     return name
 
 
+class _Open:
+    """A stream for one record's pieces that keeps back its last two bytes (the closing
+    brace and newline), so the record can be continued."""
+
+    def __init__(self, out):
+        self.out = out
+        self.tail = b""
+
+    def write(self, data) -> None:
+        data = self.tail + bytes(data)
+        if len(data) > 2:
+            self.out.write(data[:-2])
+        self.tail = data[-2:]
+
+    def finish(self) -> None:
+        if self.tail != b"}\n":
+            raise ValueError(f"a JSON record ends in {self.tail!r}")
+
+
 class CdcJsonWriter:
     """``--format json``: the records of ``JsonLinesWriter`` plus the fields above.
     Give it every item of the reader (``write`` for rows, ``event`` for the rest)."""
@@ -87,17 +106,25 @@ class CdcJsonWriter:
 
     def write(self, change) -> None:
         self._flush(False, None, None)
-        buffer = self.lines.out
-        buffer.seek(0)
-        buffer.truncate()
         pk = self._pk_names(change)
         db = self.rewrite_db.get(change.db)
-        self.lines.write(change if db is None else replace(change, db=db))
-        line = buffer.getvalue().rstrip(b"\n")
+        shown = change if db is None else replace(change, db=db)
         extra = {"row": change.row, "pk": pk}
         if self.with_types:
             extra["types"] = {c.key: sql_type(c) for c in change.plan.columns}
-        self._held = line[:-1] + b"," + orjson.dumps(extra)[1:-1]
+        fields = b"," + orjson.dumps(extra)[1:-1]
+        if _large_values(change.before, change.plan) or _large_values(change.after, change.plan):
+            # a record with a large value is not held in memory: written now, in pieces,
+            # and left open until its commit fields are known
+            self.lines.out = _Open(self.out)
+            self.lines.write(shown)
+            self.lines.out.finish()
+            self.out.write(fields)
+            self._held = b""
+            return
+        buffer = self.lines.out = io.BytesIO()
+        self.lines.write(shown)
+        self._held = buffer.getvalue()[:-2] + fields      # without its closing "}\n"
 
     def _flush(self, commit: bool, xid, end_pos) -> None:
         if self._held is None:
