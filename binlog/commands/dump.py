@@ -122,6 +122,10 @@ def run(args) -> int:
                 (writer.write if isinstance(item, RowChange) else writer.event)(item)
         if hasattr(writer, "close"):
             writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
+    except KeyboardInterrupt:
+        if hasattr(writer, "end_open_record"):
+            writer.end_open_record()    # json: a record streamed whole up to its commit fields
+        raise
     finally:
         out.flush()
         if args.stats:

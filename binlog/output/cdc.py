@@ -117,10 +117,12 @@ class CdcJsonWriter:
             # a record with a large value is not held in memory: written now, in pieces,
             # and left open until its commit fields are known
             self.lines.out = _Open(self.out)
-            self.lines.write(shown)
-            self.lines.out.finish()
-            self.out.write(fields)
-            self._held = b""
+            self._held = b""                 # open from here on (end_open_record closes it)
+            try:
+                self.lines.write(shown)      # a signal ends it whole (interrupts.deferred)
+            finally:
+                self.lines.out.finish()
+                self.out.write(fields)
             return
         buffer = self.lines.out = io.BytesIO()
         self.lines.write(shown)
@@ -141,6 +143,11 @@ class CdcJsonWriter:
             self._flush(True, event.xid, event.header.end)
         elif isinstance(event, QueryEvent) and transaction_control(event.query) in (COMMIT, XA_COMMIT):
             self._flush(True, None, event.header.end)
+
+    def end_open_record(self) -> None:
+        """On an interrupt: the record written so far ends here, as one whose transaction's
+        end was not read (a large one is already out up to its commit fields)."""
+        self._flush(False, None, None)
 
     def release(self) -> None:
         """Write the row held back: a later row (in another writer) follows it."""

@@ -113,6 +113,11 @@ class PerTableFiles:
         if self.last is not None and self.last in self.open:
             self.open[self.last][1].event(item)
 
+    def end_open_record(self) -> None:
+        for _, writer in self.open.values():
+            if hasattr(writer, "end_open_record"):
+                writer.end_open_record()
+
     def close(self) -> None:
         for key in list(self.open):
             self._close(key)
