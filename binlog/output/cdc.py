@@ -92,7 +92,7 @@ class CdcJsonWriter:
         self.lines = JsonLinesWriter(io.BytesIO(), binary_encoding)
         self.keys = keys
         self.with_types = with_types
-        self._held = None           # (record bytes without the closing brace, change)
+        self._held: bytes | None = None   # the record held back, without its commit fields
         self._pk: dict = {}
 
     def _pk_names(self, change) -> list:

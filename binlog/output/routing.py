@@ -67,7 +67,7 @@ class PerTableFiles:
         self.inside = inside
         self.sequence: dict = {}           # table -> number of its current file
         self.open: OrderedDict = OrderedDict()   # table -> (stream, writer)
-        self.last = None                   # the table of the last row written
+        self.last: tuple | None = None     # the table of the last row written
         os.makedirs(self.directory, exist_ok=True)
 
     def _path(self, key) -> str:
