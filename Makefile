@@ -33,7 +33,11 @@ demo: install
 	@echo "== ...and with the schema dump taken when the binlog started: exact values =="
 	@binlog dump --schema-ddl samples/mariadb-10.11/temporal_predump.schema.sql --table tp.tt samples/mariadb-10.11/temporal_predump.binlog
 
+# ruff (pyflakes, bugbear, import order) and mypy (binlog/, schema_store/) first: either
+# failing fails the target (settings in pyproject.toml).
 test: install-dev server-deps
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
 	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q
 
 # Regenerate the sample corpus on the local mariadbd (see samples/README.md).
