@@ -59,9 +59,9 @@ def api_script(binlog: Path, extra: str) -> list[str]:
 
 def pmr_rate(binlog: Path, limit: int) -> tuple[float, int]:
     """Serve the binlog from a real mariadbd and stream it with python-mysql-replication."""
-    from support.mariadb_server import MariaDBServer
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+    from support.mariadb_server import MariaDBServer
 
     srv = MariaDBServer({"binlog_row_metadata": "FULL"}).start()
     try:

@@ -19,8 +19,8 @@ from schema_store.store import SchemaStore
 
 from .errors import BinlogError
 from .filters import TableFilter
-from .sources.base import BinlogSource
 from .reader import BinlogReader as _Reader, ReaderHooks, ReaderOptions, RowChange
+from .sources.base import BinlogSource
 
 __all__ = ["BinlogReader", "TableFilter", "SchemaStore", "ReaderOptions", "ReaderHooks", "RowChange"]
 

@@ -18,8 +18,7 @@ import argparse
 import sys
 
 from . import interrupts
-from .commands._common import (EXIT_DAMAGE, EXIT_DECODE_ERROR, EXIT_INCOMPLETE, EXIT_OK,
-                               EXIT_USAGE, Parser)
+from .commands._common import EXIT_DAMAGE, EXIT_DECODE_ERROR, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, Parser
 from .errors import BinlogError, UsageError
 from .exitcodes import Exit, for_exception
 

@@ -16,19 +16,32 @@ from typing import Any, Callable, Iterator
 
 from .column import CHARACTER_TYPES
 from .constants import LEGACY_TEMPORAL_TYPES, EventType
-from .gtids import GtidWindow
-from .errors import (BinlogError, IncompleteEventError, MissingTableMapError, PrecisionUnknownError,
-                     UsageError, check_on_error)
+from .errors import (
+    BinlogError,
+    IncompleteEventError,
+    MissingTableMapError,
+    PrecisionUnknownError,
+    UsageError,
+    check_on_error,
+)
+from .events import (
+    FormatDescriptionEvent,
+    MariaGtidEvent,
+    MysqlGtidEvent,
+    QueryEvent,
+    RowsEvent,
+    TableMapEvent,
+    UnknownEvent,
+    XidEvent,
+)
 from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
-from .events import (FormatDescriptionEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent,
-                     RowsEvent, TableMapEvent, UnknownEvent, XidEvent)
+from .gtids import GtidWindow
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
 from .stream import Damage, EventStream
-
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
 # like mysqlbinlog, the datetime filters do not stop on them.

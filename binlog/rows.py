@@ -15,10 +15,9 @@ after-image JSON values are diffs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
 import importlib
 import os
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .column import Column
@@ -26,6 +25,7 @@ from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
 from .events.rows import UPDATE, RowsEvent
 from .events.table_map import TableMapEvent
+
 
 # The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
 def _load_speedups() -> Any:

@@ -46,14 +46,28 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
-from .constants import (BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_OFF, HEADER_LEN,
-                        LOG_EVENT_BINLOG_IN_USE_F, LOG_EVENT_IGNORABLE_F, EventType,
-                        event_type_name)
+from .constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_CRC32,
+    CHECKSUM_OFF,
+    HEADER_LEN,
+    LOG_EVENT_BINLOG_IN_USE_F,
+    LOG_EVENT_IGNORABLE_F,
+    EventType,
+    event_type_name,
+)
 from .cursor import Cursor
-from .errors import (BadMagicError, BinlogError, ChecksumMismatchError, EncryptedBinlogError,
-                     IncompleteEventError, MalformedEventError, WrongKeyError, check_on_error)
-from .events import (FormatDescriptionEvent, StartEncryptionEvent, TransactionPayloadEvent,
-                     UnknownEvent)
+from .errors import (
+    BadMagicError,
+    BinlogError,
+    ChecksumMismatchError,
+    EncryptedBinlogError,
+    IncompleteEventError,
+    MalformedEventError,
+    WrongKeyError,
+    check_on_error,
+)
+from .events import FormatDescriptionEvent, StartEncryptionEvent, TransactionPayloadEvent, UnknownEvent
 from .events.base import Event, SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, parse_format_description, parse_header

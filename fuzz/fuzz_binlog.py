@@ -24,12 +24,13 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 with atheris.instrument_imports(include=["binlog", "schema_store", "spark_ingest"]):
-    import binlog.reader  # noqa: F401
-    import binlog.output.json_lines  # noqa: F401
-    import binlog.output.text  # noqa: F401
-    import schema_store.resolver  # noqa: F401
     from names import run_names
     from target import lower_infer_bound, run
+
+    import binlog.output.json_lines  # noqa: F401
+    import binlog.output.text  # noqa: F401
+    import binlog.reader  # noqa: F401
+    import schema_store.resolver  # noqa: F401
 
 lower_infer_bound()
 

@@ -18,9 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support.paths import CORPUS  # noqa: E402
+
 from binlog.errors import BinlogError  # noqa: E402
 from binlog.sources.file import read_events  # noqa: E402
-from support.paths import CORPUS  # noqa: E402
 
 MAX_SEED = 4096
 WINDOWS = (1, 2, 3, 5, 8)

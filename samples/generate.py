@@ -63,9 +63,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.mariadb_server import MariaDBServer, find_tool, split_version  # noqa: E402
-
 import pymysql  # noqa: E402
+from support.mariadb_server import MariaDBServer, find_tool, split_version  # noqa: E402
 
 SQL_DIR = HERE / "sql"
 DEFAULT_OUT = HERE / "mariadb-10.11"

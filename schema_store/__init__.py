@@ -4,12 +4,38 @@ The parser never talks to a database; it asks ``SchemaStore.schema(db, table, po
 for what the binlog lacks (legacy temporal precision, names, signedness, charsets,
 ENUM/SET labels, primary key).
 """
-from .ddl import (AddColumn, AddPrimaryKey, AddSystemVersioning, AlterDatabase, AlterOp, AlterTable,
-                  Catalog, ChangeColumn, ConvertCharset, CreateDatabase, CreateTable, CreateTableLike,
-                  CreateTableSelect, DdlAction, DropColumn, DropDatabase, DropPrimaryKey,
-                  DropSystemVersioning, DropTable, Force, Ignored, ModifyColumn, RenameColumn,
-                  RenameTable, RenameTo, TableDefaults, TruncateTable, Use, parse_column_type,
-                  parse_script)
+from .ddl import (
+                  AddColumn,
+                  AddPrimaryKey,
+                  AddSystemVersioning,
+                  AlterDatabase,
+                  AlterOp,
+                  AlterTable,
+                  Catalog,
+                  ChangeColumn,
+                  ConvertCharset,
+                  CreateDatabase,
+                  CreateTable,
+                  CreateTableLike,
+                  CreateTableSelect,
+                  DdlAction,
+                  DropColumn,
+                  DropDatabase,
+                  DropPrimaryKey,
+                  DropSystemVersioning,
+                  DropTable,
+                  Force,
+                  Ignored,
+                  ModifyColumn,
+                  RenameColumn,
+                  RenameTable,
+                  RenameTo,
+                  TableDefaults,
+                  TruncateTable,
+                  Use,
+                  parse_column_type,
+                  parse_script,
+)
 from .errors import DdlParseError, SchemaError, SchemaMismatchError, SchemaNotFoundError
 from .model import ColumnSchema, TableSchema, table_from_json, table_to_json
 from .store import Position, SchemaStore, position_key

@@ -7,9 +7,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from .actions import (AddColumn, AddPrimaryKey, AddSystemVersioning, AlterTable, ChangeColumn,
-                      ConvertCharset, DropColumn, DropPrimaryKey, DropSystemVersioning, Force,
-                      ModifyColumn, RenameColumn, RenameTo, TableDefaults)
+from .actions import (
+    AddColumn,
+    AddPrimaryKey,
+    AddSystemVersioning,
+    AlterTable,
+    ChangeColumn,
+    ConvertCharset,
+    DropColumn,
+    DropPrimaryKey,
+    DropSystemVersioning,
+    Force,
+    ModifyColumn,
+    RenameColumn,
+    RenameTo,
+    TableDefaults,
+)
 from .column_types import SYSTEM_VERSIONING_COLUMNS, resolve_column
 from .errors import SchemaNotFoundError
 from .model import TEXT_TYPES, ColumnSchema, column_position, default_collation

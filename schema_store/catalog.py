@@ -10,9 +10,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ItemsView, Iterable, Iterator, KeysView, ValuesView
 
-from .actions import (AlterDatabase, AlterTable, CreateDatabase, CreateTable, CreateTableLike,
-                      CreateTableSelect, DdlAction, DropDatabase, DropTable, Ignored, RenameTable,
-                      TruncateTable, Use)
+from .actions import (
+    AlterDatabase,
+    AlterTable,
+    CreateDatabase,
+    CreateTable,
+    CreateTableLike,
+    CreateTableSelect,
+    DdlAction,
+    DropDatabase,
+    DropTable,
+    Ignored,
+    RenameTable,
+    TruncateTable,
+    Use,
+)
 from .alter import apply_alter
 from .column_types import resolve_column
 from .errors import SchemaError, SchemaNotFoundError

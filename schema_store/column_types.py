@@ -10,8 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .lexer import Statement, Token, TokenStream, split_top_level, tokenize
-from .model import (MBMAXLEN, TEMPORAL_FSP_TYPES, TEXT_TYPES, ColumnSchema, charset_of_collation,
-                    default_collation, normalize_charset, normalize_collation)
+from .model import (
+    MBMAXLEN,
+    TEMPORAL_FSP_TYPES,
+    TEXT_TYPES,
+    ColumnSchema,
+    charset_of_collation,
+    default_collation,
+    normalize_charset,
+    normalize_collation,
+)
 
 _INT_PRECISION = {"tinyint": 3, "smallint": 5, "mediumint": 7, "int": 10, "bigint": 19}
 _INT_ALIASES = {"integer": "int", "int4": "int", "int1": "tinyint", "int2": "smallint",

@@ -34,15 +34,38 @@ it applies the action, so ``CreateTable.schema`` is the *unresolved* form.
 """
 from __future__ import annotations
 
-from .actions import (ACTION_TYPES, AddColumn, AddPrimaryKey, AddSystemVersioning, AlterDatabase,
-                      AlterOp, AlterTable, ChangeColumn, ConvertCharset, CreateDatabase,
-                      CreateTable, CreateTableLike, CreateTableSelect, DdlAction, DropColumn,
-                      DropDatabase, DropPrimaryKey, DropSystemVersioning, DropTable, Force,
-                      Ignored, ModifyColumn, RenameColumn, RenameTable, RenameTo, TableDefaults,
-                      TruncateTable, Use)
+from .actions import (
+                      ACTION_TYPES,
+                      AddColumn,
+                      AddPrimaryKey,
+                      AddSystemVersioning,
+                      AlterDatabase,
+                      AlterOp,
+                      AlterTable,
+                      ChangeColumn,
+                      ConvertCharset,
+                      CreateDatabase,
+                      CreateTable,
+                      CreateTableLike,
+                      CreateTableSelect,
+                      DdlAction,
+                      DropColumn,
+                      DropDatabase,
+                      DropPrimaryKey,
+                      DropSystemVersioning,
+                      DropTable,
+                      Force,
+                      Ignored,
+                      ModifyColumn,
+                      RenameColumn,
+                      RenameTable,
+                      RenameTo,
+                      TableDefaults,
+                      TruncateTable,
+                      Use,
+)
 from .catalog import Catalog
-from .column_types import (SEQUENCE_COLUMNS, SYSTEM_VERSIONING_COLUMNS, parse_column_type,
-                           resolve_column)
+from .column_types import SEQUENCE_COLUMNS, SYSTEM_VERSIONING_COLUMNS, parse_column_type, resolve_column
 from .parser import markers_expected, parse_script
 
 __all__ = [

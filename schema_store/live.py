@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol
 
-from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
 from binlog import user_values
 from binlog.errors import ServerError, UsageError
 
+from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
 from .errors import SchemaError
 from .model import TEMPORAL_FSP_TYPES, ColumnSchema, TableSchema, charset_of_collation
 

@@ -8,16 +8,52 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .actions import (AddColumn, AddPrimaryKey, AddSystemVersioning, AlterDatabase, AlterOp,
-                      AlterTable, ChangeColumn, ConvertCharset, CreateDatabase, CreateTable,
-                      CreateTableLike, CreateTableSelect, DdlAction, DropColumn, DropDatabase,
-                      DropPrimaryKey, DropSystemVersioning, DropTable, Force, Ignored,
-                      ModifyColumn, RenameColumn, RenameTable, RenameTo, TableDefaults,
-                      TruncateTable, Use)
-from .column_types import (SEQUENCE_COLUMNS, SYSTEM_VERSIONING_COLUMNS, ColumnBuild, charset_name,
-                           parse_column, qualified_name)
+from .actions import (
+    AddColumn,
+    AddPrimaryKey,
+    AddSystemVersioning,
+    AlterDatabase,
+    AlterOp,
+    AlterTable,
+    ChangeColumn,
+    ConvertCharset,
+    CreateDatabase,
+    CreateTable,
+    CreateTableLike,
+    CreateTableSelect,
+    DdlAction,
+    DropColumn,
+    DropDatabase,
+    DropPrimaryKey,
+    DropSystemVersioning,
+    DropTable,
+    Force,
+    Ignored,
+    ModifyColumn,
+    RenameColumn,
+    RenameTable,
+    RenameTo,
+    TableDefaults,
+    TruncateTable,
+    Use,
+)
+from .column_types import (
+    SEQUENCE_COLUMNS,
+    SYSTEM_VERSIONING_COLUMNS,
+    ColumnBuild,
+    charset_name,
+    parse_column,
+    qualified_name,
+)
 from .lexer import Statement, Token, TokenStream, has_legacy_marker, split_statements, split_top_level, tokenize
-from .model import ColumnSchema, TableSchema, charset_of_collation, default_collation, normalize_charset, normalize_collation
+from .model import (
+    ColumnSchema,
+    TableSchema,
+    charset_of_collation,
+    default_collation,
+    normalize_charset,
+    normalize_collation,
+)
 
 #: Table options (MariaDB + MySQL); any other ``name = value`` is taken as an
 #: engine-defined option.

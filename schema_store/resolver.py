@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
 from binlog.charsets import CHARSET_CODECS
+from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
 
 from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
 from .model import ColumnSchema, TableSchema

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from support.mariadb_server import MariaDBServer, split_version
 
 pytestmark = pytest.mark.server

@@ -254,6 +254,7 @@ def live_tables_from_dsn(dsn: str):
     import pymysql
 
     from schema_store.live import parse_dsn
+
     from ..replay.keys import load_live_tables
 
     kw = parse_dsn(dsn)
@@ -293,6 +294,7 @@ def connect(dsn: str, *, what: str = "the target", **extra):
     import pymysql
 
     from schema_store.live import parse_dsn
+
     from ..user_values import dsn_address
 
     kw = parse_dsn(dsn)         # BadDsnError (a UsageError) for a malformed one

@@ -55,9 +55,18 @@ import pymysql
 
 from ..output.sql import _short
 from ..replay.routines import routine_kind, strip_definer
-from ._common import (EXIT_TARGET, TargetError, add_reader_options, add_routine_options, connect,
-                      make_reader, source_of, open_schema, table_filter_of, warn)
-
+from ._common import (
+    EXIT_TARGET,
+    TargetError,
+    add_reader_options,
+    add_routine_options,
+    connect,
+    make_reader,
+    open_schema,
+    source_of,
+    table_filter_of,
+    warn,
+)
 
 # What closing or rolling back a connection that already failed may raise.
 _GONE = (OSError, pymysql.err.Error)
@@ -324,12 +333,12 @@ class Applier:
                 delay = min(delay * 2, 10)
 
     def _run_once(self) -> None:
+        from ..errors import UsageError
         from ..filters import TableFilter
         from ..output.sql import SqlRenderer
         from ..replay.keys import KeyCatalog
         from ..replay.transactions import TxAssembler
         from ..sources.file import expand_paths
-        from ..errors import UsageError
 
         args = self.args
         self.checkpoint = None if args.reset_checkpoint else self._load_checkpoint()

@@ -6,10 +6,26 @@ import sys
 
 from ..errors import ON_ERROR_CHOICES
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_charset_option, add_filter_options,
-                      add_key_options, add_live_options, add_position_options, add_routine_options,
-                      add_schema_options, key_ring, live_tables_from_dsn, open_schema,
-                      report_inferred, source_of, table_filter_of, warn, warn_unknown)
+from ._common import (
+    EXIT_DAMAGE,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    add_charset_option,
+    add_filter_options,
+    add_key_options,
+    add_live_options,
+    add_position_options,
+    add_routine_options,
+    add_schema_options,
+    key_ring,
+    live_tables_from_dsn,
+    open_schema,
+    report_inferred,
+    source_of,
+    table_filter_of,
+    warn,
+    warn_unknown,
+)
 
 
 def add_parser(sub) -> None:
@@ -147,9 +163,9 @@ def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
     from ..output.cdc import CdcJsonWriter
     from ..output.debezium import DebeziumWriter
-    from ..replay.keys import KeyCatalog
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
     from ..output.text import TextWriter
+    from ..replay.keys import KeyCatalog
 
     def make(stream):
         if args.format == "debezium":
@@ -186,10 +202,9 @@ def sql_writer(args, out, schema):
 def json_writer(args, out, schema):
     """The JSON writer ``binlog dump`` uses: checksums and/or split updates on demand."""
     from ..output.json_lines import JsonLinesWriter
+    from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog
     from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
-
-    from ..output.routing import BigintsAsStrings, RewriteDb
 
     writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
     if args.bigint_as_string:

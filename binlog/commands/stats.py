@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from ..exitcodes import Exit
-
 from ._common import add_reader_options, make_reader
 
 PLOT_TABLES = 12
@@ -46,7 +45,6 @@ class Stats:
 
     def event(self, item) -> None:
         from ..events import RowsEvent
-
         from ..reader import FILE_HEADER_EVENTS
 
         header = item.event.header

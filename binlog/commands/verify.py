@@ -16,8 +16,7 @@ from __future__ import annotations
 import sys
 from decimal import Decimal
 
-from ._common import (EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect,
-                      make_reader, warn)
+from ._common import EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, warn
 
 CHUNK = 500
 
@@ -145,9 +144,9 @@ class Expected:
 
 
 def run(args) -> int:
-    from ..output.sql import SESSION_SETUP
-
     import pymysql.converters
+
+    from ..output.sql import SESSION_SETUP
 
     # Raw values: no decoders (bytes in each column's own charset, text forms as the server
     # prints them); the encoders stay for query parameters.

@@ -8,11 +8,27 @@ import json
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from ..events import (BinlogCheckpointEvent, FormatDescriptionEvent, GtidListEvent,
-                      IntvarEvent, MariaGtidEvent, MysqlGtidEvent, PreviousGtidsEvent,
-                      QueryEvent, RandEvent, RotateEvent, RowsEvent, RowsQueryEvent,
-                      StartEncryptionEvent, TableMapEvent, UnknownEvent, UserVarEvent, XaPrepareEvent, XidEvent)
 from ..constants import LOG_EVENT_IGNORABLE_F
+from ..events import (
+    BinlogCheckpointEvent,
+    FormatDescriptionEvent,
+    GtidListEvent,
+    IntvarEvent,
+    MariaGtidEvent,
+    MysqlGtidEvent,
+    PreviousGtidsEvent,
+    QueryEvent,
+    RandEvent,
+    RotateEvent,
+    RowsEvent,
+    RowsQueryEvent,
+    StartEncryptionEvent,
+    TableMapEvent,
+    UnknownEvent,
+    UserVarEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
 from .values import RawBytes, bytes_renderer, render_row
 
 _SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}

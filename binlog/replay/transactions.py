@@ -23,8 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..events import (MariaGtidEvent, MysqlGtidEvent, QueryEvent, RowsEvent, XaPrepareEvent,
-                      XidEvent)
+from ..events import MariaGtidEvent, MysqlGtidEvent, QueryEvent, RowsEvent, XaPrepareEvent, XidEvent
 from ..events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, transaction_control
 from ..reader import RowChange, SourceEvent
 

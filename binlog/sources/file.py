@@ -13,8 +13,7 @@ from pathlib import Path
 
 from ..errors import InputError, UsageError
 from ..stream import EventStream
-from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState
-from .base import read_events as _read_binlog
+from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState, read_events as _read_binlog
 
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 

@@ -20,17 +20,51 @@ from ..constants import ColumnType as T
 from ..errors import MalformedEventError, PrecisionUnknownError, UnsupportedTypeError
 from .bit import decode_bit
 from .decimal import decimal_from_bin, decode_newdecimal
-from .ints import (decode_double, decode_float, decode_int24, decode_long, decode_longlong,
-                   decode_null, decode_short, decode_tiny, decode_year)
-from .json_binary import (JsonDiff, apply_json_diffs, decode_json, decode_json_diffs,
-                          parse_json_binary, parse_json_diffs, parse_json_path)
+from .ints import (
+    decode_double,
+    decode_float,
+    decode_int24,
+    decode_long,
+    decode_longlong,
+    decode_null,
+    decode_short,
+    decode_tiny,
+    decode_year,
+)
+from .json_binary import (
+    JsonDiff,
+    apply_json_diffs,
+    decode_json,
+    decode_json_diffs,
+    parse_json_binary,
+    parse_json_diffs,
+    parse_json_path,
+)
 from .metadata import METADATA_READERS, make_column, string_real_type
-from .strings import (decode_blob, decode_blob_compressed, decode_enum, decode_geometry,
-                      decode_set, decode_string, decode_varchar, decode_varchar_compressed,
-                      decode_vector, uncompress_column)
-from .temporal import (decode_date, decode_datetime0, decode_datetime2, decode_datetime_hires,
-                       decode_time0, decode_time2, decode_time_hires, decode_timestamp0,
-                       decode_timestamp2, decode_timestamp_hires)
+from .strings import (
+    decode_blob,
+    decode_blob_compressed,
+    decode_enum,
+    decode_geometry,
+    decode_set,
+    decode_string,
+    decode_varchar,
+    decode_varchar_compressed,
+    decode_vector,
+    uncompress_column,
+)
+from .temporal import (
+    decode_date,
+    decode_datetime0,
+    decode_datetime2,
+    decode_datetime_hires,
+    decode_time0,
+    decode_time2,
+    decode_time_hires,
+    decode_timestamp0,
+    decode_timestamp2,
+    decode_timestamp_hires,
+)
 
 Decoder = Callable[[bytes, int, int, Column], tuple[object, int]]
 

@@ -7,9 +7,7 @@ otherwise year - 1900.
 """
 from __future__ import annotations
 
-
-from ._common import I16, U16, I32, U32, I64, U64, F32, F64, truncated
-
+from ._common import F32, F64, I16, I32, I64, U16, U32, U64, truncated
 
 
 def decode_tiny(buf, pos, end, col):

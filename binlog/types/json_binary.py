@@ -31,7 +31,7 @@ import json
 from typing import NamedTuple
 
 from ..constants import ColumnType
-from ._common import I16, U16, I32, U32, I64, U64, F64, malformed, read_length, truncated
+from ._common import F64, I16, I32, I64, U16, U32, U64, malformed, read_length, truncated
 from .decimal import decimal_from_bin, decimal_layout
 
 MAX_DEPTH = 100

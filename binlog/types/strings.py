@@ -22,8 +22,8 @@ from __future__ import annotations
 import struct
 import zlib
 
-from ..constants import BINARY_COLLATION
 from ..charsets import COLLATIONS
+from ..constants import BINARY_COLLATION
 from ._common import malformed, read_framed, truncated
 
 MAX_UNCOMPRESSED = 1 << 30  # refuse to inflate more than 1 GiB

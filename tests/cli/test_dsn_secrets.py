@@ -5,9 +5,9 @@ from __future__ import annotations
 import socket
 
 import pytest
+from support.paths import REPO
 
 from binlog.cli import main
-from support.paths import REPO
 
 SAMPLE = REPO / "samples" / "mariadb-10.11" / "types_full.binlog"
 

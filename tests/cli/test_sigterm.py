@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-
-from binlog.exitcodes import Exit
 from hostile.build import TABLE_MAP, WRITE_ROWS_V1, XID, binlog, table_map, write_rows
 from support.paths import REPO
+
+from binlog.exitcodes import Exit
 
 ROW_BYTES = 1 << 20
 

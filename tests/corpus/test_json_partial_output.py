@@ -4,10 +4,10 @@ walked the dataclass itself and failed)."""
 import io
 
 import orjson
+from support.paths import CORPUS
 
 from binlog.output.json_lines import JsonLinesWriter
 from binlog.reader import BinlogReader
-from support.paths import CORPUS
 
 
 def test_partial_json_diffs_are_printed():

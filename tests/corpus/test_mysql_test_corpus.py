@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.paths import CORPUS
 
 from binlog.errors import BinlogError, IncompleteEventError, MalformedEventError, TruncatedError
 from binlog.reader import BinlogReader, RowChange
 
-from support.paths import CORPUS
 FILES = sorted(p for p in CORPUS.glob("*") if p.name != "README.md")
 
 # file -> (error class, event offset, event type or None): from the corpus README, with

@@ -11,7 +11,6 @@ import sys
 import time
 
 import pytest
-
 from replay_helpers import REPO, cli, dsn, run_script
 
 pytestmark = pytest.mark.server

@@ -12,7 +12,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from replay_helpers import REPO, cli
 
 SAMPLE = REPO / "samples" / "mariadb-10.11" / "types_full.binlog"

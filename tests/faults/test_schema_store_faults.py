@@ -9,8 +9,8 @@ import sqlite3
 import subprocess
 
 import pytest
-
 from replay_helpers import REPO, cli, dsn, run_script
+
 from schema_store import SchemaStore
 from schema_store.errors import SchemaError
 from schema_store.resolver import SchemaResolver

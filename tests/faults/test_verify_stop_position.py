@@ -4,7 +4,6 @@ same --stop-position verifies equal."""
 from __future__ import annotations
 
 import pytest
-
 from replay_helpers import cli, dsn, run_script
 
 pytestmark = pytest.mark.server

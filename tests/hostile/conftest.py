@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.paths import CORPUS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,6 @@ binlog, so the interpreter's own size cancels out."""
 from __future__ import annotations
 
 import json
-
 import subprocess
 import sys
 import tracemalloc

@@ -6,8 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-import target   # fuzz/target.py (tests/hostile/conftest.py puts fuzz/ on the path)
+import target  # fuzz/target.py (tests/hostile/conftest.py puts fuzz/ on the path)
 
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.bin"))
 # Bugs reported to the owner of the code, not fixed yet (see regressions/README.md).

@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from binlog.errors import (BinlogError, ChecksumMismatchError, IncompleteEventError,
-                           MalformedEventError)
+from binlog.errors import BinlogError, ChecksumMismatchError, IncompleteEventError, MalformedEventError
 from binlog.reader import BinlogReader
 from binlog.sources.file import read_events
 from binlog.stream import NEED_DATA, Damage, EventStream

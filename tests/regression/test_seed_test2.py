@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from binlog.reader import BinlogReader
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore

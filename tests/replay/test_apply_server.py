@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-
 from replay_helpers import REPO, assert_same_contents, cli, dsn, run_script, script
 
 pytestmark = pytest.mark.server

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from replay_helpers import assert_same_contents, cli, mariadb_client
 from support.mariadb_server import find_tool
 

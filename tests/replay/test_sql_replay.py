@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from replay_helpers import (assert_same_contents, cli, contents, dsn, load_schema,
-                            mariadb_client, run_script, script)
+from replay_helpers import assert_same_contents, cli, contents, dsn, load_schema, mariadb_client, run_script, script
 
 pytestmark = pytest.mark.server
 

@@ -10,7 +10,6 @@ not replayed by default, ``apply`` refuses target tables with triggers unless to
 from __future__ import annotations
 
 import pytest
-
 from replay_helpers import cli, dsn, mariadb_client
 
 pytestmark = pytest.mark.server

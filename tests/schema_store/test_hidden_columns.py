@@ -5,14 +5,14 @@ decode its rows alone."""
 from __future__ import annotations
 
 import pytest
+from hostile.build import lenenc, table_map
 
 from binlog.constants import ColumnType as T, EventType
 from binlog.cursor import Cursor
-from schema_store.errors import SchemaMismatchError
 from binlog.events.table_map import decode_table_map
 from binlog.header import EventHeader, FormatDescription
-from hostile.build import lenenc, table_map
 from schema_store import Catalog, parse_script
+from schema_store.errors import SchemaMismatchError
 from schema_store.resolver import SchemaResolver, column_attributes
 from schema_store.store import SchemaStore
 

@@ -5,9 +5,21 @@ import pytest
 import sqlglot
 
 from binlog.errors import BinlogError
-from schema_store import (AddColumn, AlterTable, Catalog, CreateDatabase, CreateTable,
-                          CreateTableSelect, DdlParseError, DropTable, Force, Ignored,
-                          SchemaNotFoundError, Use, parse_script)
+from schema_store import (
+    AddColumn,
+    AlterTable,
+    Catalog,
+    CreateDatabase,
+    CreateTable,
+    CreateTableSelect,
+    DdlParseError,
+    DropTable,
+    Force,
+    Ignored,
+    SchemaNotFoundError,
+    Use,
+    parse_script,
+)
 from schema_store.lexer import split_statements
 
 

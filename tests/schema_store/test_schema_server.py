@@ -6,11 +6,11 @@ import re
 import subprocess
 
 import pytest
+from support.mariadb_server import find_tool
 
 from schema_store import SchemaStore, parse_script
 from schema_store.ddl import Catalog
 from schema_store.live import parse_dsn
-from support.mariadb_server import find_tool
 
 pytestmark = pytest.mark.server
 

@@ -16,8 +16,13 @@ import pytest
 
 from binlog.cli import main as cli_main
 from binlog.crypt import KeyRing, parse_key_file
-from binlog.errors import (ChecksumMismatchError, EncryptedBinlogError, IncompleteEventError,
-                           MissingKeyError, WrongKeyError)
+from binlog.errors import (
+    ChecksumMismatchError,
+    EncryptedBinlogError,
+    IncompleteEventError,
+    MissingKeyError,
+    WrongKeyError,
+)
 from binlog.reader import BinlogReader
 from tests.support.mariadb_server import MariaDBServer, find_tool
 

@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
 
 pytestmark = pytest.mark.server

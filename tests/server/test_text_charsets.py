@@ -20,9 +20,9 @@ import subprocess
 import sys
 
 import pytest
+from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
 
 from binlog.reader import BinlogReader
-from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
 
 pytestmark = pytest.mark.server
 

@@ -11,6 +11,7 @@ import json
 from decimal import Decimal
 
 from spark_helpers import SAMPLES, SCHEMA_DDL, dump_records, record_key, row_key
+
 from spark_ingest.options import discover
 
 

@@ -9,8 +9,9 @@ pytest.importorskip("pyspark")
 
 from pathlib import Path
 
-from binlog.cli import main
 from hostile.build import TABLE_MAP, WRITE_ROWS_V1, XID, binlog, table_map, write_rows
+
+from binlog.cli import main
 from spark_ingest.paths import UnsafePathError, component, inside, table_dir_name
 
 
@@ -94,8 +95,9 @@ def test_inside_refuses_a_path_that_resolves_elsewhere(tmp_path):
 
 
 def test_discovery_follows_no_directory_symlink_and_reads_no_file_twice(tmp_path):
-    from spark_ingest.options import discover
     from spark_helpers import SAMPLES
+
+    from spark_ingest.options import discover
 
     root = tmp_path / "root"
     (root / "sub").mkdir(parents=True)

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("pyarrow")
 
 from spark_helpers import SAMPLES, SCHEMA_DDL, arrow_key, dump_records, record_key  # noqa: E402
+
 from spark_ingest.options import discover, parse_options  # noqa: E402
 from spark_ingest.plan import build_plan  # noqa: E402
 from spark_ingest.prescan import plan_splits, scan_file  # noqa: E402
@@ -44,8 +45,8 @@ def test_split_points_are_transaction_starts():
     path = SAMPLES / "types_full.binlog"
     scan = scan_file(path)
     assert scan.ok and scan.closed and scan.end == scan.size
-    from binlog.reader import BinlogReader
     from binlog.events import MariaGtidEvent
+    from binlog.reader import BinlogReader
 
     gtids = [item.event.offset for item in BinlogReader([path]).items()
              if hasattr(item, "event") and isinstance(item.event, MariaGtidEvent)]

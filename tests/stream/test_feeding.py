@@ -2,13 +2,12 @@
 (h11's tr() pattern), and reports a cut-off tail."""
 from __future__ import annotations
 
-
 import pytest
+from support.paths import CORPUS
 
 from binlog.errors import BadMagicError, IncompleteEventError
 from binlog.stream import NEED_DATA, EventStream
 
-from support.paths import CORPUS
 SAMPLES = ["mysql_type_bit.000001", "mariadb-bin.000001", "transaction_compression.000001",
            "json.binlog.000001"]
 

@@ -14,13 +14,13 @@ VARCHAR, BLOB and GEOMETRY, MariaDB having no VECTOR type code):
 from __future__ import annotations
 
 import pytest
+from hostile.build import lenenc, table_map
 
 from binlog.constants import ColumnType as T, EventType
 from binlog.cursor import Cursor
 from binlog.errors import BinlogError, MalformedEventError, UnsupportedTypeError
 from binlog.events.table_map import decode_table_map
 from binlog.header import EventHeader, FormatDescription
-from hostile.build import lenenc, table_map
 
 BINARY, UTF8MB4_0900, UTF8MB4_GENERAL, LATIN1 = 63, 255, 45, 8
 

@@ -11,12 +11,11 @@ import struct
 from decimal import Decimal
 
 import pytest
+from types_helpers import assert_truncation, col_for, decode_hex
 
 from binlog.constants import ColumnType as T
 from binlog.errors import BinlogError, MalformedEventError
-from binlog.types import (apply_json_diffs, decode_json_diffs, parse_json_binary,
-                          parse_json_diffs, parse_json_path)
-from types_helpers import assert_truncation, col_for, decode_hex
+from binlog.types import apply_json_diffs, decode_json_diffs, parse_json_binary, parse_json_diffs, parse_json_path
 
 # json_binary.cc: [ "abc", "def" ], then $[0]='XY' in place, then $[1]=456 inlined.
 ABC_DEF = "02 02 00 12 00 0C 0A 00 0C 0E 00 03 61 62 63 03 64 65 66"

@@ -5,10 +5,8 @@ import pytest
 
 from binlog.constants import ColumnType as T
 from binlog.cursor import Cursor
-from binlog.errors import (MalformedEventError, PrecisionUnknownError, TruncatedError,
-                           UnsupportedTypeError)
-from binlog.types import (COLUMN_DECODERS, LEGACY_HIRES_DECODERS, METADATA_READERS,
-                          decoder_for, make_column)
+from binlog.errors import MalformedEventError, PrecisionUnknownError, TruncatedError, UnsupportedTypeError
+from binlog.types import COLUMN_DECODERS, LEGACY_HIRES_DECODERS, METADATA_READERS, decoder_for, make_column
 
 # Types that never reach a decoder: DECIMAL (pre-5.0, undecodable), NEWDATE / BOOL /
 # INVALID (never written to a binlog), TYPED_ARRAY (replication-internal).

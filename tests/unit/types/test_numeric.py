@@ -6,10 +6,10 @@ import struct
 from decimal import Decimal
 
 import pytest
+from types_helpers import assert_truncation, col_for, decode_hex
 
 from binlog.constants import ColumnType as T
 from binlog.errors import MalformedEventError
-from types_helpers import assert_truncation, col_for, decode_hex
 
 INTS = [  # (type, unsigned, hex, expected)
     (T.TINY, True, "FF", 255),                     # TINYINT UNSIGNED 255

@@ -7,13 +7,13 @@ from __future__ import annotations
 import struct
 
 import pytest
+from types_helpers import assert_truncation, col_for, decode_hex
 
 from binlog.charsets import codec_for_collation
 from binlog.constants import ColumnType as T
 from binlog.cursor import Cursor
 from binlog.errors import MalformedEventError
 from binlog.types import METADATA_READERS, make_column
-from types_helpers import assert_truncation, col_for, decode_hex
 
 
 def table_map_col(type_byte: int, metabytes: str, collation=None, **fields):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta, timezone
 
 import pytest
+from types_helpers import assert_truncation, col_for, decode_hex
 
 from binlog.constants import ColumnType as T
 from binlog.errors import MalformedEventError, PrecisionUnknownError
 from binlog.types import decoder_for
-from types_helpers import assert_truncation, col_for, decode_hex
 
 TS = "2022-11-02 11:11:22"
 DT = "2022-11-10 21:12:33"
