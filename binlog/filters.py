@@ -14,11 +14,30 @@ from dataclasses import dataclass, field
 from .errors import UsageError
 
 
-def compile_pattern(pattern: str) -> re.Pattern:
-    if "." not in pattern:
-        raise UsageError(f"table pattern {pattern!r} must be DB.TABLE (wildcards % _ *)")
+# DB.TABLE: each part plain (no dot, no backquote) or backquoted (`` doubles a backquote)
+_PART = r"(`(?:[^`]|``)+`|[^.`]+)"
+_PATTERN = re.compile(_PART + r"\." + _PART, re.S)
+
+
+def split_pattern(pattern: str) -> tuple[str, str]:
+    """(db, table) parts of a DB.TABLE pattern, backquotes removed; UsageError for one
+    that cannot match a table (``cs.``, ``.t``, ``cs.t.x``, unbalanced backquotes)."""
+    m = _PATTERN.fullmatch(pattern)
+    if not m:
+        raise UsageError(f"table pattern {pattern!r} must be DB.TABLE with both parts given "
+                         f"(wildcards % _ *; backquote a name holding a dot: `a.b`.t)")
+    return tuple(_unquote(p) for p in m.groups())
+
+
+def _unquote(part: str) -> str:
+    if part.startswith("`"):
+        return part[1:-1].replace("``", "`")
+    return part
+
+
+def _like(text: str) -> str:
     out, escaped = [], False
-    for ch in pattern:
+    for ch in text:
         if escaped:
             out.append(re.escape(ch))
             escaped = False
@@ -30,7 +49,17 @@ def compile_pattern(pattern: str) -> re.Pattern:
             out.append(".")
         else:
             out.append(re.escape(ch))
-    return re.compile("".join(out), re.S)
+    return "".join(out)
+
+
+def compile_pattern(pattern: str) -> tuple[re.Pattern, re.Pattern]:
+    """(db regex, table regex) of a DB.TABLE pattern."""
+    db, table = split_pattern(pattern)
+    return re.compile(_like(db), re.S), re.compile(_like(table), re.S)
+
+
+def _matches(pattern, db: str, table: str) -> bool:
+    return bool(pattern[0].fullmatch(db) and pattern[1].fullmatch(table))
 
 
 @dataclass
@@ -52,10 +81,17 @@ class TableFilter:
     databases: list[str] = field(default_factory=list)
 
     def __post_init__(self):
+        for db in self.databases:
+            if not db or "." in db.strip("`") and not db.startswith("`"):
+                raise UsageError(f"--database {db!r}: a database name (no table part)")
         self._include = [compile_pattern(p) for p in self.include]
-        self._include += [compile_pattern(f"{d}.%") for d in self.databases]
+        self._include += [(re.compile(re.escape(_unquote(d))), re.compile(".*", re.S))
+                          for d in self.databases]
         self._exclude = [compile_pattern(p) for p in self.exclude]
+        self._names = list(self.include) + [f"--database {d}" for d in self.databases]
         self._cache: dict[tuple[str, str], bool] = {}
+        self.matched: set[int] = set()          # includes that kept a table
+        self.excluded: set[int] = set()         # excludes that dropped one
 
     @property
     def active(self) -> bool:
@@ -65,8 +101,24 @@ class TableFilter:
         key = (db, table)
         decision = self._cache.get(key)
         if decision is None:
-            name = f"{db}.{table}"
-            decision = ((not self._include or any(p.fullmatch(name) for p in self._include))
-                        and not any(p.fullmatch(name) for p in self._exclude))
+            hits = [i for i, p in enumerate(self._include) if _matches(p, db, table)]
+            drops = [i for i, p in enumerate(self._exclude) if _matches(p, db, table)]
+            decision = (not self._include or bool(hits)) and not drops
+            if decision:
+                self.matched.update(hits)
+            self.excluded.update(drops)
             self._cache[key] = decision
         return decision
+
+    def keeps_database(self, db: str) -> bool:
+        """Whether the filter can keep some table of ``db`` (CREATE/DROP DATABASE)."""
+        if not self._include:
+            return True
+        return any(p[0].fullmatch(db) for p in self._include)
+
+    def unmatched(self) -> list[str]:
+        """The patterns no table seen so far matched (warned about at the end of a run:
+        a filter that matches nothing is most likely a typo)."""
+        out = [self._names[i] for i in range(len(self._include)) if i not in self.matched]
+        out += [f"--exclude-table {p}" for i, p in enumerate(self.exclude) if i not in self.excluded]
+        return out

@@ -16,31 +16,22 @@ from typing import Any, Callable, Iterator
 
 from .column import CHARACTER_TYPES
 from .constants import LEGACY_TEMPORAL_TYPES, EventType
-from .errors import (
-    BinlogError,
-    IncompleteEventError,
-    MissingTableMapError,
-    PrecisionUnknownError,
-    UsageError,
-    check_on_error,
-)
-from .events import (
-    FormatDescriptionEvent,
-    MariaGtidEvent,
-    MysqlGtidEvent,
-    QueryEvent,
-    RowsEvent,
-    TableMapEvent,
-    UnknownEvent,
-    XidEvent,
-)
+from .gtids import GtidWindow
+from .errors import (BinlogError, GapError, IncompleteEventError, MissingTableMapError,
+                     PrecisionUnknownError,
+                     UsageError, check_on_error)
 from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
-from .gtids import GtidWindow
+from .events.status_vars import statement_text
+from .events import (FormatDescriptionEvent, GtidListEvent, IntvarEvent, MariaGtidEvent,
+                     MysqlGtidEvent, QueryEvent, RandEvent, RowsEvent, TableMapEvent,
+                     UnknownEvent, UserVarEvent, XidEvent)
+from .continuity import Continuity
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
+from .statements import CONTROL, DDL, classify_query, statement_kept
 from .stream import Damage, EventStream
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
@@ -64,6 +55,34 @@ class RowChange:
     after: dict | None
     plan: DecodePlan
     row: int = 0            # the row's index inside its rows event (file+pos is the event's)
+
+
+@dataclass(slots=True)
+class StatementChange:
+    """A QUERY event that is not transaction control: a statement-logged change
+    (``op="statement"``: binlog_format STATEMENT/MIXED, LOAD DATA, GRANT...) or DDL
+    (``op="ddl"``), with the session context it ran in: the status vars
+    (``session``, binlog.events.status_vars.SessionContext) and the INTVAR, RAND and
+    USER_VAR events logged before it (``context``, in order).  ``schema``: for DDL, the
+    schema version of each table it names right after it (None: unknown)."""
+    file: str
+    pos: int
+    end: int                # the byte after the event
+    ts: int
+    server_id: int
+    gtid: str | None
+    db: str
+    op: str
+    sql: str
+    event: object           # the QueryEvent (raw_query: the statement's bytes)
+    session: object
+    context: list
+    schema: list | None = None
+    sql_exact: bool = True  # False: ``sql`` had bytes invalid in the client charset (replaced)
+
+    @property
+    def table(self) -> str | None:
+        return self.schema[0]["table"] if self.schema else None
 
 
 @dataclass(slots=True)
@@ -119,6 +138,7 @@ class ReaderOptions:
     start_gtid: str | None = None       # MariaDB GTID lists, as binlog.gtids reads them
     stop_gtid: str | None = None
     assume_charset: str | None = None
+    allow_gaps: bool = False        # a binlog missing between two: a warning, not an error
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -136,7 +156,7 @@ class ReaderHooks:
     on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None
     on_damage: Callable[[Damage], None] | None = None
     on_idle: Callable[[], None] | None = None
-    on_warning: Callable[[str], None] | None = None
+    on_warning: Callable[[str], None] | None = None     # e.g. a gap read past (allow_gaps)
 
 
 _OPTION_NAMES = frozenset(f.name for f in fields(ReaderOptions))
@@ -177,12 +197,14 @@ class BinlogReader:
         self.hooks = hooks
         self.source = source if isinstance(source, BinlogSource) else FileSource(
             source, follow=options.follow, follow_timeout=options.follow_timeout,
-            poll_interval=options.poll_interval, on_idle=hooks.on_idle)
+            poll_interval=options.poll_interval, on_idle=hooks.on_idle,
+            allow_gaps=options.allow_gaps, on_warning=hooks.on_warning)
         self.schema = schema
         table_filter = options.table_filter
         self.table_filter = table_filter if table_filter is not None and table_filter.active else None
         self.stats = ReadStats()
         self.gtid_window = GtidWindow(options.start_gtid, options.stop_gtid)
+        self.continuity = Continuity(allow_gaps=options.allow_gaps, on_warning=hooks.on_warning)
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
         self._charset_warned: set[tuple] = set()
@@ -207,8 +229,16 @@ class BinlogReader:
         return getattr(self.source, "files", [])
 
     def changes(self) -> Iterator[RowChange]:
+        """Row changes only (statement-logged changes and DDL are in ``records()``)."""
         for item in self.items():
             if isinstance(item, RowChange):
+                yield item
+
+    def records(self) -> Iterator:
+        """Everything a change consumer needs, in binlog order: ``RowChange``s and
+        ``StatementChange``s (statement-logged changes and DDL)."""
+        for item in self.items():
+            if isinstance(item, (RowChange, StatementChange)):
                 yield item
 
     def items(self) -> Iterator:
@@ -218,6 +248,8 @@ class BinlogReader:
         # The next binlog is asked for only after this one was read: a source that
         # follows decides what comes next from its ROTATE.
         for binlog in self.source.binlogs():
+            # the check between binlogs: does this one continue the previous one?
+            self.continuity.next_binlog(binlog.name)
             with binlog:
                 read = ReadState()
                 start = binlog.start if binlog.start is not None else (
@@ -229,6 +261,7 @@ class BinlogReader:
                 return
             if read.rotated_to:
                 self.source.rotated(read.rotated_to)
+            self.continuity.end_binlog(binlog.name, read.rotated_to)
             first = False
 
     def _damaged(self, damage: Damage, state: "_FileState") -> None:
@@ -259,8 +292,10 @@ class BinlogReader:
                              on_error=self.on_error, keys=self.options.keys)
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
+        seen = 0
         try:
             for event in events:
+                seen += 1
                 if isinstance(event, Damage):
                     if stop is not None and event.start >= stop:
                         return True
@@ -276,10 +311,13 @@ class BinlogReader:
                 if (self.stop_datetime is not None and header.timestamp >= self.stop_datetime
                         and header.type_code not in FILE_HEADER_EVENTS):
                     return True
+                if self.continuity.pending and header.type_code not in FILE_HEADER_EVENTS:
+                    self.continuity.first_event()       # a name gap, no GTID_LIST came
                 try:
                     out = self._event(name, event, state, filtered)
-                except UsageError:
-                    raise                       # not damage: an option does not fit the input
+                except (UsageError, GapError):
+                    # not damage: an option does not fit the input; a gap (--allow-gaps)
+                    raise
                 except BinlogError as exc:
                     if isinstance(exc, MissingTableMapError):
                         exc.add_context(field_offset=header.offset + 19)    # its table_id
@@ -297,6 +335,11 @@ class BinlogReader:
                     yield from out
                 if self.gtid_window.finished:
                     return True
+            if not seen:
+                # not even a FORMAT_DESCRIPTION: an empty file (or the magic alone, a
+                # binlog the server just created) is not read silently as "no changes"
+                raise IncompleteEventError("the binlog holds no event (empty, or only its "
+                                           "magic number)", source=name, event_offset=0)
         except IncompleteEventError as exc:
             if last:
                 # The file ends inside an event (still being written, or cut): a clean stop.
@@ -321,8 +364,12 @@ class BinlogReader:
         if isinstance(event, FormatDescriptionEvent):
             state.fde = event.fde
             table_maps.clear()
+        elif isinstance(event, GtidListEvent):
+            self.continuity.gtid_list(event.gtids)
         elif isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
             state.gtid = event.gtid
+            if isinstance(event, MariaGtidEvent):
+                self.continuity.gtid(event.domain_id, event.seq_no)
             state.in_trx = True
             state.saw_begin = isinstance(event, MariaGtidEvent) and not event.standalone
             if self.gtid_window.active:
@@ -338,6 +385,9 @@ class BinlogReader:
             _track_transaction(state, event)
             if self.schema is not None:
                 self.schema.observe_query(event, (name, header.offset))
+            context, state.context = state.context, []
+        elif isinstance(event, (IntvarEvent, RandEvent, UserVarEvent)):
+            state.context.append(event)     # the session context of the next statement
         elif isinstance(event, XidEvent):
             state.in_trx = False
         elif isinstance(event, UnknownEvent):
@@ -350,6 +400,8 @@ class BinlogReader:
             return None
         if isinstance(event, RowsEvent):
             return list(self._changes(name, event, table_maps, state.gtid, state.fde))
+        if isinstance(event, QueryEvent):
+            return self._statement(name, event, state, context)
         return ()
 
     def _enter_group(self, event, state: "_FileState") -> None:
@@ -370,6 +422,27 @@ class BinlogReader:
             state.group = None
             state.skip_group = False
         return keep
+
+    def _statement(self, name, event: QueryEvent, state: "_FileState", context: list):
+        """() for transaction control (BEGIN, COMMIT, XA...), else the statement's record."""
+        kind = classify_query(event.query)
+        if kind == CONTROL:
+            return ()
+        if not statement_kept(event.query, event.db, self.table_filter, dml=kind != DDL):
+            return ()
+        h = event.header
+        try:
+            session = event.session()
+        except BinlogError as exc:
+            raise exc.add_context(field_offset=event.status_offset)
+        schema = None
+        if kind == DDL and self.schema is not None and hasattr(self.schema, "schemas_after"):
+            schema = self.schema.schemas_after(event, (name, h.offset))
+        op = "ddl" if kind == DDL else "statement"
+        sql, exact = statement_text(event.raw_query, session)
+        return [StatementChange(name, h.offset, h.offset + h.event_size, h.timestamp, h.server_id,
+                                state.gtid, event.db, op, sql, event, session, context, schema,
+                                exact)]
 
     def _changes(self, name, event: RowsEvent, table_maps, gtid, fde):
         entry = table_maps.get(event.table_id)
@@ -467,6 +540,7 @@ class _FileState:
     maps_lost_at: int | None = None
     group: tuple[int, int] | None = None    # (domain, seq_no) of the event group, with a GTID window
     skip_group: bool = False                # that group lies outside the window
+    context: list = field(default_factory=list)   # INTVAR/RAND/USER_VAR before a statement
 
 
 def assumed_codec(charset: str) -> str:

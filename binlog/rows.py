@@ -109,8 +109,13 @@ class DecodePlan:
 
 
 def _deferred_error(error: BinlogError):
+    """A decoder that fails with ``error`` - a fresh copy each time: the copy gets the
+    event's context (offset, type), and a plan serves many events, so one shared error
+    object would keep naming the first event it failed in (issue 16 item 7)."""
+    import copy
+
     def decode(buf, pos, end, col):
-        raise error
+        raise copy.copy(error)
     return decode
 
 

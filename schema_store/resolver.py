@@ -299,6 +299,31 @@ class SchemaResolver:
                 tables[key] = schema
         return Catalog(tables, self.store.databases(position), db)
 
+    def schemas_after(self, event, position) -> list[dict] | None:
+        """The schema version each table a DDL statement names has right after it (the
+        ``schema`` of a ``ddl`` record): a version the store holds at exactly this
+        position, made by this statement (DDL tracking, or the Spark pre-scan); a table
+        dropped by it has ``columns: null``.  None when the store has no version made
+        here (DDL not tracked, or not understood): unknown, never an older version."""
+        from .model import column_to_dict
+
+        db = event.db or None
+        where = (position[0], position[1])
+        out = []
+        for m in _DDL_TABLE.finditer(event.query):
+            key = (m.group(1), m.group(2)) if m.group(2) else (db, m.group(1))
+            if not key[0] or any(key == (o["db"], o["table"]) for o in out):
+                continue
+            made_here = [schema for pos, _, schema in self.store.history(*key) if pos == where]
+            if not made_here:
+                continue
+            schema = made_here[-1]
+            columns = None if schema is None else [
+                {k: v for k, v in column_to_dict(c).items() if v is not None}
+                for c in schema.columns]
+            out.append({"db": key[0], "table": key[1], "columns": columns})
+        return out or None
+
     def _forget_tables(self, event, position, source, exc) -> None:
         """A DDL statement we cannot parse: the tables it names have an unknown schema
         from here on (so a legacy column stops the run instead of using a stale N)."""

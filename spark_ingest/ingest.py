@@ -394,6 +394,12 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
                 # (db, table) pairs, not "db.table" split again later: `a.b`.`c` is not
                 # `a`.`b.c`; the summary names a table as its directory under tables/
                 # (paths.table_dir_name: one-to-one, no control characters for the terminal)
+                if op not in ("insert", "update", "delete"):
+                    # statement-logged changes and DDL: no typed table; counted per database
+                    key = f"{table_dir_name(db or '-', 'statements')} (statement/ddl records)"
+                    ops = stats.setdefault(key, {})
+                    ops[op] = ops.get(op, 0) + n
+                    continue
                 tables.add((db, table))
                 ops = stats.setdefault(table_dir_name(db, table), {})
                 ops[op] = ops.get(op, 0) + n

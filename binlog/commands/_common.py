@@ -118,6 +118,9 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
         add_live_options(p)
     if positions:
         add_position_options(p, timezone_help="zone of the datetime options (default UTC)")
+    p.add_argument("--allow-gaps", action="store_true",
+                   help="read on when a binlog is missing between two (the index lists it, a "
+                        "ROTATE names it, or the GTIDs jump): a warning instead of an error")
     p.add_argument("--no-verify-checksum", action="store_true",
                    help="do not verify CRC32 event checksums")
     add_schema_options(p)
@@ -206,6 +209,33 @@ def source_of(args, *, start=None, on_idle=None):
                         on_retry=warn, on_idle=on_idle, progress=Progress())
 
 
+def check_positions(paths, start_position, stop_position) -> None:
+    """Positions that can match nothing are bad usage (issue 16 item 5): a start beyond
+    the first file or inside an event, a start after the stop in a single file."""
+    from ..sources.boundaries import check_start_position
+    from ..sources.stream import is_stream
+    from ..sources.file import expand_paths
+
+    if start_position is None and stop_position is None:
+        return
+    files = expand_paths(paths, allow_gaps=True)     # gaps: the reader says it
+    if start_position is not None and files and start_position > 4 and not is_stream(files[0]):
+        check_start_position(files[0], start_position)
+    if (start_position is not None and stop_position is not None and len(files) == 1
+            and stop_position <= start_position):
+        raise UsageError(f"--stop-position {stop_position} is not after --start-position "
+                         f"{start_position}: nothing would be read")
+
+
+def warn_unmatched(reader) -> None:
+    """At the end of a run: the filter patterns that matched no table."""
+    table_filter = getattr(reader, "table_filter", None)
+    if table_filter is None:
+        return
+    for pattern in table_filter.unmatched():
+        warn(f"{pattern} matched no table in the input")
+
+
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):
     """A BinlogReader for the options (``paths``/``start_position`` override them)."""
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions
@@ -217,6 +247,9 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
         table_filter = table_filter_of(args)
     if start_position is None:
         start_position = getattr(args, "start_position", None)
+        if isinstance(paths if paths is not None else source_of(args), (list, tuple)):
+            check_positions(paths if paths is not None else args.paths, start_position,
+                            getattr(args, "stop_position", None))
     options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
                             start_position=start_position,
                             stop_position=getattr(args, "stop_position", None),
@@ -226,7 +259,8 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             keys=key_ring(args),
                             start_gtid=getattr(args, "start_gtid", None),
                             stop_gtid=getattr(args, "stop_gtid", None),
-                            assume_charset=getattr(args, "assume_charset", None))
+                            assume_charset=getattr(args, "assume_charset", None),
+                            allow_gaps=getattr(args, "allow_gaps", False))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred, on_warning=warn)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)

@@ -26,6 +26,11 @@ Checkpoint table::
     row_changes   BIGINT UNSIGNED           row changes applied (all runs)
     updated_at    TIMESTAMP(6)
 
+Statement-logged changes (binlog_format STATEMENT/MIXED) are executed in binlog order with
+the session context their QUERY event carries (output.sql.statement_sql: database,
+sql_mode, charsets, time zone, INSERT_ID/LAST_INSERT_ID, RAND seeds, user variables);
+LOAD DATA cannot be executed again and stops the run (exit 1) naming it.
+
 DDL (CREATE/ALTER/DROP/RENAME/TRUNCATE) is replayed under the source's sql_mode; as DDL
 commits implicitly, its checkpoint follows it in a transaction of its own, and the first
 DDL after a resume tolerates "already exists / does not exist" errors (it may have been
@@ -55,18 +60,10 @@ import pymysql
 
 from ..output.sql import _short
 from ..replay.routines import routine_kind, strip_definer
-from ._common import (
-    EXIT_TARGET,
-    TargetError,
-    add_reader_options,
-    add_routine_options,
-    connect,
-    make_reader,
-    open_schema,
-    source_of,
-    table_filter_of,
-    warn,
-)
+from ._common import (EXIT_TARGET, TargetError, add_reader_options, add_routine_options,
+                      check_positions, connect, make_reader, open_schema, source_of,
+                      table_filter_of, warn, warn_unmatched)
+
 
 # What closing or rolling back a connection that already failed may raise.
 _GONE = (OSError, pymysql.err.Error)
@@ -111,7 +108,7 @@ def add_parser(sub) -> None:
                         "they would write again the rows the binlog already holds)")
     p.add_argument("--skip-statements", action="store_true",
                    help="skip statement-based changes (binlog_format=STATEMENT/MIXED) with a "
-                        "warning instead of stopping")
+                        "warning instead of executing them (their changes are then missing)")
     p.add_argument("--retries", type=int, default=3, metavar="N",
                    help="on a lost connection or deadlock: reconnect and resume from the "
                         "checkpoint up to N times (default 3)")
@@ -123,7 +120,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import UsageError
+    from ..errors import BinlogError, UsageError
+    from ..exitcodes import for_exception
 
     if "." not in args.checkpoint_table:
         raise UsageError("--checkpoint-table must be DB.TABLE")
@@ -132,10 +130,11 @@ def run(args) -> int:
     applier = Applier(args)
     try:
         return applier.run()
-    except TargetError as exc:
+    except BinlogError as exc:
+        # the target refused (5), or the input cannot be applied (1): say what was done
         sys.stderr.write(f"binlog: error: {exc}\n")
         applier.report(final=False)
-        return EXIT_TARGET
+        return for_exception(exc)
     except KeyboardInterrupt:
         applier.abort()
         cp = applier.checkpoint_text()
@@ -165,8 +164,8 @@ class Applier:
         self.conn = None
         self.schema = None
         # what the target committed (a batch counts once its COMMIT succeeded)
-        self.stats = {"transactions": 0, "rows": 0, "ddl": 0, "skipped": 0, "commits": 0,
-                      "replaced": 0}
+        self.stats = {"transactions": 0, "rows": 0, "ddl": 0, "statements": 0, "skipped": 0,
+                      "commits": 0, "replaced": 0}
         self.commit_attempts = 0    # numbers the commits for the BINLOG_APPLY_FAULT hooks
         self.batch_replaced = 0     # target rows REPLACE deleted and replaced, open batch
         self.warned_replaced = 0
@@ -339,13 +338,15 @@ class Applier:
         from ..replay.keys import KeyCatalog
         from ..replay.transactions import TxAssembler
         from ..sources.file import expand_paths
+        from ..sources.stream import binlog_name
+        from ..errors import UsageError
 
         args = self.args
         self.checkpoint = None if args.reset_checkpoint else self._load_checkpoint()
         if args.reset_checkpoint:
             args.reset_checkpoint = False         # a retry resumes from what this run wrote
         live = bool(args.from_dsn)
-        files = [] if live else expand_paths(args.paths)
+        files = [] if live else expand_paths(args.paths, allow_gaps=args.allow_gaps, on_warning=warn)
         start_position = args.start_position
         self.applied = None
         self.gtid_domains: dict[int, str] = {}
@@ -367,7 +368,7 @@ class Applier:
             source = source_of(args, on_idle=self._commit)
         elif self.checkpoint is not None:
             cp = self.checkpoint
-            names = [f.name for f in files]
+            names = [binlog_name(f) for f in files]
             if cp["resume_file"] not in names:
                 if all(_pos_key((n, 0)) < _pos_key((cp["resume_file"], 0)) for n in names):
                     sys.stderr.write(f"binlog apply: the checkpoint ({self.checkpoint_text()}) is "
@@ -388,6 +389,8 @@ class Applier:
         base = table_filter_of(args)
         tf = TableFilter(base.include, base.exclude + [f"{self.cp_db}.{self.cp_table}"], base.databases)
         self.filter = tf
+        if self.checkpoint is None and not live:
+            check_positions(files, start_position, args.stop_position)
         reader = make_reader(args, paths=source if live else files, start_position=start_position,
                              schema=self.schema, table_filter=tf)
         self.keys = KeyCatalog(schema=self.schema, live=self._live)
@@ -409,6 +412,7 @@ class Applier:
         for unit in assembler.finish():
             sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its COMMIT; not "
                              f"applied (the next run resumes before it)\n")
+        warn_unmatched(reader)
         self._commit()
 
     # -- units ---------------------------------------------------------------------------
@@ -424,12 +428,13 @@ class Applier:
             if unit.kind == DDL:
                 self._ddl(unit)
             elif unit.kind == "dml":
-                try:
-                    self._statement_change(unit, None)
-                except TargetError:
-                    self._keep_batch_before_failure()
-                    raise
-                self._advance(unit.end, unit.gtid, rows=0)
+                # a statement group of its own: applied (and re-applied after a failure
+                # later in the batch) as a transaction holding just this statement
+                from ..replay.transactions import Transaction
+
+                tx = Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end, ts=unit.ts,
+                                 server_id=unit.server_id, statements=[unit])
+                self._apply_unit(tx)
             else:
                 warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
                 self._advance(unit.end, unit.gtid, rows=0)
@@ -440,12 +445,14 @@ class Applier:
             self.stats["skipped"] += 1
             return
         self.first_unit = False
+        self._apply_unit(tx)
+
+    def _apply_unit(self, tx) -> None:
+        from ..errors import BinlogError
+
         try:
-            for statement in tx.statements:
-                self._statement_change(statement, tx)
-            if tx.changes:
-                self._apply_transaction(tx)
-        except TargetError:
+            self._apply_transaction(tx)
+        except BinlogError:         # the target refused it, or it cannot be executed
             self._keep_batch_before_failure()
             raise
         self._advance(tx.end, tx.gtid, rows=len(tx.changes))
@@ -454,16 +461,38 @@ class Applier:
                 or (self.args.from_dsn and time.monotonic() - self.batch_started >= LIVE_BATCH_SECONDS)):
             self._commit()
 
-    def _statement_change(self, statement, tx) -> None:
+    def _execute_statement(self, statement, tx) -> None:
+        """A statement-logged change, executed as the source ran it: in its database and
+        session (output.sql.statement_sql), then the replay's session is restored.  An
+        error the source itself logged for the statement (its error_code) is expected."""
+        import pymysql
+
+        from ..output.sql import STATEMENT_RESET, statement_sql
+
         where = f"{statement.file} @ {statement.pos}"
-        text = _short(statement.query, 200)
         if self.args.skip_statements:
-            warn(f"{where}: statement-based change skipped (--skip-statements): {text}")
+            warn(f"{where}: statement-based change skipped (--skip-statements): "
+                 f"{_short(statement.query, 200)}")
             return
-        raise TargetError(f"{where}{' in ' + tx.label if tx else ''}: a statement-based change "
-                          f"cannot be replayed row by row: {text}",
-                          hint="the source must log with binlog_format=ROW; --skip-statements "
-                               "skips such statements (their changes are then missing)")
+        steps = statement_sql(statement)     # NotReplayableError (exit 1) names it
+        expected = statement.event.error_code
+        try:
+            with self.conn.cursor() as cur:
+                try:
+                    for step in steps[:-1]:
+                        cur.execute(step)
+                    try:
+                        cur.execute(steps[-1])
+                    except pymysql.err.MySQLError as exc:
+                        if not (expected and exc.args and exc.args[0] == expected):
+                            raise
+                finally:
+                    for step in STATEMENT_RESET:
+                        cur.execute(step)
+        except Exception as exc:
+            error = self._translate(exc, tx, None, f"{where}: {_short(statement.query, 300)}")
+            raise error from exc
+        self.stats["statements"] += 1
 
     def _advance(self, end, gtid, rows) -> None:
         self._note_gtid(gtid)
@@ -526,8 +555,7 @@ class Applier:
             return
         try:
             for tx, _ in done:
-                if tx.changes:
-                    self._apply_transaction(tx)
+                self._apply_transaction(tx)
             self.pending_cp = done[-1][1]
             self.batch_done = done
             self._commit()
@@ -613,25 +641,34 @@ class Applier:
 
     # -- row changes ---------------------------------------------------------------------
     def _apply_transaction(self, tx) -> None:
+        """The transaction's row changes and statement-logged changes, in binlog order."""
+        from ..replay.transactions import in_binlog_order
+
         for table in dict.fromkeys((ch.db, ch.table) for ch in tx.changes):
             self._check_triggers(*table)
-        for stmt in self._statements(tx):
-            self._execute(stmt, tx)
 
-    def _statements(self, tx):
+        for part in in_binlog_order(tx):
+            if isinstance(part, list):
+                for stmt in self._statements(tx, part):
+                    self._execute(stmt, tx)
+            else:
+                self._execute_statement(part, tx)
+
+    def _statements(self, tx, changes):
         """[(sql, [(index, change, single_sql)...])]: batched statements with, for each,
         the single-row statements that do the same (to name a failing row)."""
         r = self.renderer
+        index = {id(ch): i for i, ch in enumerate(tx.changes)}
         if self.args.split_updates:
             from ..replay.split import split_transaction
 
-            parts = split_transaction(tx.changes, self.keys.keys)
-            index = {id(ch): i for i, ch in enumerate(tx.changes)}
+            parts = split_transaction(changes, self.keys.keys)
             for ch, sql in r.split_statements(*parts):
                 yield sql, [(index.get(id(ch)), ch, sql)]
             return
         groups = []
-        for i, ch in enumerate(tx.changes):
+        for ch in changes:
+            i = index[id(ch)]
             if groups and groups[-1][0] == (ch.file, ch.pos, ch.op):
                 groups[-1][1].append((i, ch))
             else:
@@ -838,7 +875,9 @@ class Applier:
             return
         s = self.stats
         sys.stderr.write(f"binlog apply: {s['transactions']} transaction(s), {s['rows']} row "
-                         f"change(s), {s['ddl']} DDL committed on the target in {s['commits']} "
+                         f"change(s), "
+                         + (f"{s['statements']} statement-logged change(s), " if s['statements'] else "")
+                         + f"{s['ddl']} DDL committed on the target in {s['commits']} "
                          f"commit(s)"
                          + (f"; {s['skipped']} already applied, skipped" if s['skipped'] else "")
                          + (f"; {s['replaced']} target row(s) deleted and replaced by REPLACE"

@@ -5,27 +5,13 @@ import argparse
 import sys
 
 from ..errors import ON_ERROR_CHOICES
+from ..exitcodes import Exit
 from ..user_values import parse_epoch, parse_zone
-from ._common import (
-    EXIT_DAMAGE,
-    EXIT_INCOMPLETE,
-    EXIT_OK,
-    add_charset_option,
-    add_filter_options,
-    add_key_options,
-    add_live_options,
-    add_position_options,
-    add_routine_options,
-    add_schema_options,
-    key_ring,
-    live_tables_from_dsn,
-    open_schema,
-    report_inferred,
-    source_of,
-    table_filter_of,
-    warn,
-    warn_unknown,
-)
+from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_charset_option, add_filter_options,
+                      add_key_options, add_live_options, add_position_options, add_routine_options,
+                      add_schema_options, check_positions, key_ring, live_tables_from_dsn,
+                      open_schema, report_inferred, source_of, table_filter_of, warn,
+                      warn_unknown, warn_unmatched)
 
 
 def add_parser(sub) -> None:
@@ -66,6 +52,9 @@ def add_parser(sub) -> None:
                                              "options (default UTC)")
     dump.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex",
                       help="how binary strings and BLOBs are printed (default hex)")
+    dump.add_argument("--allow-gaps", action="store_true",
+                      help="read on when a binlog is missing between two (the index lists it, a "
+                           "ROTATE names it, or the GTIDs jump): a warning instead of an error")
     dump.add_argument("--no-verify-checksum", action="store_true",
                       help="do not verify CRC32 event checksums")
     dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
@@ -96,7 +85,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..interrupts import GuardedOutput
-    from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange
+    from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
 
     if args.output_dir is not None and args.format not in ("json", "debezium"):
         from ..errors import UsageError
@@ -105,6 +94,7 @@ def run(args) -> int:
     zone = parse_zone(args.timezone)
     # DDL in the binlog is followed by default (an in-memory store when no --schema-store):
     # a CREATE TABLE inside the binlog gives its legacy columns' precision.
+    check_positions(args.paths, args.start_position, args.stop_position)
     schema = open_schema(args, required=not args.no_track_ddl)
     # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone).
     tz = None if args.format in ("sql", "flashback") else zone
@@ -116,7 +106,7 @@ def run(args) -> int:
                             on_error=args.on_error, follow=args.follow,
                             follow_timeout=args.follow_timeout, keys=key_ring(args),
                             start_gtid=args.start_gtid, stop_gtid=args.stop_gtid,
-                            assume_charset=args.assume_charset)
+                            assume_charset=args.assume_charset, allow_gaps=args.allow_gaps)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush, on_warning=warn)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
@@ -131,11 +121,21 @@ def run(args) -> int:
         writer = record_writer(args, out, schema)
     try:
         if args.format == "debezium" and not args.split_updates:
-            for change in reader.changes():
-                writer.write(change)
+            for record in reader.records():
+                if isinstance(record, RowChange):
+                    writer.write(record)
+                elif hasattr(writer, "statement"):
+                    writer.statement(record)
         else:
             for item in reader.items():
-                (writer.write if isinstance(item, RowChange) else writer.event)(item)
+                if isinstance(item, RowChange):
+                    writer.write(item)
+                elif isinstance(item, StatementChange):
+                    # json (split): a line; text/sql: the QUERY event itself says it all
+                    if hasattr(writer, "statement"):
+                        writer.statement(item)
+                else:
+                    writer.event(item)
         if hasattr(writer, "close"):
             writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
     except KeyboardInterrupt:
@@ -144,9 +144,15 @@ def run(args) -> int:
         raise
     finally:
         out.flush()
+        warn_unmatched(reader)
         if args.stats:
             _print_stats(reader.stats, schema)
         _print_damage_summary(reader.stats)
+    lost = getattr(writer, "not_replayed", None)
+    if lost:
+        sys.stderr.write(f"binlog: error: {len(lost)} statement-logged change(s) could not be "
+                         f"written as SQL (listed above); the script lacks their changes\n")
+        return Exit.INPUT_ERROR
     return _dump_exit_code(reader.stats)
 
 

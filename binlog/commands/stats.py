@@ -13,7 +13,8 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from ..exitcodes import Exit
-from ._common import add_reader_options, make_reader
+
+from ._common import add_reader_options, make_reader, warn_unmatched
 
 PLOT_TABLES = 12
 
@@ -38,6 +39,7 @@ class Stats:
         self.largest: list = []            # heap of (rows, bytes, seq, summary)
         self.transactions = 0
         self.statements: Counter[str] = Counter()
+        self.statement_changes: Counter[str] = Counter()   # statement-logged changes per db
         self.first_ts = None
         self.last_ts = None
         self._seq = 0
@@ -65,6 +67,12 @@ class Stats:
             counts["bytes"] += size
             counts["events"] += 1
         self.per_minute[name][change.ts // 60 * 60] += 1
+
+    def statement(self, record) -> None:
+        """A statement-logged change (inside a transaction or not; its rows are unknown
+        to the binlog): counted per default database."""
+        if record.op == "statement":
+            self.statement_changes[record.db or ""] += 1
 
     def unit(self, unit) -> None:
         from ..replay.transactions import Statement
@@ -102,6 +110,7 @@ class Stats:
             "time_range": {"first": _iso(self.first_ts), "last": _iso(self.last_ts),
                            "seconds": (self.last_ts - self.first_ts) if self.first_ts else 0},
             "transactions": self.transactions, "statements": dict(self.statements),
+            "statement_logged_changes": dict(self.statement_changes),
             "tables": tables, "largest_transactions": largest,
         }
 
@@ -113,7 +122,7 @@ def _iso(ts):
 
 
 def run(args) -> int:
-    from ..reader import RowChange
+    from ..reader import RowChange, StatementChange
     from ..replay.transactions import TxAssembler
 
     if args.plot:
@@ -124,12 +133,15 @@ def run(args) -> int:
     for item in reader.items():
         if isinstance(item, RowChange):
             stats.change(item)
+        elif isinstance(item, StatementChange):
+            stats.statement(item)
         else:
             stats.event(item)
         for unit in assembler.feed(item):
             stats.unit(unit)
     for unit in assembler.finish():
         stats.unit(unit)
+    warn_unmatched(reader)
     data = stats.as_dict(reader.stats)
     if args.json:
         import json
@@ -162,6 +174,11 @@ def render_text(d: dict) -> str:
         lines.append(f"time range: {tr['first']} .. {tr['last']} ({tr['seconds']} s)")
     stmts = ", ".join(f"{k}: {v}" for k, v in sorted(d["statements"].items()))
     lines.append(f"transactions: {d['transactions']}" + (f"; statements outside transactions: {stmts}" if stmts else ""))
+    logged = d["statement_logged_changes"]
+    if logged:
+        lines.append(f"statement-logged changes (binlog_format STATEMENT/MIXED; rows not in the "
+                     f"binlog): {sum(logged.values())} ("
+                     + ", ".join(f"{db or '(no db)'}: {n}" for db, n in sorted(logged.items())) + ")")
     lines.append("")
     width = max([len(n) for n in d["tables"]] + [5])
     lines.append(f"{'table':<{width}}  {'inserted':>9}  {'updated':>9}  {'deleted':>9}  {'events':>7}  {'bytes':>11}")

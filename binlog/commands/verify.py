@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 from decimal import Decimal
 
-from ._common import EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect, make_reader, warn
+from ._common import (EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect,
+                      make_reader, warn, warn_unmatched)
 
 CHUNK = 500
 
@@ -171,6 +172,7 @@ class Verifier:
     def __init__(self, args, conn):
         self.args = args
         self.conn = conn
+        self.logged_statements = 0      # statement-logged changes: rows unknown
         self._live = {}
         self.unknown_tables = set()
         self.unverifiable = 0
@@ -203,12 +205,23 @@ class Verifier:
         for item in reader.items():
             for unit in assembler.feed(item):
                 if isinstance(unit, Transaction):
+                    self.logged_statements += len(unit.statements)
                     for change in unit.changes:
                         self._expect(change, out)
+                elif unit.kind == "dml":         # a statement-logged change on its own
+                    self.logged_statements += 1
         for unit in assembler.finish():
             warn(f"{unit.label}: the input ends before its COMMIT; its {len(unit.changes)} "
                  f"row change(s) are not verified")
+        warn_unmatched(reader)
+        self._warn_logged()
         return out
+
+    def _warn_logged(self) -> None:
+        logged = self.logged_statements
+        if logged:
+            warn(f"{logged} statement-logged change(s) (binlog_format STATEMENT/MIXED): the "
+                 f"binlog does not say which rows they changed, so those rows are not verified")
 
     def _expect(self, change, out: dict) -> None:
         """Record what ``change`` leaves in the target (the last change of a row wins)."""
@@ -270,6 +283,10 @@ class Verifier:
                         continue
                     rec = orjson.loads(line)
                     db, table, op = rec["db"], rec["table"], rec["op"]
+                    if op in ("statement", "ddl"):
+                        # no row images: a statement's rows are not known (warned below)
+                        self.logged_statements += op == "statement"
+                        continue
                     live = self.live(db, table)
                     if live is None:
                         self.unknown_tables.add((db, table))
@@ -300,6 +317,7 @@ class Verifier:
             finally:
                 if stream is not sys.stdin.buffer:
                     stream.close()
+        self._warn_logged()
         return out
 
     @staticmethod

@@ -37,6 +37,14 @@ class QueryEvent(Event):
     status_vars: bytes
     db: str
     query: str
+    raw_query: bytes = b""          # the statement's bytes, in the client's charset
+    status_offset: int = 0          # absolute offset of the status vars in the file
+
+    def session(self):
+        """The session context of the status vars (binlog.events.status_vars)."""
+        from .status_vars import parse_status_vars
+
+        return parse_status_vars(self.status_vars, self.status_offset)
 
     @property
     def charsets(self) -> tuple[int, int, int] | None:
@@ -143,6 +151,7 @@ def _decode_query(cur, ctx, header, compressed: bool, extra_post: int = 0):
     error_code = cur.u16("error_code")
     status_len = cur.u16("status_vars_len") if post_len - extra_post >= 13 else 0
     cur.skip(post_len - (cur.pos - start), "post-header")
+    status_offset = cur.offset
     status_vars = cur.bytes(status_len, "status vars")
     db = cur.bytes(db_len, "db name")
     cur.skip(1, "db NUL")
@@ -155,7 +164,8 @@ def _decode_query(cur, ctx, header, compressed: bool, extra_post: int = 0):
         cur.pos = cur.end
     else:
         raw = cur.rest()
-    return QueryEvent(header, thread_id, exec_time, error_code, status_vars, _text(db), _text(raw))
+    return QueryEvent(header, thread_id, exec_time, error_code, status_vars, _text(db), _text(raw),
+                      bytes(raw), status_offset)
 
 
 @register(E.QUERY_EVENT)

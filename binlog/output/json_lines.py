@@ -31,6 +31,46 @@ def image_json(row, plan, render_bytes) -> bytes:
     return _dumps(render_row(row, plan, render_bytes), default=json_default, option=_OPTIONS)
 
 
+def statement_record(record, render_bytes) -> dict:
+    """The JSON object of a statement-logged change (``op: "statement"``) or DDL (``op:
+    "ddl"``): the statement's text (``sql``; ``sql_hex`` too when its bytes are not valid
+    in the client charset), its default database, and the session it ran in (``session``:
+    the QUERY event's status vars and the INTVAR/RAND/USER_VAR events before it); DDL adds
+    ``schema``, each named table's columns right after it (null: unknown)."""
+    session = session_json(record, render_bytes)
+    out = {"file": record.file, "pos": record.pos, "ts": iso_ts(record.ts),
+           "server_id": record.server_id, "gtid": record.gtid, "db": record.db,
+           "table": record.table, "op": record.op, "sql": record.sql}
+    if not record.sql_exact:
+        out["sql_hex"] = bytes(record.event.raw_query).hex()
+    out["session"] = session
+    if record.op == "ddl":
+        out["schema"] = record.schema
+    return out
+
+
+def session_json(record, render_bytes) -> dict:
+    from ..charsets import codec_for_collation
+    from ..events.status_vars import context_values
+
+    session = record.session.as_dict()
+    values = context_values(record.context)
+    user_vars = values.pop("user_vars", None)
+    session.update(values)
+    if user_vars:
+        rendered = {}
+        for name, (value, collation) in user_vars.items():
+            if isinstance(value, bytes):
+                codec = codec_for_collation(collation)
+                try:
+                    value = value.decode(codec) if codec else render_bytes(value)
+                except UnicodeDecodeError:
+                    value = render_bytes(value)
+            rendered[name] = value
+        session["user_vars"] = rendered
+    return session
+
+
 class JsonLinesWriter:
     def __init__(self, out, binary_encoding: str = "hex"):
         self.out = out            # a binary stream
@@ -112,8 +152,13 @@ class JsonLinesWriter:
             self.out.write(piece if isinstance(piece, bytes) else piece.encode("ascii"))
         self.out.write(b'"}' if raw else b'"')
 
+    def statement(self, record) -> None:
+        """A statement-logged change or DDL (``reader.StatementChange``): one line."""
+        self.out.write(_dumps(statement_record(record, self.render_bytes), default=json_default,
+                              option=_OPTIONS | orjson.OPT_APPEND_NEWLINE))
+
     def event(self, item) -> None:
-        """Events other than row changes are not part of the JSON output."""
+        """Events are in the JSON output through their records (rows, statements, DDL)."""
 
 
 def _large_values(row, plan) -> list:

@@ -62,6 +62,7 @@ from ..charsets import CHARSET_CODECS
 from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..interrupts import deferred
+from ..statements import statement_kept
 from .values import charset_of, json_text
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
@@ -415,26 +416,111 @@ def ddl_statements(statement) -> list[str]:
     return out
 
 
-def ddl_kept(statement, table_filter) -> bool:
-    """Whether a DDL statement concerns a table the filter keeps (database statements: a
-    database the filter can keep).  Without an active filter every DDL is kept."""
-    import re
+# -- statement-logged changes ---------------------------------------------------------------
 
-    if table_filter is None or not table_filter.active:
-        return True
-    q = statement.query
-    m = re.search(r"\b(?:DATABASE|SCHEMA)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?`?([^`\s;]+)`?", q, re.I)
-    if m and not re.search(r"\bTABLE\b", q[:m.start()], re.I):
-        return table_filter.keeps(m.group(1), "")
-    found = False
-    for m in re.finditer(r"\b(?:TABLE|INTO|ON|TO)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
-                         r"(`(?:[^`]|``)+`|[\w$]+)(?:\.(`(?:[^`]|``)+`|[\w$]+))?", q, re.I):
-        a, b = m.group(1).strip("`"), (m.group(2) or "").strip("`")
-        db, table = (a, b) if b else (statement.db, a)
-        found = True
-        if db and table_filter.keeps(db, table):
-            return True
-    return not found
+class NotReplayableError(BinlogError):
+    """A statement-logged change that cannot be executed on a target (exit code 1)."""
+
+
+#: Session variables a statement may set (statement_sql), back to the replay's own.
+STATEMENT_RESET = (
+    "SET TIMESTAMP = DEFAULT",
+    "SET @@session.unique_checks = 1, @@session.sql_auto_is_null = 0",
+    "SET @@session.auto_increment_increment = DEFAULT, @@session.auto_increment_offset = DEFAULT",
+    "SET @@session.lc_time_names = DEFAULT, @@session.collation_database = DEFAULT, "
+    "@@session.collation_server = DEFAULT",
+) + SESSION_SETUP
+
+
+def statement_sql(statement) -> list:
+    """What executes a statement-logged change as the source ran it, in order: USE its
+    database, then its session (mysqlbinlog's order, ``client/mysqlbinlog.cc`` /
+    ``Query_log_event::print_query_header``): the statement's time (``SET TIMESTAMP``,
+    for NOW()), the option bits, sql_mode (as the source's number: exact, whatever its
+    modes are called), auto_increment, time zone, lc_time_names, collation_database,
+    INSERT_ID / LAST_INSERT_ID, the RAND seeds and the user variables it reads, the
+    charsets last (every statement before is ASCII); then the statement itself as its
+    bytes in the client charset (``bytes``: never re-encoded).  ``STATEMENT_RESET`` sets
+    the replay's session back afterwards.  NotReplayableError for what a statement
+    cannot do again (LOAD DATA needs the client's file, which the binlog holds in other
+    events)."""
+    from ..constants import EventType
+    from ..events.status_vars import (OPTION_AUTO_IS_NULL, OPTION_NO_FOREIGN_KEY_CHECKS,
+                                      OPTION_RELAXED_UNIQUE_CHECKS, context_values)
+
+    event = statement.event
+    if event.header.type_code == EventType.EXECUTE_LOAD_QUERY_EVENT or \
+            statement.query.lstrip()[:4].upper() == "LOAD":
+        raise NotReplayableError(
+            f"LOAD DATA cannot be executed on a target: {_short(statement.query)}",
+            source=statement.file, event_offset=statement.pos, event_type=event.type_name,
+            hint="replay its rows from a binlog written with binlog_format=ROW, or load the "
+                 "file on the target and start after this statement")
+    s = event.session()
+    out: list = []
+    if statement.db and not event.header.flags & 0x8:       # LOG_EVENT_SUPPRESS_USE_F
+        out.append(f"USE{quote_ident(statement.db)}")   # no space: not the client's `use`
+    micro = s.microseconds
+    out.append(f"SET TIMESTAMP = {statement.ts}" + (f".{micro:06d}" if micro else ""))
+    if s.flags2 is not None:
+        out.append(f"SET @@session.foreign_key_checks = {int(not s.flags2 & OPTION_NO_FOREIGN_KEY_CHECKS)}, "
+                   f"@@session.unique_checks = {int(not s.flags2 & OPTION_RELAXED_UNIQUE_CHECKS)}, "
+                   f"@@session.sql_auto_is_null = {int(bool(s.flags2 & OPTION_AUTO_IS_NULL))}")
+    if s.sql_mode is not None:
+        out.append(f"SET @@session.sql_mode = {s.sql_mode}")
+    if s.auto_increment_increment is not None:
+        out.append(f"SET @@session.auto_increment_increment = {s.auto_increment_increment}, "
+                   f"@@session.auto_increment_offset = {s.auto_increment_offset}")
+    if s.time_zone is not None:
+        out.append(f"SET @@session.time_zone = {quote_text(s.time_zone)}")
+    if s.lc_time_names is not None:
+        out.append(f"SET @@session.lc_time_names = {s.lc_time_names}")
+    if s.collation_database is not None:
+        out.append(f"SET @@session.collation_database = {s.collation_database}")
+    values = context_values(statement.context)
+    for name, var in (("insert_id", "INSERT_ID"), ("last_insert_id", "LAST_INSERT_ID")):
+        if name in values:
+            out.append(f"SET {var} = {int(values[name])}")
+    if "rand_seed1" in values:
+        out.append(f"SET @@RAND_SEED1 = {values['rand_seed1']}, @@RAND_SEED2 = {values['rand_seed2']}")
+    for name, (value, collation) in values.get("user_vars", {}).items():
+        if not name.isprintable():
+            raise NotReplayableError(f"user variable name {printable(name)!r} holds control "
+                                     f"characters: not written into SQL",
+                                     source=statement.file, event_offset=statement.pos,
+                                     event_type=event.type_name)
+        out.append(f"SET @{quote_ident(name)} := {_user_var_literal(value, collation)}")
+    if s.character_set_client is not None:
+        out.append(f"SET @@session.character_set_client = {s.character_set_client}, "
+                   f"@@session.collation_connection = {s.collation_connection}, "
+                   f"@@session.collation_server = {s.collation_server}")
+    out.append(bytes(event.raw_query))
+    return out
+
+
+def _user_var_literal(value, collation) -> str:
+    from ..charsets import COLLATIONS
+    from ..constants import BINARY_COLLATION
+
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return float_literal(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    charset = "binary" if collation == BINARY_COLLATION else COLLATIONS.get(collation)
+    if charset is None:
+        return hex_literal(value)
+    return f"_{charset} {hex_literal(value)}"
+
+
+def ddl_kept(statement, table_filter) -> bool:
+    """Whether a DDL statement concerns a table the filter keeps (binlog.statements)."""
+    return statement_kept(statement.query, statement.db, table_filter)
 
 
 # -- the writer --------------------------------------------------------------------------------
@@ -498,6 +584,7 @@ class SqlWriter:
         self.warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
         self.assembler = TxAssembler(on_warning=self.warn)
         self.pending: list[str] = []      # flashback: blocks, oldest first
+        self.not_replayed: list = []      # NotReplayableError of statements left out
         self.transactions = 0
         self.large = LargeValues()        # values of rendered blocks not yet written
         self._header()
@@ -572,10 +659,9 @@ class SqlWriter:
                 body += ddl_script(unit)
                 self._emit("\n".join(body) + "\n")
             elif unit.kind == "dml":
-                self.warn(f"{where}: statement-based change not replayed (binlog_format must be "
-                          f"ROW): {_short(unit.query)}")
-                self._emit(_comment(f"statement-based change NOT replayed ({where}): "
-                                    f"{_short(unit.query, 200)}") + "\n")
+                body = [_comment(f"statement-logged change at {where}, {_when(unit.ts)}")]
+                body += self._statement_lines(unit)
+                self._emit("\n".join(body) + "\n")
             else:
                 self._emit(_comment(f"not replayed ({where}): {_short(unit.query, 200)}") + "\n")
             return
@@ -595,16 +681,55 @@ class SqlWriter:
         self._emit(_comment(f"{kind} definition not replayed ({where}): "
                             f"{_short(unit.query, 200)}") + "\n")
 
+    def _statement_lines(self, statement) -> list[str]:
+        """A statement-logged change in its session (statement_sql), then ours again; one
+        that cannot be executed is a comment, a warning and ``not_replayed`` (exit 1)."""
+        try:
+            steps = statement_sql(statement)
+        except NotReplayableError as exc:
+            self.not_replayed.append(exc)
+            self.warn(str(exc).splitlines()[0])
+            return [_comment(f"NOT replayed ({statement.file} @ {statement.pos}): "
+                             f"{_short(statement.query, 200)}")]
+        # the statement's bytes as a hex literal (inert for any client, passed to the
+        # server as they are) run by PREPARE in the source's session, as DDL is (module
+        # docstring); set before the session's charsets change
+        lines = [f"SET @binlog_statement = {hex_literal(steps[-1])};"]
+        lines += [step + ";" for step in steps[:-1]]
+        lines += ["PREPARE binlog_statement FROM @binlog_statement;", "EXECUTE binlog_statement;",
+                  "DEALLOCATE PREPARE binlog_statement;"]
+        lines += [s + ";" for s in STATEMENT_RESET]
+        return lines
+
+    def _mixed_transaction(self, tx, head) -> None:
+        """A transaction with statement-logged changes: rows and statements in binlog order."""
+        from ..replay.transactions import in_binlog_order
+
+        lines = [_comment(head), "BEGIN;"]
+        for part in in_binlog_order(tx):
+            if isinstance(part, list):
+                lines += [s + ";" for ch in part for s in self.renderer.statements(ch)]
+            else:
+                lines += self._statement_lines(part)
+        lines.append("COMMIT;")
+        self.transactions += 1
+        self._emit("\n".join(lines) + "\n")
+
     def _transaction(self, tx) -> None:
         head = f"{tx.label}, {_when(tx.ts)}, server {tx.server_id}, {len(tx.changes)} row change(s)"
+        if tx.statements:
+            head += f", {len(tx.statements)} statement-logged change(s)"
         if tx.incomplete:
             self.warn(f"{tx.label}: the input ends before its COMMIT: not replayed")
             text = _comment(f"incomplete {head}: the input ends before its COMMIT, not replayed") + "\n"
             (self.pending.append if self.flashback else self._emit)(text)
             return
+        if tx.statements and not self.flashback:
+            self._mixed_transaction(tx, head)
+            return
         for statement in tx.statements:
             self.warn(f"{statement.file} @ {statement.pos}: statement-based change inside "
-                      f"{tx.label} not replayed: {_short(statement.query)}")
+                      f"{tx.label} cannot be undone by flashback: {_short(statement.query)}")
         changes = tx.changes
         if self.flashback:
             for ch in changes:

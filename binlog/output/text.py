@@ -101,6 +101,20 @@ def _literal(value) -> str:
     return f"'{text}'"
 
 
+def _session_line(event) -> str | None:
+    """``# session: sql_mode=..., time_zone=...``: what the status vars say the statement
+    ran under (a damaged status block is named, not hidden)."""
+    from ..errors import BinlogError
+
+    try:
+        values = event.session().as_dict()
+    except BinlogError as exc:
+        return f"# session: unreadable status vars: {exc.message}"
+    if not values:
+        return None
+    return "# session: " + ", ".join(f"{k}={v}" for k, v in values.items())
+
+
 class TextWriter:
     def __init__(self, out, binary_encoding: str = "hex"):
         self.out = out
@@ -115,6 +129,9 @@ class TextWriter:
         lines = [f"# at {h.offset}",
                  f"#{_when(h.timestamp)} server id {h.server_id}  end_log_pos {h.log_pos} \t{_describe(event)}"]
         if isinstance(event, (QueryEvent,)):
+            session = _session_line(event)
+            if session:
+                lines.append(session)
             if event.db:
                 lines.append(f"use `{event.db}`/*!*/;")
             lines.append(f"{event.query}\n/*!*/;")

@@ -23,56 +23,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..events import MariaGtidEvent, MysqlGtidEvent, QueryEvent, RowsEvent, XaPrepareEvent, XidEvent
+from ..events import (IntvarEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent, RandEvent,
+                      RowsEvent, UserVarEvent, XaPrepareEvent, XidEvent)
 from ..events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, transaction_control
 from ..reader import RowChange, SourceEvent
+from ..statements import ADMIN, CONTROL, DDL, DML, classify_query  # noqa: F401 (re-exported)
 
 Position = tuple[str, int]
 
 _XID_TEXT = re.compile(r"X'([0-9a-fA-F]*)'\s*,\s*X'([0-9a-fA-F]*)'\s*,\s*(\d+)")
-_FIRST_WORDS = re.compile(r"^\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?(?:\s+([A-Za-z]+))?", re.S)
-
-#: Statement kinds (``classify_query``).
-DDL, DML, ADMIN, CONTROL = "ddl", "dml", "admin", "control"
-
-_DDL_OBJECTS = {"TABLE", "DATABASE", "SCHEMA", "INDEX", "VIEW", "TRIGGER", "PROCEDURE",
-                "FUNCTION", "EVENT", "SEQUENCE", "PACKAGE"}
-_DML_WORDS = {"INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD", "CALL", "DO", "SELECT",
-              "WITH", "HANDLER", "EXECUTE"}
-
-
-def classify_query(query: str) -> str:
-    """``ddl`` (schema changes a replay must repeat: CREATE/ALTER/DROP/RENAME/TRUNCATE of
-    tables, databases, indexes, views, routines...), ``dml`` (a statement-based data
-    change), ``control`` (BEGIN, COMMIT, ROLLBACK, XA, SAVEPOINT) or ``admin``
-    (GRANT, FLUSH, ANALYZE, CREATE USER...: not data, not replayed)."""
-    m = _FIRST_WORDS.match(query)
-    if not m:
-        return ADMIN
-    w1 = (m.group(1) or "").upper()
-    w2 = (m.group(2) or "").upper()
-    w3 = (m.group(3) or "").upper()
-    if w1 in ("BEGIN", "COMMIT", "ROLLBACK", "XA", "SAVEPOINT", "RELEASE"):
-        return CONTROL
-    if w1 == "TRUNCATE" or w1 == "RENAME" and w2 == "TABLE":
-        return DDL
-    if w1 in ("CREATE", "ALTER", "DROP"):
-        # CREATE [OR REPLACE] [TEMPORARY|UNIQUE|FULLTEXT|SPATIAL|DEFINER=...] object
-        words = [w2, w3]
-        if any(w in _DDL_OBJECTS for w in words):
-            return DDL
-        if w2 in ("OR", "UNIQUE", "FULLTEXT", "SPATIAL", "ALGORITHM", "DEFINER", "SQL",
-                  "ONLINE", "IGNORE", "TEMPORARY", "AGGREGATE"):
-            # CREATE OR REPLACE TABLE / CREATE DEFINER=`u`@`h` TRIGGER ...: look further
-            rest = query[m.end(1):].upper()
-            if re.search(r"\b(TABLE|VIEW|TRIGGER|PROCEDURE|FUNCTION|EVENT|SEQUENCE|INDEX|PACKAGE)\b", rest):
-                return DDL
-        return ADMIN            # CREATE USER / ROLE / SERVER, DROP USER ...
-    if w1 in _DML_WORDS:
-        return DML
-    return ADMIN
-
-
 def xid_key(format_id: int, gtrid: bytes, bqual: bytes) -> str:
     return f"{gtrid.hex()}:{bqual.hex()}:{format_id}"
 
@@ -101,6 +60,7 @@ class Statement:
     query: str
     kind: str
     event: QueryEvent
+    context: list = field(default_factory=list)   # INTVAR/RAND/USER_VAR events before it
 
 
 @dataclass
@@ -134,6 +94,27 @@ class Transaction:
         return len(self.changes)
 
 
+def in_binlog_order(tx) -> list:
+    """The transaction's parts in binlog order: lists of consecutive row changes and, between
+    them, its statement-logged changes (MIXED format interleaves the two)."""
+    if not tx.statements:
+        return [tx.changes] if tx.changes else []
+    from schema_store.store import file_key
+
+    items = sorted([(file_key(c.file), c.pos, 1, n, c) for n, c in enumerate(tx.changes)]
+                   + [(file_key(s.file), s.pos, 0, n, s) for n, s in enumerate(tx.statements)],
+                   key=lambda i: i[:4])
+    out: list = []
+    for *_, item in items:
+        if isinstance(item, Statement):
+            out.append(item)
+        elif out and isinstance(out[-1], list):
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
+
+
 def event_end(file: str, event) -> Position:
     h = event.header
     return (file, h.offset + h.event_size)
@@ -145,6 +126,7 @@ class TxAssembler:
     def __init__(self, on_warning=None):
         self.current: Transaction | None = None
         self.prepared: dict[str, Transaction] = {}
+        self.context: list = []       # INTVAR/RAND/USER_VAR events waiting for their statement
         self.on_warning = on_warning or (lambda message: None)
 
     # -- input -------------------------------------------------------------------------
@@ -184,7 +166,10 @@ class TxAssembler:
                 self.current = None
             return []
         if isinstance(event, QueryEvent):
-            return self._query(file, event)
+            context, self.context = self.context, []
+            return self._query(file, event, context)
+        if isinstance(event, (IntvarEvent, RandEvent, UserVarEvent)):
+            self.context.append(event)
         return out
 
     def finish(self) -> list:
@@ -237,7 +222,7 @@ class TxAssembler:
         tx.commit_ts = ts
         return [tx]
 
-    def _query(self, file: str, event: QueryEvent) -> list:
+    def _query(self, file: str, event: QueryEvent, context: list) -> list:
         h = event.header
         query = event.query
         control = transaction_control(query)
@@ -283,7 +268,8 @@ class TxAssembler:
                 return [prepared]
             return []         # XA START / XA END / SAVEPOINT / RELEASE SAVEPOINT
         statement = Statement(file, h.offset, end, h.timestamp, h.server_id,
-                              tx.gtid if tx is not None else None, event.db, query, kind, event)
+                              tx.gtid if tx is not None else None, event.db, query, kind, event,
+                              context)
         if tx is not None and tx.explicit and not tx.standalone:
             tx.statements.append(statement)       # statement-based change inside a transaction
             return []

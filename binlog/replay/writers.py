@@ -34,6 +34,7 @@ class SplitUpdatesWriter:
         self.inner = inner
         self.keys = keys
         self.assembler = TxAssembler(on_warning=on_warning)
+        self.pending = []       # statement records of the open transaction
 
     def event(self, item) -> None:
         self.keys.observe(item.event)
@@ -42,8 +43,22 @@ class SplitUpdatesWriter:
     def write(self, change) -> None:
         self._units(self.assembler.feed(change))
 
+    def statement(self, record) -> None:
+        """A statement or DDL record: given out at once outside a transaction; inside
+        one, after the transaction's (split) row changes."""
+        if self.assembler.current is None:
+            self.inner.statement(record)
+        else:
+            self.pending.append(record)
+
     def close(self) -> None:
         self._units(self.assembler.finish())
+        self._flush()
+
+    def _flush(self) -> None:
+        for record in self.pending:
+            self.inner.statement(record)
+        self.pending.clear()
 
     def _units(self, units) -> None:
         from .split import split_changes
@@ -56,3 +71,5 @@ class SplitUpdatesWriter:
             elif isinstance(unit, Transaction):
                 for change in unit.changes:      # no COMMIT seen: given as they are
                     self.inner.write(change)
+            if isinstance(unit, Transaction):
+                self._flush()

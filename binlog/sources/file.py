@@ -13,21 +13,28 @@ from pathlib import Path
 
 from ..errors import InputError, UsageError
 from ..stream import EventStream
-from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState, read_events as _read_binlog
+from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState
+from .stream import COMPRESSED_SUFFIXES, STDIN, binlog_name, is_stream, open_stream
+from .base import read_events as _read_binlog
 
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
 
-def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
+def expand_paths(paths: Iterable[str | os.PathLike], *, allow_gaps: bool = False,
+                 on_warning=None) -> list[Path]:
     """Files to read, in order; directories expand to their binlogs.  A file is never
     read twice: one given again (itself, through a directory, or a link to it) is a
-    UsageError, not its changes twice."""
+    UsageError, not its changes twice.  ``allow_gaps``: an index naming a binlog that is
+    missing between two present ones is a warning, not a GapError."""
     files: list[Path] = []
     for item in paths:
+        if str(item) == STDIN:
+            files.append(Path(STDIN))
+            continue
         path = Path(item)
         if path.is_dir():
             try:
-                files.extend(directory_binlogs(path))
+                files.extend(directory_binlogs(path, allow_gaps=allow_gaps, on_warning=on_warning))
             except OSError as exc:
                 raise InputError(f"cannot read directory: {exc.strerror}",
                                  source=exc.filename or path) from exc
@@ -37,6 +44,8 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
             raise UsageError(f"no such file or directory: {path}")
     seen: dict[tuple[int, int], Path] = {}
     for path in files:
+        if str(path) == STDIN:
+            continue
         st = path.stat()
         first = seen.setdefault((st.st_dev, st.st_ino), path)
         if first is not path:
@@ -45,23 +54,73 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return files
 
 
-def directory_binlogs(directory: Path) -> list[Path]:
+def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning=None) -> list[Path]:
     for index in sorted(directory.glob("*.index")):
         names = [line.strip() for line in index.read_text(errors="replace").splitlines() if line.strip()]
         # a name listed twice is one file (read once); names, never paths, from the index
         listed = list(dict.fromkeys(directory / Path(name).name for name in names))
-        present = [p for p in listed if p.is_file()]
+        present = [_stored(p) for p in listed if _stored(p) is not None]
         if present:
+            _check_index_gaps(index, listed, present, allow_gaps, on_warning)
             return present
     numbered = []
     for entry in directory.iterdir():
-        m = _NUMBERED.match(entry.name)
+        m = _NUMBERED.match(binlog_name(entry))
         if m and entry.is_file():
             numbered.append((m.group(1), int(m.group(2)), entry))
     if not numbered:
         # exit 2 (bad usage): the directory names no binlog (`*.index` or `name.NNNNNN`)
+        unnamed = [e.name for e in sorted(directory.iterdir()) if _is_binlog(e)]
+        if unnamed:
+            shown = ", ".join(unnamed[:3]) + (", ..." if len(unnamed) > 3 else "")
+            raise UsageError(
+                f"{directory} holds {len(unnamed)} binlog file(s) whose names are not "
+                f"NAME.NNNNNN and no .index file lists them ({shown}): their order is unknown",
+                hint="give them as files in reading order (binlog dump DIR/a DIR/b ...), or "
+                     "write DIR/NAME.index listing them one per line")
         raise UsageError(f"no binlog files in directory {directory}")
     return [entry for _, _, entry in sorted(numbered)]
+
+
+def _stored(path: Path) -> Path | None:
+    """The file holding binlog ``path``: itself, or compressed beside it."""
+    for candidate in (path, *(path.with_name(path.name + s) for s in COMPRESSED_SUFFIXES)):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _is_binlog(entry: Path) -> bool:
+    """A plain file starting with the binlog magic number."""
+    if not entry.is_file():
+        return False
+    try:
+        with open(entry, "rb") as fh:
+            return fh.read(4) == b"\xfebin"
+    except OSError:
+        return False
+
+
+def _check_index_gaps(index: Path, listed: list[Path], present: list[Path], allow_gaps: bool,
+                      on_warning) -> None:
+    """Binlogs the index lists after the first one present but that are not there: a gap
+    (issue 16 item 1).  Leading ones are binlogs the copy starts after (purged or not
+    copied): nothing between two read binlogs is missing then."""
+    from ..errors import GapError
+
+    first = [binlog_name(p) for p in listed].index(binlog_name(present[0]))
+    missing = [p.name for p in listed[first:] if _stored(p) is None]
+    if not missing:
+        return
+    text = (f"{index.name} lists binlog(s) missing from {index.parent}: {', '.join(missing)}"
+            f" (after {binlog_name(present[0])})")
+    if allow_gaps:
+        if on_warning:
+            on_warning(f"{text} (--allow-gaps: reading on without them)")
+        return
+    raise GapError(text,
+                   hint="copy the missing binlog(s) next to the others, or pass --allow-gaps "
+                        "to read on without their changes")
 
 
 class FileBinlog(Binlog):
@@ -116,8 +175,9 @@ class FileSource(BinlogSource):
 
     def __init__(self, paths: Iterable[str | os.PathLike], *, follow: bool = False,
                  follow_timeout: float | None = None, poll_interval: float = 0.25,
-                 on_idle: Callable[[], None] | None = None):
-        self.files = expand_paths(paths)
+                 on_idle: Callable[[], None] | None = None, allow_gaps: bool = False,
+                 on_warning: Callable[[str], None] | None = None):
+        self.files = expand_paths(paths, allow_gaps=allow_gaps, on_warning=on_warning)
         self.follow = follow
         self.follow_timeout = follow_timeout
         self.poll_interval = poll_interval
@@ -130,7 +190,10 @@ class FileSource(BinlogSource):
             path = self.files[number]
             last = number == len(self.files) - 1
             self._rotated_to = None
-            binlog = FileBinlog(path, poller=self._poller() if self.follow and last else None)
+            if is_stream(path):
+                binlog = open_stream(path)
+            else:
+                binlog = FileBinlog(path, poller=self._poller() if self.follow and last else None)
             binlog.last = last
             yield binlog
             if last and self.follow and self._rotated_to:

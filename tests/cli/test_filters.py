@@ -24,7 +24,8 @@ def dump(*args):
 
 def tables(result) -> set[str]:
     assert result.returncode == 0, result.stderr
-    return {f"{r['db']}.{r['table']}" for r in map(json.loads, result.stdout.splitlines())}
+    return {f"{r['db']}.{r['table']}" for r in map(json.loads, result.stdout.splitlines())
+            if r["op"] in ("insert", "update", "delete")}
 
 
 @pytest.mark.parametrize("pattern, name, keeps", [
@@ -54,8 +55,10 @@ def test_include_exclude_and_database():
 
 
 def test_kept_rows_are_identical_to_an_unfiltered_run():
-    full = [json.loads(l) for l in dump(TYPES).stdout.splitlines()]
-    kept = [json.loads(l) for l in dump("--table", "tf.dates", TYPES).stdout.splitlines()]
+    rows = ("insert", "update", "delete")
+    full = [r for r in map(json.loads, dump(TYPES).stdout.splitlines()) if r["op"] in rows]
+    kept = [r for r in map(json.loads, dump("--table", "tf.dates", TYPES).stdout.splitlines())
+            if r["op"] in rows]
     assert kept == [r for r in full if r["table"] == "dates"] and kept
 
 
@@ -76,3 +79,48 @@ def test_python_api_counts_skipped_events():
     unfiltered = BinlogReader([TYPES])
     list(unfiltered.changes())
     assert reader.stats.skipped_bytes < unfiltered.stats.bytes
+
+
+# -- issue 16 item 5: filters and positions that can match nothing ----------------------
+
+@pytest.mark.parametrize("pattern", ["tf.", ".ints", "tf.ints.x", "`tf.ints", "tf.`ints"])
+def test_malformed_patterns_are_bad_usage(pattern):
+    result = dump("--table", pattern, TYPES)
+    assert result.returncode == 2 and "must be DB.TABLE" in result.stderr, result.stderr
+
+
+def test_backquoted_patterns_mean_the_names():
+    assert tables(dump("--table", "`tf`.`ints`", TYPES)) == {"tf.ints"}
+    assert TableFilter(["`a.b`.t"]).keeps("a.b", "t") and not TableFilter(["`a.b`.t"]).keeps("a", "b.t")
+
+
+def test_a_filter_that_matched_nothing_is_warned_about():
+    result = dump("--table", "tf.ints", "--table", "tf.nope", "--exclude-table", "zz.%", TYPES)
+    assert result.returncode == 0
+    assert "tf.nope matched no table" in result.stderr
+    assert "--exclude-table zz.% matched no table" in result.stderr
+    assert "tf.ints matched" not in result.stderr
+
+
+def test_positions_that_cannot_match():
+    size = TYPES.stat().st_size
+    r = dump("--start-position", size + 10, TYPES)
+    assert r.returncode == 2 and "beyond the end" in r.stderr
+    # an offset inside an event: the boundaries around it come from the server's
+    # events list of the sample (types_full.events.txt: "pos end_log_pos" per event)
+    starts = [int(line.split()[1]) for line in (SAMPLES / "types_full.events.txt").read_text().splitlines()
+              if line.strip() and line.split()[1].isdigit()]
+    inside = starts[5] + 3
+    r = dump("--start-position", inside, TYPES)
+    assert r.returncode == 2 and "not an event boundary" in r.stderr, r.stderr
+    assert f"boundaries are {starts[5]} or {starts[6]}" in r.stderr
+    assert dump("--start-position", starts[5], TYPES).returncode == 0
+    r = dump("--start-position", starts[6], "--stop-position", starts[5], TYPES)
+    assert r.returncode == 2 and "not after" in r.stderr
+
+
+@pytest.mark.server
+def test_schema_from_a_database_the_server_lacks(mariadb_server):
+    dsn = f"mysql://root@127.0.0.1:{mariadb_server.port}/no_such_db_16"
+    r = dump("--schema-from", dsn, TYPES)
+    assert r.returncode == 2 and "'no_such_db_16' does not exist" in r.stderr, r.stderr

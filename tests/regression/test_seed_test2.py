@@ -62,5 +62,6 @@ def test_cli_infers_and_says_so():
     assert result.returncode == 0, result.stderr
     assert "inferred test.test2 column @1 TIMESTAMP(2)" in result.stderr
     assert "inferred test.tt column @1 TIMESTAMP(6)" in result.stderr
-    values = [json.loads(line)["after"]["@1"] for line in result.stdout.splitlines()]
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    values = [r["after"]["@1"] for r in records if r["op"] == "insert"]
     assert values == ["2022-11-02 11:11:22.326147", "2022-11-10 21:12:33.99"]

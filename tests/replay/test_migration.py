@@ -56,7 +56,7 @@ def test_legacy_temporals_apply_resume_verify(migrated):
     records = cli("dump", "--checksum", "--schema-ddl", schema_file, *files)
     assert records.returncode == 0, records.stderr.decode()
     lines = [json.loads(l) for l in records.stdout.splitlines()]
-    assert all("checksum" in r for r in lines)
+    assert all("checksum" in r for r in lines if r["op"] in ("insert", "update", "delete"))
     from_records = cli("verify-rows", "--records", "--against", dsn(target), "-",
                        input=records.stdout)
     assert from_records.returncode == 6, from_records.stdout.decode() + from_records.stderr.decode()

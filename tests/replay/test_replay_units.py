@@ -256,6 +256,8 @@ def test_dump_checksum_and_split_updates_json():
                            str(SAMPLES / "types_full.binlog")], capture_output=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr.decode()
     records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert {r["op"] for r in records if "checksum" not in r} == {"ddl"}
+    records = [r for r in records if r["op"] in ("insert", "update", "delete")]
     for r in records:
         assert set(r["checksum"]) == {"current", "previous"}
         assert (r["checksum"]["current"] is None) == (r["op"] == "delete")

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 
 from binlog.output.json_lines import JsonLinesWriter
-from binlog.reader import BinlogReader
+from binlog.reader import BinlogReader, RowChange
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 
@@ -23,10 +23,24 @@ def dump_records(paths, schema_ddl=(), **reader_options) -> list[dict]:
         store.import_ddl(Path(path).read_text(encoding="utf-8"), source=f"ddl:{path}")
     out = io.BytesIO()
     writer = JsonLinesWriter(out)
-    for change in BinlogReader([str(p) for p in paths], schema=SchemaResolver(store),
-                               **reader_options).changes():
-        writer.write(change)
-    return [orjson.loads(line) for line in out.getvalue().splitlines()]
+    for record in BinlogReader([str(p) for p in paths], schema=SchemaResolver(store),
+                               **reader_options).records():
+        (writer.write if isinstance(record, RowChange) else writer.statement)(record)
+    return [as_change_row(orjson.loads(line)) for line in out.getvalue().splitlines()]
+
+
+HEAD_KEYS = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op")
+
+
+def as_change_row(rec: dict) -> dict:
+    """A statement or DDL record as its row of changes/ carries it: the keys beyond the
+    head in ``after`` (spark_ingest.records); row records as they are."""
+    if rec["op"] not in ("statement", "ddl"):
+        return rec
+    out = {k: rec[k] for k in HEAD_KEYS}
+    out["before"] = None
+    out["after"] = {k: v for k, v in rec.items() if k not in HEAD_KEYS}
+    return out
 
 
 def _image(d) -> bytes | None:

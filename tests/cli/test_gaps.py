@@ -1,0 +1,98 @@
+"""Issue 16 item 1: a binlog missing in the middle of a set is an error naming it and the
+GTIDs it held (or, with --allow-gaps, a warning), never silently skipped.
+
+Binlogs 1..3 of a real mariadbd hold one insert each (FLUSH BINARY LOGS between them);
+the input lacks the middle one.  Expected names and GTIDs come from the server (SHOW
+BINARY LOGS, @@gtid_binlog_pos after each insert)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.server
+
+
+def binlog(*args):
+    return subprocess.run([sys.executable, "-m", "binlog.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    from support.mariadb_server import MariaDBServer
+
+    srv = MariaDBServer({"binlog_row_metadata": "FULL"}).start()
+    try:
+        srv.execute("CREATE DATABASE g")
+        srv.execute("CREATE TABLE g.t (id INT PRIMARY KEY)")
+        names, gtids = [], []
+        for n in (1, 2, 3):
+            srv.flush_logs()
+            names.append(srv.master_status()[0])
+            srv.execute(f"INSERT INTO g.t VALUES ({n})")
+            gtids.append(srv.query("SELECT @@gtid_binlog_pos")[0][0])
+        srv.flush_logs()
+        full = tmp_path_factory.mktemp("full")
+        for name in names:
+            srv.copy_binlog(name, full / name)
+        index = "".join(f"./{n}\n" for n in names)
+        gap = tmp_path_factory.mktemp("gap")             # the index lists all three
+        for name in (names[0], names[2]):
+            shutil.copy(full / name, gap / name)
+        (gap / "mariadb-bin.index").write_text(index)
+        noindex = tmp_path_factory.mktemp("noindex")     # numbered files, no index
+        for name in (names[0], names[2]):
+            shutil.copy(full / name, noindex / name)
+        yield {"names": names, "gtids": gtids, "full": full, "gap": gap, "noindex": noindex,
+               "dsn": None}
+    finally:
+        srv.cleanup()
+
+
+def rows(result):
+    return [r for r in map(json.loads, result.stdout.splitlines()) if r["op"] == "insert"]
+
+
+def test_no_gap_reads_everything(chain):
+    r = binlog("dump", *[chain["full"] / n for n in chain["names"]])
+    assert r.returncode == 0, r.stderr
+    assert [x["after"]["id"] for x in rows(r)] == [1, 2, 3]
+
+
+def test_index_naming_a_missing_binlog(chain):
+    r = binlog("dump", chain["gap"])
+    assert r.returncode == 1, r.stderr
+    assert chain["names"][1] in r.stderr and "--allow-gaps" in r.stderr
+
+
+def test_rotate_and_gtids_name_the_missing_binlog(chain):
+    names, gtids = chain["names"], chain["gtids"]
+    for args in ([chain["full"] / names[0], chain["full"] / names[2]], [chain["noindex"]]):
+        r = binlog("dump", *args)
+        assert r.returncode == 1, r.stderr
+        assert f"missing from the input between {names[0]} and {names[2]}: {names[1]}" in r.stderr
+        # the GTID the middle binlog held: the server's gtid_binlog_pos after its insert
+        assert f"GTID(s) {gtids[1]} " in r.stderr, r.stderr
+        # nothing of the binlog after the gap was given out
+        assert [x["after"]["id"] for x in rows(r)] == [1]
+
+
+def test_allow_gaps_reads_on_with_a_warning(chain):
+    r = binlog("dump", "--allow-gaps", chain["gap"])
+    assert r.returncode == 0, r.stderr
+    assert "warning" in r.stderr and chain["names"][1] in r.stderr
+    assert [x["after"]["id"] for x in rows(r)] == [1, 3]
+
+
+def test_every_command_stops_at_the_gap(chain, mariadb_factory):
+    assert binlog("stats", chain["noindex"]).returncode == 1
+    target = mariadb_factory({})
+    dsn = f"mysql://root@127.0.0.1:{target.port}/"
+    r = binlog("apply", "--to", dsn, chain["gap"])
+    assert r.returncode == 1 and chain["names"][1] in r.stderr, r.stderr
+    r = binlog("verify-rows", "--against", dsn, chain["noindex"])
+    assert r.returncode == 1 and chain["names"][1] in r.stderr, r.stderr
