@@ -74,7 +74,8 @@ class StatementChange:
     db: str
     op: str
     sql: str
-    event: object           # the QueryEvent (raw_query: the statement's bytes)
+    query_event: object     # the QueryEvent (raw_query: the statement's bytes); not
+                            # ``event``: what has an ``event`` is a SourceEvent
     session: object
     context: list
     schema: list | None = None

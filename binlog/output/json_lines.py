@@ -42,7 +42,7 @@ def statement_record(record, render_bytes) -> dict:
            "server_id": record.server_id, "gtid": record.gtid, "db": record.db,
            "table": record.table, "op": record.op, "sql": record.sql}
     if not record.sql_exact:
-        out["sql_hex"] = bytes(record.event.raw_query).hex()
+        out["sql_hex"] = bytes(record.query_event.raw_query).hex()
     out["session"] = session
     if record.op == "ddl":
         out["schema"] = record.schema

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
 CHECKSUM_NONE = SAMPLES / "checksum_none.binlog"     # events listed in checksum_none.events.txt
 TYPES_FULL = SAMPLES / "types_full.binlog"

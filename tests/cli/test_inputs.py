@@ -85,6 +85,10 @@ def test_directory_of_unnamed_binlogs_says_what_to_do(tmp_path):
 def test_empty_file_is_not_silently_empty(tmp_path):
     (tmp_path / "mariadb-bin.000001").write_bytes(b"")
     r = dump(tmp_path / "mariadb-bin.000001")
+    assert r.returncode == 1 and b"empty input" in r.stderr
+    # the magic number alone (a binlog the server just created): like a file cut short
+    (tmp_path / "mariadb-bin.000001").write_bytes(b"\xfebin")
+    r = dump(tmp_path / "mariadb-bin.000001")
     assert r.returncode == 4 and b"holds no event" in r.stderr
 
 

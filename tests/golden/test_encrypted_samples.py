@@ -51,6 +51,8 @@ def dump(capfd, *args):
 def replayed(records) -> dict:
     state = {}
     for r in records:
+        if r["op"] not in ("insert", "update", "delete"):
+            continue            # statement and DDL records
         if r["op"] == "delete":
             state.pop(str(r["before"]["id"]))
         else:

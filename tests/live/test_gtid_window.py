@@ -89,7 +89,8 @@ def test_stop_gtid_ends_a_followed_stream(server):
     live = cli("dump", "--from", f"mysql://root@localhost/?unix_socket={server.socket}",
                "--server-id", "51", "--stop-never", "--stop-gtid", "0-1-4", timeout=30)
     assert live.returncode == 0, live.stderr
-    assert [json.loads(line)["gtid"] for line in live.stdout.splitlines()] == ["0-1-3", "0-1-4"]
+    rows = [r for r in map(json.loads, live.stdout.splitlines()) if r["op"] in ("insert", "update", "delete")]
+    assert [r["gtid"] for r in rows] == ["0-1-3", "0-1-4"]
 
 
 @pytest.mark.parametrize("value,message", [
