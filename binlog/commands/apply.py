@@ -402,10 +402,10 @@ class Applier:
         self.pending_cp: tuple | None = None
         self.batch_done: list[tuple] = []     # (transaction, checkpoint) applied in the open batch
         self.first_unit = self.checkpoint is not None
-        from ..reader import RowChange
+        from ..reader import SourceEvent
 
         for item in reader.items():
-            if not isinstance(item, RowChange):
+            if isinstance(item, SourceEvent):
                 self.keys.observe(item.event)
             for unit in assembler.feed(item):
                 self._unit(unit)
