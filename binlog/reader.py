@@ -238,13 +238,19 @@ class BinlogReader:
     def records(self) -> Iterator:
         """Everything a change consumer needs, in binlog order: ``RowChange``s and
         ``StatementChange``s (statement-logged changes and DDL)."""
-        for item in self.items():
+        for item in self.items(statements=True):
             if isinstance(item, (RowChange, StatementChange)):
                 yield item
 
-    def items(self) -> Iterator:
+    def items(self, *, statements: bool = False) -> Iterator:
         """Every event given out (``SourceEvent``) and, after each rows event, its
-        ``RowChange``s, over all binlogs of the source."""
+        ``RowChange``s, over all binlogs of the source; with ``statements``, after each
+        QUERY event that is a statement-logged change or DDL its ``StatementChange``."""
+        if not statements:
+            for item in self.items(statements=True):
+                if not isinstance(item, StatementChange):
+                    yield item
+            return
         first = True
         # The next binlog is asked for only after this one was read: a source that
         # follows decides what comes next from its ROTATE.

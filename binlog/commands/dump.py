@@ -127,7 +127,7 @@ def run(args) -> int:
                 elif hasattr(writer, "statement"):
                     writer.statement(record)
         else:
-            for item in reader.items():
+            for item in reader.items(statements=True):
                 if isinstance(item, RowChange):
                     writer.write(item)
                 elif isinstance(item, StatementChange):

@@ -130,7 +130,7 @@ def run(args) -> int:
     reader = make_reader(args)
     stats = Stats(args.top)
     assembler = TxAssembler()
-    for item in reader.items():
+    for item in reader.items(statements=True):
         if isinstance(item, RowChange):
             stats.change(item)
         elif isinstance(item, StatementChange):
