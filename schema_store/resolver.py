@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from binlog.charsets import CHARSET_CODECS
 from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
@@ -299,7 +299,7 @@ class SchemaResolver:
                 tables[key] = schema
         return Catalog(tables, self.store.databases(position), db)
 
-    def schemas_after(self, event, position) -> list[dict] | None:
+    def schemas_after(self, event: Any, position: tuple[str, int]) -> list[dict] | None:
         """The schema version each table a DDL statement names has right after it (the
         ``schema`` of a ``ddl`` record): a version the store holds at exactly this
         position, made by this statement (DDL tracking, or the Spark pre-scan); a table

@@ -21,7 +21,7 @@ _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
 
 def expand_paths(paths: Iterable[str | os.PathLike], *, allow_gaps: bool = False,
-                 on_warning=None) -> list[Path]:
+                 on_warning: Callable[[str], None] | None = None) -> list[Path]:
     """Files to read, in order; directories expand to their binlogs.  A file is never
     read twice: one given again (itself, through a directory, or a link to it) is a
     UsageError, not its changes twice.  ``allow_gaps``: an index naming a binlog that is
@@ -54,7 +54,7 @@ def expand_paths(paths: Iterable[str | os.PathLike], *, allow_gaps: bool = False
     return files
 
 
-def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning=None) -> list[Path]:
+def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: Callable[[str], None] | None = None) -> list[Path]:
     for index in sorted(directory.glob("*.index")):
         names = [line.strip() for line in index.read_text(errors="replace").splitlines() if line.strip()]
         # a name listed twice is one file (read once); names, never paths, from the index
