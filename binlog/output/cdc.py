@@ -128,6 +128,15 @@ class CdcJsonWriter:
         self.lines.write(shown)
         self._held = buffer.getvalue()[:-2] + fields      # without its closing "}\n"
 
+    def statement(self, record) -> None:
+        """A statement-logged change or DDL: its line (json_lines.statement_record), after
+        the row held back (which it follows in the transaction; statement records carry
+        no commit fields)."""
+        self._flush(False, None, None)
+        db = self.rewrite_db.get(record.db)
+        self.lines.out = self.out
+        self.lines.statement(record if db is None else replace(record, db=db))
+
     def _flush(self, commit: bool, xid, end_pos) -> None:
         if self._held is None:
             return
