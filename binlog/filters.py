@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from .errors import UsageError
 
-
 # DB.TABLE: each part plain (no dot, no backquote) or backquoted (`` doubles a backquote)
 _PART = r"(`(?:[^`]|``)+`|[^.`]+)"
 _PATTERN = re.compile(_PART + r"\." + _PART, re.S)

@@ -16,17 +16,34 @@ from typing import Any, Callable, Iterator
 
 from .column import CHARACTER_TYPES
 from .constants import LEGACY_TEMPORAL_TYPES, EventType
-from .gtids import GtidWindow
-from .errors import (BinlogError, GapError, IncompleteEventError, MissingTableMapError,
-                     PrecisionUnknownError,
-                     UsageError, check_on_error)
+from .continuity import Continuity
+from .errors import (
+    BinlogError,
+    GapError,
+    IncompleteEventError,
+    MissingTableMapError,
+    PrecisionUnknownError,
+    UsageError,
+    check_on_error,
+)
+from .events import (
+    FormatDescriptionEvent,
+    GtidListEvent,
+    IntvarEvent,
+    MariaGtidEvent,
+    MysqlGtidEvent,
+    QueryEvent,
+    RandEvent,
+    RowsEvent,
+    TableMapEvent,
+    UnknownEvent,
+    UserVarEvent,
+    XidEvent,
+)
 from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
-from .events import (FormatDescriptionEvent, GtidListEvent, IntvarEvent, MariaGtidEvent,
-                     MysqlGtidEvent, QueryEvent, RandEvent, RowsEvent, TableMapEvent,
-                     UnknownEvent, UserVarEvent, XidEvent)
-from .continuity import Continuity
+from .gtids import GtidWindow
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
@@ -441,7 +458,7 @@ class BinlogReader:
         try:
             session = event.session()
         except BinlogError as exc:
-            raise exc.add_context(field_offset=event.status_offset)
+            raise exc.add_context(field_offset=event.status_offset) from None
         schema = None
         if kind == DDL and self.schema is not None and hasattr(self.schema, "schemas_after"):
             schema = self.schema.schemas_after(event, (name, h.offset))

@@ -213,8 +213,8 @@ def check_positions(paths, start_position, stop_position) -> None:
     """Positions that can match nothing are bad usage (issue 16 item 5): a start beyond
     the first file or inside an event, a start after the stop in a single file."""
     from ..sources.boundaries import check_start_position
-    from ..sources.stream import is_stream
     from ..sources.file import expand_paths
+    from ..sources.stream import is_stream
 
     if start_position is None and stop_position is None:
         return

@@ -60,10 +60,19 @@ import pymysql
 
 from ..output.sql import _short
 from ..replay.routines import routine_kind, strip_definer
-from ._common import (EXIT_TARGET, TargetError, add_reader_options, add_routine_options,
-                      check_positions, connect, make_reader, open_schema, source_of,
-                      table_filter_of, warn, warn_unmatched)
-
+from ._common import (
+    TargetError,
+    add_reader_options,
+    add_routine_options,
+    check_positions,
+    connect,
+    make_reader,
+    open_schema,
+    source_of,
+    table_filter_of,
+    warn,
+    warn_unmatched,
+)
 
 # What closing or rolling back a connection that already failed may raise.
 _GONE = (OSError, pymysql.err.Error)
@@ -339,7 +348,6 @@ class Applier:
         from ..replay.transactions import TxAssembler
         from ..sources.file import expand_paths
         from ..sources.stream import binlog_name
-        from ..errors import UsageError
 
         args = self.args
         self.checkpoint = None if args.reset_checkpoint else self._load_checkpoint()

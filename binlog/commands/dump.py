@@ -7,11 +7,28 @@ import sys
 from ..errors import ON_ERROR_CHOICES
 from ..exitcodes import Exit
 from ..user_values import parse_epoch, parse_zone
-from ._common import (EXIT_DAMAGE, EXIT_INCOMPLETE, EXIT_OK, add_charset_option, add_filter_options,
-                      add_key_options, add_live_options, add_position_options, add_routine_options,
-                      add_schema_options, check_positions, key_ring, live_tables_from_dsn,
-                      open_schema, report_inferred, source_of, table_filter_of, warn,
-                      warn_unknown, warn_unmatched)
+from ._common import (
+    EXIT_DAMAGE,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    add_charset_option,
+    add_filter_options,
+    add_key_options,
+    add_live_options,
+    add_position_options,
+    add_routine_options,
+    add_schema_options,
+    check_positions,
+    key_ring,
+    live_tables_from_dsn,
+    open_schema,
+    report_inferred,
+    source_of,
+    table_filter_of,
+    warn,
+    warn_unknown,
+    warn_unmatched,
+)
 
 
 def add_parser(sub) -> None:

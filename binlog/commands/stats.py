@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from ..exitcodes import Exit
-
 from ._common import add_reader_options, make_reader, warn_unmatched
 
 PLOT_TABLES = 12

@@ -16,8 +16,16 @@ from __future__ import annotations
 import sys
 from decimal import Decimal
 
-from ._common import (EXIT_DIFFERENT, EXIT_TARGET, TargetError, add_reader_options, connect,
-                      make_reader, warn, warn_unmatched)
+from ._common import (
+    EXIT_DIFFERENT,
+    EXIT_TARGET,
+    TargetError,
+    add_reader_options,
+    connect,
+    make_reader,
+    warn,
+    warn_unmatched,
+)
 
 CHUNK = 500
 

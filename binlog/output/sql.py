@@ -445,8 +445,12 @@ def statement_sql(statement) -> list:
     cannot do again (LOAD DATA needs the client's file, which the binlog holds in other
     events)."""
     from ..constants import EventType
-    from ..events.status_vars import (OPTION_AUTO_IS_NULL, OPTION_NO_FOREIGN_KEY_CHECKS,
-                                      OPTION_RELAXED_UNIQUE_CHECKS, context_values)
+    from ..events.status_vars import (
+        OPTION_AUTO_IS_NULL,
+        OPTION_NO_FOREIGN_KEY_CHECKS,
+        OPTION_RELAXED_UNIQUE_CHECKS,
+        context_values,
+    )
 
     event = statement.event
     if event.header.type_code == EventType.EXECUTE_LOAD_QUERY_EVENT or \

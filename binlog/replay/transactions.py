@@ -23,8 +23,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..events import (IntvarEvent, MariaGtidEvent, MysqlGtidEvent, QueryEvent, RandEvent,
-                      RowsEvent, UserVarEvent, XaPrepareEvent, XidEvent)
+from ..events import (
+    IntvarEvent,
+    MariaGtidEvent,
+    MysqlGtidEvent,
+    QueryEvent,
+    RandEvent,
+    RowsEvent,
+    UserVarEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
 from ..events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, transaction_control
 from ..reader import RowChange, SourceEvent
 from ..statements import ADMIN, CONTROL, DDL, DML, classify_query  # noqa: F401 (re-exported)

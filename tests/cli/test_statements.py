@@ -94,7 +94,7 @@ def test_every_statement_and_ddl_is_a_json_record(source):
     queries = [(pos, info) for _, pos, kind, _, _, info in source["events"]
                if kind == "Query" and info not in ("BEGIN", "COMMIT")]
     assert [r["pos"] for r in statements] == [pos for pos, _ in queries]
-    for r, (_, info) in zip(statements, queries):
+    for r, (_, info) in zip(statements, queries, strict=True):
         if "(v, l)" in info:
             continue        # SHOW BINLOG EVENTS shows latin1 bytes as '?': checked below
         assert info.endswith(r["sql"]) or r["sql"].endswith(info.split("; ", 1)[-1]), (r, info)
