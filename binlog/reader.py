@@ -465,7 +465,7 @@ class BinlogReader:
         op = "ddl" if kind == DDL else "statement"
         sql, exact = statement_text(event.raw_query, session)
         return [StatementChange(name, h.offset, h.offset + h.event_size, h.timestamp, h.server_id,
-                                state.gtid, event.db, op, sql, event, session, context, schema,
+                                state.gtid, event.db or None, op, sql, event, session, context, schema,
                                 exact)]
 
     def _changes(self, name, event: RowsEvent, table_maps, gtid, fde):

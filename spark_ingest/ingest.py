@@ -455,6 +455,14 @@ def commit_run(args, plan, state, active, driver_errors, error_rows, stats, run,
     _print_summary(Progress(enabled=True), summary, out, error_rows + driver_errors)
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary, indent=1))
+    if summary["errors"]:
+        # rows went to errors/: the run is not complete, and says so in its exit code
+        # (binlog.exitcodes: 3, damaged or undecodable input skipped and reported)
+        from binlog.exitcodes import Exit
+
+        sys.stderr.write(f"binlog ingest: {summary['errors']} error record(s) in "
+                         f"{out / 'errors'}/run={run}: their changes are not in changes/\n")
+        return Exit.SKIPPED
     return 0
 
 

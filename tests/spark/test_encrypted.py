@@ -79,7 +79,7 @@ def test_ingest_encrypted(spark, keys, tmp_path, engine):
     assert sorted((row_key(r) for r in rows), key=repr) == sorted(want(keys), key=repr)
     # without the key: in errors/ (skip mode), never silently nothing; fail mode: exit 1
     out2 = tmp_path / "nokey"
-    assert main(["ingest", "--no-progress", "--engine", engine, str(FILES[0]), "--to", str(out2)]) == 0
+    assert main(["ingest", "--no-progress", "--engine", engine, str(FILES[0]), "--to", str(out2)]) == 3   # rows in errors/: exit 3
     errors = spark.read.parquet(str(out2 / "errors")).collect()
     assert [(e.error, e.pos) for e in errors] == [("EncryptedBinlogError", 256)]
     assert main(["ingest", "--no-progress", "--engine", engine, "--on-error", "fail", str(FILES[0]),
