@@ -25,7 +25,8 @@ def split_pattern(pattern: str) -> tuple[str, str]:
     if not m:
         raise UsageError(f"table pattern {pattern!r} must be DB.TABLE with both parts given "
                          f"(wildcards % _ *; backquote a name holding a dot: `a.b`.t)")
-    return tuple(_unquote(p) for p in m.groups())
+    db, table = (_unquote(p) for p in m.groups())
+    return db, table
 
 
 def _unquote(part: str) -> str:

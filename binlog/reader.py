@@ -88,7 +88,7 @@ class StatementChange:
     ts: int
     server_id: int
     gtid: str | None
-    db: str
+    db: str | None
     op: str
     sql: str
     query_event: object     # the QueryEvent (raw_query: the statement's bytes); not

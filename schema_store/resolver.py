@@ -309,7 +309,7 @@ class SchemaResolver:
 
         db = event.db or None
         where = (position[0], position[1])
-        out = []
+        out: list = []
         for m in _DDL_TABLE.finditer(event.query):
             key = (m.group(1), m.group(2)) if m.group(2) else (db, m.group(1))
             if not key[0] or any(key == (o["db"], o["table"]) for o in out):

@@ -58,7 +58,7 @@ def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: 
         names = [line.strip() for line in index.read_text(errors="replace").splitlines() if line.strip()]
         # a name listed twice is one file (read once); names, never paths, from the index
         listed = list(dict.fromkeys(directory / Path(name).name for name in names))
-        present = [_stored(p) for p in listed if _stored(p) is not None]
+        present = [found for p in listed if (found := _stored(p)) is not None]
         if present:
             _check_index_gaps(index, listed, present, allow_gaps, on_warning)
             return present
@@ -189,6 +189,7 @@ class FileSource(BinlogSource):
             path = self.files[number]
             last = number == len(self.files) - 1
             self._rotated_to = None
+            binlog: Binlog
             if is_stream(path):
                 binlog = open_stream(path)
             else:
