@@ -83,6 +83,25 @@ def input_size(reader) -> int | None:
         return None
 
 
+def with_progress(reader, items, args, *, output_is_terminal: bool = False, stream=None,
+                  interval: float = 0.5):
+    """``items`` of ``reader``, with the progress line on stderr meanwhile.  Not for a
+    live source (``--from``: it shows its own line, with the lag), not with ``--quiet``,
+    and not when the command's own output goes to the same terminal (``output_is_terminal``:
+    the line would be mixed into it)."""
+    if getattr(args, "from_dsn", None):
+        yield from items
+        return
+    quiet = getattr(args, "quiet", False) or output_is_terminal
+    progress = FileProgress(input_size(reader), quiet=quiet, stream=stream, interval=interval)
+    try:
+        for item in items:
+            progress.update(done_bytes(reader))
+            yield item
+    finally:
+        progress.close()
+
+
 def done_bytes(reader) -> int:
     stats = reader.stats
     return stats.bytes + stats.skipped_bytes + stats.damaged_bytes

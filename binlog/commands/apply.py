@@ -73,6 +73,7 @@ from ._common import (
     warn,
     warn_unmatched,
 )
+from ._progress import with_progress
 
 # What closing or rolling back a connection that already failed may raise.
 _GONE = (OSError, pymysql.err.Error)
@@ -124,7 +125,7 @@ def add_parser(sub) -> None:
     p.add_argument("--retry-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long each reconnect keeps trying a target that refuses "
                         "connections (a restart), with growing pauses (default 60)")
-    p.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    p.add_argument("--quiet", action="store_true", help="no summary and no progress line on stderr")
     p.set_defaults(run=run)
 
 
@@ -412,7 +413,7 @@ class Applier:
         self.first_unit = self.checkpoint is not None
         from ..reader import SourceEvent
 
-        for item in reader.items():
+        for item in with_progress(reader, reader.items(), self.args):
             if isinstance(item, SourceEvent):
                 self.keys.observe(item.event)
             for unit in assembler.feed(item):

@@ -29,6 +29,7 @@ from ._common import (
     warn_unknown,
     warn_unmatched,
 )
+from ._progress import with_progress
 
 
 def add_parser(sub) -> None:
@@ -97,6 +98,9 @@ def add_parser(sub) -> None:
     dump.add_argument("--no-track-ddl", action="store_true",
                       help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
                            "(followed by default)")
+    dump.add_argument("--quiet", action="store_true",
+                      help="no progress line on stderr (shown only when stderr is a terminal "
+                           "and the output is not)")
     dump.set_defaults(run=run)
 
 
@@ -138,13 +142,15 @@ def run(args) -> int:
         writer = record_writer(args, out, schema)
     try:
         if args.format == "debezium" and not args.split_updates:
-            for record in reader.records():
+            for record in with_progress(reader, reader.records(), args,
+                                        output_is_terminal=_is_terminal(sys.stdout)):
                 if isinstance(record, RowChange):
                     writer.write(record)
                 elif hasattr(writer, "statement"):
                     writer.statement(record)
         else:
-            for item in reader.items(statements=True):
+            for item in with_progress(reader, reader.items(statements=True), args,
+                                      output_is_terminal=_is_terminal(sys.stdout)):
                 if isinstance(item, RowChange):
                     writer.write(item)
                 elif isinstance(item, StatementChange):
@@ -287,3 +293,10 @@ def _print_stats(stats, schema=None) -> None:
     if stats.unknown_charset_columns:
         err.write(f"binlog:   {stats.unknown_charset_columns} text column(s) of unknown charset "
                   f"given as raw bytes\n")
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

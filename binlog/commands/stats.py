@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 from ..exitcodes import Exit
 from ._common import add_reader_options, make_reader, warn_unmatched
+from ._progress import with_progress
 
 PLOT_TABLES = 12
 
@@ -129,7 +130,7 @@ def run(args) -> int:
     reader = make_reader(args)
     stats = Stats(args.top)
     assembler = TxAssembler()
-    for item in reader.items(statements=True):
+    for item in with_progress(reader, reader.items(statements=True), args):
         if isinstance(item, RowChange):
             stats.change(item)
         elif isinstance(item, StatementChange):

@@ -26,6 +26,7 @@ from ._common import (
     warn,
     warn_unmatched,
 )
+from ._progress import with_progress
 
 CHUNK = 500
 
@@ -210,7 +211,7 @@ class Verifier:
         # Whole transactions only: a --stop-position (or an input) ending inside one
         # leaves it out, as dump --format sql and apply do.
         assembler = TxAssembler(on_warning=warn)
-        for item in reader.items():
+        for item in with_progress(reader, reader.items(), self.args):
             for unit in assembler.feed(item):
                 if isinstance(unit, Transaction):
                     self.logged_statements += len(unit.statements)
