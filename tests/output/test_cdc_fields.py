@@ -4,7 +4,6 @@ expected values come from the server: its SHOW BINLOG EVENTS of each sample
 (``*.events.txt``) and the CREATE TABLE statements it ran (``*.sql``)."""
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.records import row_records
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "mariadb-10.11"
@@ -21,7 +21,7 @@ def dump(*args) -> list[dict]:
     out = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", *map(str, args)],
                          capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr
-    return [json.loads(line) for line in out.stdout.splitlines()]
+    return row_records(out.stdout)
 
 
 def server_events(name: str) -> list[dict]:

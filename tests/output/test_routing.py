@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.records import row_records
+
 REPO = Path(__file__).resolve().parents[2]
 TYPES = REPO / "samples" / "mariadb-10.11" / "types_full.binlog"
 
@@ -17,7 +19,7 @@ def dump(*args) -> subprocess.CompletedProcess:
 
 def lines(result) -> list[dict]:
     assert result.returncode == 0, result.stderr
-    return [json.loads(line) for line in result.stdout.splitlines()]
+    return row_records(result.stdout)
 
 
 def test_bigint_as_string_keeps_every_digit():

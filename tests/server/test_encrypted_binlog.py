@@ -7,12 +7,12 @@ position and end position - which lie in the encrypted part of each event.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 
 import pytest
+from support.records import row_records
 
 from binlog.cli import main as cli_main
 from binlog.crypt import KeyRing, parse_key_file
@@ -102,7 +102,7 @@ def replayed(records) -> dict:
 def dump_json(capfd, *args) -> tuple[int, list, str]:
     code = cli_main(["dump", *map(str, args)])
     out, err = capfd.readouterr()
-    return code, [json.loads(line) for line in out.splitlines()], err
+    return code, row_records(out), err
 
 
 def reader(paths, keys) -> BinlogReader:

@@ -10,13 +10,13 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 
 import pytest
 from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
+from support.records import row_records
 
 pytestmark = pytest.mark.server
 
@@ -70,7 +70,7 @@ def test_invisible_generated_and_versioning_columns_are_modelled(server):
     result = dump(server, "--table", "sh.hidden")
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr
-    records = [json.loads(line) for line in result.stdout.splitlines()]
+    records = row_records(result.stdout)
     # information_schema does not list the implicit row_start/row_end; the row images hold them
     assert list(records[0]["after"]) == server.hidden_columns + ["row_start", "row_end"]
     final = {}
@@ -86,7 +86,7 @@ def test_invisible_generated_and_versioning_columns_are_modelled(server):
 def test_a_contradicting_schema_warns_once_and_the_table_map_decodes(server):
     result = dump(server, "--schema-ddl", server.stale, "--table", "sd.grown", "--stats")
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line)["after"] for line in result.stdout.splitlines()]
+    rows = [r["after"] for r in row_records(result.stdout)]
     assert rows == [{"@1": 1, "@2": {"bytes_hex": "6f6e65"}}]
     warnings = [w for w in result.stderr.splitlines() if "warning" in w and "TABLE_MAP alone" in w]
     assert len(warnings) == 1 and "sd.grown" in warnings[0] and "2 columns" in warnings[0]
@@ -139,7 +139,7 @@ def lctn_server(tmp_path_factory):
 def test_the_binlog_says_names_are_case_insensitive(lctn_server):
     result = dump(lctn_server, "--table", "mydb.mysqlcdc")
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = row_records(result.stdout)
     assert [(r["db"], r["table"]) for r in rows] == [("mydb", "mysqlcdc")]
     (row_id, e, b, v), = lctn_server.cdc
     assert rows[0]["after"] == {"id": row_id, "e": e, "b": b, "v": v}
@@ -151,9 +151,9 @@ def test_a_schema_in_another_case_needs_the_option_when_nothing_says(lctn_server
     plain = dump(lctn_server, "--schema-ddl", lctn_server.ddl, "--table", "olddb.before",
                  "--no-track-ddl")
     assert plain.returncode == 0, plain.stderr
-    assert json.loads(plain.stdout.splitlines()[0])["after"] == {"@1": 1, "@2": 2}
+    assert row_records(plain.stdout)[0]["after"] == {"@1": 1, "@2": 2}
     assert "--lower-case-table-names 1" in plain.stderr
     told = dump(lctn_server, "--schema-ddl", lctn_server.ddl, "--table", "olddb.before",
                 "--no-track-ddl", "--lower-case-table-names", "1")
     assert told.returncode == 0, told.stderr
-    assert json.loads(told.stdout.splitlines()[0])["after"] == {"id": 1, "e": "y"}
+    assert row_records(told.stdout)[0]["after"] == {"id": 1, "e": "y"}

@@ -21,6 +21,7 @@ import sys
 
 import pytest
 from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
+from support.records import row_records
 
 from binlog.reader import BinlogReader
 
@@ -102,8 +103,7 @@ def dump(server, *args):
 
 def rows_of(result) -> dict:
     out = {}
-    for line in result.stdout.splitlines():
-        record = json.loads(line)
+    for record in row_records(result.stdout):
         out[(f"{record['db']}.{record['table']}", record["after"]["id"])] = record["after"]
     return out
 
@@ -134,8 +134,7 @@ def _by_position(row: dict, table: str) -> dict:
 def test_ddl_in_the_binlog_gives_the_charsets_and_unknown_ones_stay_raw_bytes(server):
     result = dump(server)
     got = {}
-    for line in result.stdout.splitlines():
-        record = json.loads(line)
+    for record in row_records(result.stdout):
         after = record["after"]
         row_id = after.get("id", after.get("@1"))
         got[(f"{record['db']}.{record['table']}", row_id)] = _by_position(after, f"{record['db']}.{record['table']}")
@@ -166,7 +165,7 @@ def test_schema_gives_the_charsets_of_tables_made_before_the_binlog(server, how)
 
 def test_assume_charset_decodes_what_nothing_else_tells(server):
     result = dump(server, "--assume-charset", "gbk", "--table", "pre_gbk.t")
-    rows = [json.loads(line)["after"] for line in result.stdout.splitlines()]
+    rows = [r["after"] for r in row_records(result.stdout)]
     assert [r["@2"] for r in rows[:2]] == [server.expected["pre_gbk.t"][i]["v"][0] for i in (1, 2)]
     assert "--assume-charset" not in result.stderr
 
@@ -175,8 +174,7 @@ def test_raw_bytes_are_the_same_object_in_json_text_and_spark(server):
     from spark_ingest.records import BatchBuilder
 
     raw = {"bytes_hex": server.expected["pre_gbk.t"][1]["v"][1]}
-    json_rows = [json.loads(line)["after"]
-                 for line in dump(server, "--table", "pre_gbk.t").stdout.splitlines()]
+    json_rows = [r["after"] for r in row_records(dump(server, "--table", "pre_gbk.t").stdout)]
     assert json_rows[0]["@2"] == raw
     text = dump(server, "--table", "pre_gbk.t", "--format", "text").stdout
     assert f"###   @2={json.dumps(raw, separators=(',', ':'))}" in text
