@@ -33,9 +33,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "server: needs a real mariadbd (started by the tests on loopback)")
 
 
-_require_mariadbd = require_mariadbd
-
-
 @pytest.fixture(scope="session")
 def mariadb_server() -> Iterator[MariaDBServer]:
     """One shared server for the whole session (binlog_row_metadata=FULL, ROW format).
@@ -43,7 +40,7 @@ def mariadb_server() -> Iterator[MariaDBServer]:
     Tests share it: create your own database (e.g. named after the test) and do not
     change global variables without restoring them.
     """
-    _require_mariadbd()
+    require_mariadbd()
     with MariaDBServer(SESSION_SERVER_OPTIONS) as srv:
         yield srv
 
@@ -53,7 +50,7 @@ def mariadb_factory() -> Iterator[Callable[..., MariaDBServer]]:
     """Factory: ``srv = mariadb_factory({"binlog_row_image": "MINIMAL"})`` gives a started,
     fresh server with those extra options; every server it made is stopped and removed
     at the end of the test."""
-    _require_mariadbd()
+    require_mariadbd()
     made: list[MariaDBServer] = []
 
     def make(options: Mapping[str, Any] | None = None, **kw: Any) -> MariaDBServer:

@@ -134,9 +134,9 @@ def test_fetch_is_byte_identical_across_flush_kill_and_restart(mariadb_factory, 
 
 @pytest.fixture(scope="module")
 def server():
-    from support.mariadb_server import MariaDBServer, require_mariadbd as _require_mariadbd
+    from support.mariadb_server import MariaDBServer, require_mariadbd
 
-    _require_mariadbd()
+    require_mariadbd()
     with MariaDBServer({"binlog_checksum": "CRC32"}) as srv:
         srv.execute("CREATE DATABASE live")
         srv.execute("CREATE TABLE live.t (a INT PRIMARY KEY, b TEXT)")

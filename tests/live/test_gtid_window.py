@@ -23,9 +23,9 @@ def cli(*args, timeout: float = 60) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def server():
-    from support.mariadb_server import MariaDBServer, require_mariadbd as _require_mariadbd
+    from support.mariadb_server import MariaDBServer, require_mariadbd
 
-    _require_mariadbd()
+    require_mariadbd()
     with MariaDBServer({"binlog_checksum": "CRC32"}) as srv:
         srv.execute("CREATE DATABASE g")
         srv.execute("CREATE TABLE g.t (a INT PRIMARY KEY, domain INT)")

@@ -58,9 +58,9 @@ def contents(server) -> dict:
 
 @pytest.fixture(scope="module")
 def source():
-    from support.mariadb_server import MariaDBServer, require_mariadbd as _require_mariadbd
+    from support.mariadb_server import MariaDBServer, require_mariadbd
 
-    _require_mariadbd()
+    require_mariadbd()
     with MariaDBServer({"binlog_row_metadata": "FULL"}) as srv:
         for sql in SCHEMA:
             srv.execute(sql)

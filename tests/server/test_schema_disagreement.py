@@ -10,12 +10,11 @@
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
-from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
+from support.mariadb_server import MariaDBServer, require_mariadbd
 from support.records import row_records
 
 pytestmark = pytest.mark.server
@@ -23,12 +22,7 @@ pytestmark = pytest.mark.server
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    try:
-        find_mariadbd()
-    except MariaDBNotFoundError as exc:
-        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
-            raise
-        pytest.skip(f"no MariaDB server: {exc}")
+    require_mariadbd()
     with MariaDBServer({"binlog_row_metadata": "NO_LOG"}) as srv:
         srv.start()
         srv.execute("CREATE DATABASE sd")
@@ -106,12 +100,7 @@ def test_a_legacy_temporal_table_stays_an_error(server):
 def lctn_server(tmp_path_factory):
     """A server started with lower_case_table_names=1: it logs ``CREATE TABLE MySqlCdc`` as
     typed and maps the table as ``mysqlcdc``."""
-    try:
-        find_mariadbd()
-    except MariaDBNotFoundError as exc:
-        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
-            raise
-        pytest.skip(f"no MariaDB server: {exc}")
+    require_mariadbd()
     with MariaDBServer({"lower_case_table_names": 1, "binlog_row_metadata": "NO_LOG"}) as srv:
         srv.start()
         assert srv.variable("lower_case_table_names") == 1

@@ -15,12 +15,11 @@ server's ``CAST(col AS CHAR)`` and ``HEX(col)``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
-from support.mariadb_server import MariaDBNotFoundError, MariaDBServer, find_mariadbd
+from support.mariadb_server import MariaDBServer, require_mariadbd
 from support.records import row_records
 
 from binlog.reader import BinlogReader
@@ -46,12 +45,7 @@ def _insert(srv, table: str, first_id: int, count: int) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    try:
-        find_mariadbd()
-    except MariaDBNotFoundError as exc:
-        if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
-            raise
-        pytest.skip(f"no MariaDB server: {exc}")
+    require_mariadbd()
     with MariaDBServer({"binlog_row_metadata": "NO_LOG"}) as srv:
         srv.start()
         srv.execute("CREATE DATABASE pre_dflt")                  # server default: latin1
