@@ -111,17 +111,22 @@ def _text(value):
     return value.decode("utf-8", "surrogateescape") if isinstance(value, (bytes, bytearray)) else value
 
 
-def server_lower_case_table_names(dsn: str) -> int:
-    """The server's @@lower_case_table_names: how it compares (and logs) table names."""
+def _connect(dsn: str) -> tuple[Any, str, str]:
+    """A connection for a DSN, the DSN's database and the host label of messages."""
     import pymysql
 
     kw = parse_dsn(dsn)
-    kw.pop("database")
+    database = kw.pop("database")
     host = kw.get("host") or "localhost"
     try:
-        conn = pymysql.connect(charset="utf8mb4", **kw)
+        return pymysql.connect(charset="utf8mb4", **kw), database, host
     except pymysql.err.MySQLError as exc:
         raise SchemaServerError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
+
+
+def server_lower_case_table_names(dsn: str) -> int:
+    """The server's @@lower_case_table_names: how it compares (and logs) table names."""
+    conn, _, _ = _connect(dsn)
     try:
         cur = conn.cursor()
         cur.execute("SELECT @@lower_case_table_names")
@@ -134,13 +139,7 @@ def snapshot(dsn: str) -> tuple[list[TableSchema], dict[str, tuple[str | None, s
     """Read all tables: (schemas, database defaults, host label)."""
     import pymysql
 
-    kw = parse_dsn(dsn)
-    database = kw.pop("database")
-    host = kw.get("host") or "localhost"
-    try:
-        conn = pymysql.connect(charset="utf8mb4", **kw)
-    except pymysql.err.MySQLError as exc:
-        raise SchemaServerError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
+    conn, database, host = _connect(dsn)
     try:
         cur = conn.cursor()
         cur.execute("SELECT VERSION()")
