@@ -99,10 +99,6 @@ class BinlogSource(ABC):
         a growing set of binlogs goes on with it (the others ignore it)."""
         return None
 
-    def describe(self) -> str:
-        """What to call the source in messages (never a password)."""
-        return type(self).__name__
-
 
 @dataclass
 class ReadState:

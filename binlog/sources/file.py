@@ -206,9 +206,6 @@ class FileSource(BinlogSource):
     def rotated(self, name: str) -> None:
         self._rotated_to = Path(name).name     # a name, never a path from the binlog
 
-    def describe(self) -> str:
-        return ", ".join(str(p) for p in self.files)
-
     def _poller(self) -> Poller:
         return Poller(self.follow_timeout, self.poll_interval, self.on_idle)
 
@@ -226,7 +223,3 @@ def read_events(path: str | os.PathLike, *, verify_checksums: bool = True,
     with FileBinlog(path, poller=poller) as binlog:
         yield from _read_binlog(binlog, stream, start_position=start_position, follow=follow,
                                 chunk=chunk, state=ReadState())
-
-
-def file_size(path: str | os.PathLike) -> int:
-    return os.stat(path).st_size

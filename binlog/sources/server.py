@@ -63,7 +63,7 @@ from ..errors import (
 )
 from ..header import EventHeader, parse_header
 from ..stream import MAX_EVENT_SIZE
-from ..user_values import dsn_address, parse_dsn, redact_dsn
+from ..user_values import dsn_address, parse_dsn
 from .base import Binlog, BinlogSource, Position
 from .progress import Progress
 
@@ -483,9 +483,6 @@ class ServerSource(BinlogSource):
         self._events: Iterator[ServerEvent] | None = None
         self._pending: ServerEvent | None = None
         self._fresh = False
-
-    def describe(self) -> str:
-        return redact_dsn(self.options.dsn)
 
     def binlogs(self) -> Iterator[Binlog]:
         if self.start_gtid is not None:
