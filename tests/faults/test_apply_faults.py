@@ -74,27 +74,34 @@ INSERT INTO s7.t VALUES (1, 'one'), (2, 'two'), (3, 'three');
         [(1, "one"), (2, "two"), (3, "three")]
 
 
+def _apply_pausing_after_commit_3(target, files, *, retry_timeout: float) -> subprocess.Popen:
+    """``binlog apply`` in batches of 2 transactions, pausing 1.5 s after its third commit
+    (the first batch of inserts, after CREATE DATABASE and CREATE TABLE); returned once
+    the target's checkpoint shows that commit, so the caller can kill the target under
+    the pause."""
+    env = {**os.environ, "BINLOG_APPLY_FAULT": "pause-after-commit:3", "BINLOG_APPLY_PAUSE": "1.5"}
+    proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--to", dsn(target),
+                             "--batch-transactions", "2", "--retry-timeout", str(retry_timeout),
+                             *files],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rows = target.query("SELECT transactions FROM binlog_apply.checkpoint") \
+            if target.query("SHOW DATABASES LIKE 'binlog_apply'") else []
+        if rows and rows[0][0] >= 4:
+            return proc
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail("the apply did not reach its third commit")
+
+
 def test_apply_rides_out_a_target_restart_and_counts_only_commits(two_servers):
     source, target = two_servers
     inserts = "\n".join(f"INSERT INTO r8.t VALUES ({i}, 'v{i}');" for i in range(1, 31))
     run_script(source, f"CREATE DATABASE r8;\nCREATE TABLE r8.t (id INT PRIMARY KEY, v VARCHAR(9));\n{inserts}\n")
     files = [str(p) for p in source.binlog_files()]
-    env = {**os.environ, "BINLOG_APPLY_FAULT": "pause-after-commit:3", "BINLOG_APPLY_PAUSE": "1.5"}
-    proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--to", dsn(target),
-                             "--batch-transactions", "2", "--retry-timeout", "60", *files],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _apply_pausing_after_commit_3(target, files, retry_timeout=60)
     try:
-        # commit 3 is the first batch of inserts (after CREATE DATABASE, CREATE TABLE):
-        # once the checkpoint shows it, the apply is pausing; the target dies under it
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            rows = target.query("SELECT transactions FROM binlog_apply.checkpoint") \
-                if target.query("SHOW DATABASES LIKE 'binlog_apply'") else []
-            if rows and rows[0][0] >= 4:
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("the apply did not reach its third commit")
         target._kill()
         time.sleep(4)            # refused for ~2.5 s after the apply wakes: it must wait
         target.start()
@@ -116,18 +123,8 @@ def test_reconnect_gives_up_after_the_retry_timeout(two_servers):
     run_script(source, "CREATE DATABASE g8;\nCREATE TABLE g8.t (id INT PRIMARY KEY);\n"
                        + "\n".join(f"INSERT INTO g8.t VALUES ({i});" for i in range(10)))
     files = [str(p) for p in source.binlog_files()]
-    env = {**os.environ, "BINLOG_APPLY_FAULT": "pause-after-commit:3", "BINLOG_APPLY_PAUSE": "1.5"}
-    proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--to", dsn(target),
-                             "--batch-transactions", "2", "--retry-timeout", "2", *files],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _apply_pausing_after_commit_3(target, files, retry_timeout=2)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            rows = target.query("SELECT transactions FROM binlog_apply.checkpoint") \
-                if target.query("SHOW DATABASES LIKE 'binlog_apply'") else []
-            if rows and rows[0][0] >= 4:
-                break
-            time.sleep(0.05)
         target._kill()
         started = time.monotonic()
         out, err = proc.communicate(timeout=60)
