@@ -174,6 +174,19 @@ def float_literal(value: float) -> str:
     return text if "e" in text else text + "e0"
 
 
+def _number_literal(value) -> str | None:
+    """The literal of a Python number (bool as 1/0), or None for any other value."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return float_literal(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return None
+
+
 def literal(value, col) -> str:
     """The SQL literal of a decoded value of ``col`` (binlog.column.Column)."""
     if value is None:
@@ -199,14 +212,9 @@ def literal(value, col) -> str:
         return hex_literal(struct.pack(f"<{len(value)}f", *value))
     if t in (T.ENUM, T.SET) and isinstance(value, int):
         return str(value)
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return float_literal(value)
-    if isinstance(value, Decimal):
-        return format(value, "f")
+    number = _number_literal(value)
+    if number is not None:
+        return number
     if isinstance(value, (bytes, bytearray, memoryview)):
         return hex_literal(value)
     if isinstance(value, str):
@@ -508,14 +516,9 @@ def _user_var_literal(value, collation) -> str:
 
     if value is None:
         return "NULL"
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return float_literal(value)
-    if isinstance(value, Decimal):
-        return format(value, "f")
+    number = _number_literal(value)
+    if number is not None:
+        return number
     charset = "binary" if collation == BINARY_COLLATION else COLLATIONS.get(collation)
     if charset is None:
         return hex_literal(value)
