@@ -60,6 +60,17 @@ class Continuity:
         self.checking = False                  # the current binlog continues the previous
         self.current: str | None = None
 
+    def state(self) -> dict:
+        """Where the chain stands after the last binlog (kept between ingest runs)."""
+        return {"previous": self.previous, "expected": self.expected,
+                "seen": {str(d): s for d, s in self.seen.items()}}
+
+    def restore(self, state: dict | None) -> None:
+        """Go on from ``state()`` of an earlier run: its last binlog is the previous one."""
+        if state:
+            self.previous, self.expected = state.get("previous"), state.get("expected")
+            self.seen = {int(d): int(s) for d, s in (state.get("seen") or {}).items()}
+
     def next_binlog(self, name: str) -> None:
         self.pending = None
         self.checking = False

@@ -62,6 +62,11 @@ def add_arguments(p) -> None:
                    help="skip (default): damaged or undecodable input is reported in DIR/errors/ "
                         "and the job goes on at the next transaction; fail: the first error stops "
                         "the job (exit 1) and nothing is committed")
+    p.add_argument("--allow-gaps", action="store_true",
+                   help="a binlog missing from a sequence (an index naming a file that is not "
+                        "there, a ROTATE to an absent file, a GTID jump) is a warning and the "
+                        "rest is ingested; by default it stops the run (exit 1) before anything "
+                        "is written")
     p.add_argument("--infer-precision", action="store_true",
                    help="infer unknown legacy temporal precisions from the row images")
     p.add_argument("--timezone", default="UTC",

@@ -71,8 +71,9 @@ class Progress:
             self.stream.write(text + "\n")
         self.stream.flush()
 
-    def say(self, text: str) -> None:
-        if self.enabled:
+    def say(self, text: str, *, always: bool = False) -> None:
+        """A line of its own; ``always``: also with --no-progress (warnings)."""
+        if self.enabled or always:
             if self.tty and self._width:
                 self.stream.write("\n")
                 self._width = 0
@@ -148,7 +149,8 @@ def options_from_args(args) -> ReadOptions:
         key_file_key=getattr(args, "key_file_key", None),
         key_file_digest=getattr(args, "key_file_digest", "sha1"),
         key_file_pbkdf2=getattr(args, "key_file_pbkdf2", 0) or 0,
-        encryption_algorithm=_algorithm(getattr(args, "encryption_algorithm", None)))
+        encryption_algorithm=_algorithm(getattr(args, "encryption_algorithm", None)),
+        allow_gaps=bool(getattr(args, "allow_gaps", False)))
     opts.epochs()          # validate the time zone now (UsageError)
     opts.table_filter()
     return opts
@@ -165,7 +167,7 @@ def _head(path: str) -> str:
         return fh.read(HEAD_BYTES).hex()
 
 
-def select_work(sources: list[str], state: dict):
+def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False):
     """What to read: ({path: (start, None)}, active paths, driver-side errors, file list)."""
     from .options import discover
 
@@ -174,7 +176,7 @@ def select_work(sources: list[str], state: dict):
     errors: list[dict] = []
     files: list[str] = []
     # symlinked directories and files met twice are reported by the plan's warnings
-    for _key, expanded in discover(sources, on_warning=lambda message: None):
+    for _key, expanded in discover(sources, on_warning=lambda message: None, allow_gaps=allow_gaps):
         if expanded:
             active.add(expanded[-1])          # the newest file may still be being written
         for path in expanded:
@@ -244,7 +246,7 @@ def start_run(args):
         checkpoint.end()
         progress.say(f"binlog ingest: run {pending} did not finish; removed its partial output "
                      f"({len(removed)} directories)")
-    ranges, active, driver_errors, files = select_work(args.sources, state)
+    ranges, active, driver_errors, files = select_work(args.sources, state, allow_gaps=opts.allow_gaps)
     if not ranges and not driver_errors:
         progress.say(f"binlog ingest: nothing new in {len(files)} file(s); {out} is up to date")
         return None
@@ -361,12 +363,12 @@ def _plan(opts, progress, ranges, state, active):
 
     t_scan = time.time()
     plan = build_plan(opts, ranges=ranges, tracked=state.get("tracked_ddl"), active=frozenset(active),
-                      progress=scanned)
+                      progress=scanned, chains=state.get("chains"))
     t_scan = time.time() - t_scan
     progress.done(f"binlog ingest: pre-scan {len(plan.scans)} file(s), {scan_bytes[1] / 1e6:.1f} MB, "
                   f"{len(plan.splits)} split(s) in {t_scan:.1f} s")
     for warning in plan.warnings:
-        progress.say(f"binlog: warning: {warning}")
+        progress.say(f"binlog: warning: {warning}", always=True)
     return plan, t_scan
 
 
@@ -440,6 +442,7 @@ def commit_run(args, plan, state, active, driver_errors, error_rows, stats, run,
     for key, store in plan.stores.items():
         tracked[key] = tracked_snapshot(store)
     state["tracked_ddl"] = tracked
+    state["chains"] = {**(state.get("chains") or {}), **plan.chains}
     state["runs"] = run
     rows = sum(sum(v.values()) for v in stats.values())
     elapsed = time.time() - started

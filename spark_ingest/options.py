@@ -26,7 +26,7 @@ OPTION_NAMES = (
     "start-datetime", "stop-datetime", "timezone", "on-error", "infer-precision",
     "binary-encoding", "no-verify-checksum", "split-size", "parallelism",
     "include-errors", "batch-size", "plan", "key-file", "key-file-key", "key-file-digest",
-    "key-file-pbkdf2", "encryption-algorithm",
+    "key-file-pbkdf2", "encryption-algorithm", "allow-gaps",
 )
 
 
@@ -61,6 +61,7 @@ class ReadOptions:
     key_file_digest: str = "sha1"
     key_file_pbkdf2: int = 0
     encryption_algorithm: str | None = None
+    allow_gaps: bool = False           # a binlog missing from a sequence: a warning, not an error
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "key_file_key"}
@@ -101,8 +102,13 @@ class ReadOptions:
         return min(DEFAULT_MAX_SPLIT, max(MIN_SPLIT, -(-total_bytes // cores)))
 
 
+# Spark's camel-case spellings (``.option("allowGaps", True)``: Spark lower-cases keys)
+_ALIASES = {"allowgaps": "allow-gaps"}
+
+
 def _key(name: str) -> str:
-    return name.strip().lower().replace("_", "-")
+    key = name.strip().lower().replace("_", "-")
+    return _ALIASES.get(key, key)
 
 
 def _bool(name: str, text) -> bool:
@@ -221,6 +227,8 @@ def parse_options(options) -> ReadOptions:
             from binlog.crypt import check_algorithm
 
             opts.encryption_algorithm = check_algorithm(str(value))
+        elif key == "allow-gaps":
+            opts.allow_gaps = _bool(key, value)
         elif key == "plan":
             pass                                   # handled by the data source
         else:
@@ -254,7 +262,7 @@ def _is_binlog(path: str) -> bool:
         return False
 
 
-def discover(paths, on_warning=None) -> list[tuple[str, list[str]]]:
+def discover(paths, on_warning=None, *, allow_gaps: bool = False) -> list[tuple[str, list[str]]]:
     """The sources as *sequences*: [(key, [file, ...])], each read like one `binlog dump`
     (DDL followed from file to file, positions ordered).
 
@@ -268,7 +276,8 @@ def discover(paths, on_warning=None) -> list[tuple[str, list[str]]]:
     The search does not follow symlinks to directories (a link to a parent would loop:
     the same files read again and again), and no file is read twice: a file met again
     (a symlink, an index naming it twice, a path given twice) is left out.  Both are
-    reported through ``on_warning`` (default: stderr), never dropped silently.
+    reported through ``on_warning`` (default: stderr), never dropped silently.  An index
+    naming a binlog that is not there is a GapError (``allow_gaps``: a warning).
     """
     import os
     import sys
@@ -304,7 +313,8 @@ def discover(paths, on_warning=None) -> list[tuple[str, list[str]]]:
 
     def walk(directory: Path):
         try:
-            files = [str(p) for p in directory_binlogs(directory)]
+            files = [str(p) for p in directory_binlogs(directory, allow_gaps=allow_gaps,
+                                                        on_warning=warn)]
         except UsageError:
             files = []
         if files:

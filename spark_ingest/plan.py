@@ -16,6 +16,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from binlog.continuity import Continuity
 from binlog.errors import BinlogError, UsageError
 
 from .options import ReadOptions, discover
@@ -58,6 +59,7 @@ class ReadPlan:
     stores: dict = field(default_factory=dict)   # sequence key -> the driver's store (not serialized)
     groups: list = field(default_factory=list)   # [(sequence key, [files])]
     keys: dict | None = field(default=None, repr=False)   # binlog.crypt.KeyRing.to_dict(), for the tasks
+    chains: dict = field(default_factory=dict)   # sequence key -> Continuity.state() after the read
 
     def key_ring(self):
         """The tasks' KeyRing (None: no key files given)."""
@@ -123,18 +125,21 @@ def tracked_snapshot(store) -> dict:
 
 
 def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict | None = None,
-               active: frozenset = frozenset(), progress=None) -> ReadPlan:
+               active: frozenset = frozenset(), progress=None, chains: dict | None = None) -> ReadPlan:
     """Plan a read.  ``ranges`` {path: (start, end)} restricts it to byte ranges of some
     files (incremental ingest; the position options are then not used); ``tracked``:
     {sequence key: DDL versions from earlier runs} (see ``tracked_snapshot``); ``active``:
     paths of files still being written - read only up to the end of their last whole
-    transaction, and a partial event at their end is no error."""
+    transaction, and a partial event at their end is no error; ``chains``: {sequence key:
+    ``Continuity.state()``} where earlier runs left each sequence.  A binlog missing from
+    a sequence (issue 16 item 1: ``binlog.continuity``) is a GapError here, before any
+    task runs, unless ``opts.allow_gaps``."""
     from schema_store.snapshot import export_snapshot, snapshot_json
 
     if not opts.paths:
         raise UsageError("no binlog path given (load(path) or option paths)")
     warnings: list[str] = []
-    groups = discover(opts.paths, on_warning=warnings.append)
+    groups = discover(opts.paths, on_warning=warnings.append, allow_gaps=opts.allow_gaps)
     base = make_store(opts, on_warning=warnings.append)
     base_rows = export_snapshot(base.store) if base is not None else None
     ring = opts.key_ring(on_warning=warnings.append)
@@ -149,7 +154,11 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     planner = _Planner(opts, opts.split_bytes(_total_bytes(every, work)), active, progress, ring)
     snapshots: list = []
     stores: dict = {}
+    states: dict = {}
     for gi, (key, files) in enumerate(groups):
+        chain = Continuity(allow_gaps=opts.allow_gaps, on_warning=warnings.append)
+        chain.restore((chains or {}).get(key))
+        planner.chain = chain
         resolver = None
         if base is not None or (tracked or {}).get(key):
             resolver = _group_resolver(opts, base_rows, (tracked or {}).get(key), warnings)
@@ -157,12 +166,14 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
             r = work(path)
             if r is not None and not planner.file(path, r, gi, resolver, last=path == files[-1]):
                 break                # --stop-datetime ends this sequence here
+        states[key] = chain.state()
         snapshots.append(snapshot_json(resolver.store) if resolver is not None else None)
         if resolver is not None:
             stores[key] = resolver.store
     # The tasks get the keys (keys=), never the secret of the key files.
     return ReadPlan(replace(opts, key_file_key=None), planner.splits, snapshots, planner.scans,
-                    warnings, stores, groups, keys=ring.to_dict() if ring is not None else None)
+                    warnings, stores, groups, keys=ring.to_dict() if ring is not None else None,
+                    chains=states)
 
 
 def _total_bytes(paths, work) -> int:
@@ -197,6 +208,7 @@ class _Planner:
         self.stop_datetime = opts.epochs()[1]
         self.scans: list[FileScan] = []
         self.splits: list[Split] = []
+        self.chain = Continuity()
 
     def file(self, path: str, r: tuple, gi: int, resolver, *, last: bool) -> bool:
         """Scan one file and add its splits; False when --stop-datetime ends the sequence."""
@@ -215,12 +227,28 @@ class _Planner:
         self.scans.append(scan)
         if self.progress:
             self.progress(scan)
+        self._follow(scan, resumed=(start or 0) > 4)
         if scan.error is not None and opts.on_error == "fail":
             e = scan.error
             raise PrescanError(e["message"], source=e["file"], event_offset=e["pos"],
                                event_type=e.get("event_type"))
         self._cut(scan, path, name, gi)
         return scan.stopped_at is None
+
+    def _follow(self, scan: FileScan, *, resumed: bool) -> None:
+        """The file in the sequence's chain, as the reader follows it file by file
+        (``BinlogReader``): a GapError when a binlog is missing before this one.  A file
+        read on from where an earlier run stopped is not a new link."""
+        chain = self.chain
+        if not resumed:
+            chain.next_binlog(scan.name)
+            if scan.gtid_list is not None:
+                chain.gtid_list(scan.gtid_list)
+            else:
+                chain.first_event()
+        for domain, seq in scan.gtids.items():
+            chain.gtid(domain, seq)
+        chain.end_binlog(scan.name, scan.rotated_to)
 
     def _cut(self, scan: FileScan, path: str, name: str, gi: int) -> None:
         splits = self.splits

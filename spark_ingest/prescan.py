@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from binlog.constants import BINLOG_MAGIC, HEADER_LEN, EventType as E
+from binlog.constants import BINLOG_MAGIC, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType as E
 from binlog.errors import BinlogError
 from binlog.events import QueryEvent
 from binlog.events.gtid import FL_STANDALONE
@@ -61,6 +61,11 @@ class FileScan:
     stopped_at: int | None = None  # first event at/after stop_datetime (global stop)
     error: dict | None = None      # the framing error that ended the scan, if any
     head: str = ""                 # hex of the first bytes (identity check for reruns)
+    # what binlog.continuity checks between files: the next binlog a ROTATE names, the
+    # GTID_LIST at the start (domain, server, seq), the last seq_no read per domain
+    rotated_to: str | None = None
+    gtid_list: list | None = None
+    gtids: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -205,6 +210,8 @@ class _Scanner:
             return self._start_encryption(header, end)
         if type_code in GTID_TYPES:
             self._gtid(header)
+        elif type_code in (E.ROTATE_EVENT, E.GTID_LIST_EVENT):
+            self._chain(header, end)
         elif type_code in QUERY_TYPES:
             self._query(header, end)
         elif type_code == E.XID_EVENT or type_code == E.XA_PREPARE_LOG_EVENT:
@@ -247,20 +254,40 @@ class _Scanner:
         self.boundaries.append(off)
         self.open_group = True
         if header[1] == E.GTID_EVENT:
-            # flags2 after seq_no u64 and domain_id u32
-            at = self.at + fde.common_header_len + 12
+            # seq_no u64, domain_id u32, flags2 (log_event.h Gtid_log_event)
+            body = self.at + fde.common_header_len
+            seq, domain = struct.unpack_from("<QI", self.src, body)
+            self.scan.gtids[domain] = max(seq, self.scan.gtids.get(domain, 0))
+            at = body + 12
             flags2 = self.src[at] if esize > fde.common_header_len + 12 else 0
             self.in_txn = not (flags2 & FL_STANDALONE)
         else:
             self.in_txn = False
         self.scan.groups += 1
 
+    def _chain(self, header: tuple, end: int) -> None:
+        """ROTATE (the next binlog's name) and GTID_LIST (the GTID state before this
+        binlog): what binlog.continuity needs.  Damage is the reader's to report."""
+        try:
+            event = self.stream.decode(self._raw(header, end), EventHeader(*header))
+        except BinlogError:
+            return
+        if header[1] == E.ROTATE_EVENT:
+            if not header[5] & LOG_EVENT_ARTIFICIAL_F:
+                self.scan.rotated_to = getattr(event, "next_file", None) or None
+        elif self.scan.gtid_list is None:
+            self.scan.gtid_list = list(getattr(event, "gtids", None) or [])
+
+    def _raw(self, header: tuple, end: int) -> bytes:
+        off = header[6]
+        if self.src is self.mm:
+            return bytes(self.mm[off:end])
+        return bytes(self.stream.decryptor.decrypt(self.mm[off:end], off))
+
     def _query(self, header: tuple, end: int) -> None:
         off = header[6]
         try:
-            raw = (bytes(self.mm[off:end]) if self.src is self.mm
-                   else self.stream.decryptor.decrypt(self.mm[off:end], off))
-            event = self.stream.decode(bytes(raw), EventHeader(*header))
+            event = self.stream.decode(self._raw(header, end), EventHeader(*header))
         except BinlogError:
             event = None     # a damaged statement: the reader reports it at its place
         if not isinstance(event, QueryEvent):
