@@ -67,6 +67,10 @@ def add_arguments(p) -> None:
                         "there, a ROTATE to an absent file, a GTID jump) is a warning and the "
                         "rest is ingested; by default it stops the run (exit 1) before anything "
                         "is written")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="search symlinked directories too (by default they are not followed); "
+                        "each directory is searched once and no file is read twice, so a "
+                        "symlink loop ends where it comes back")
     p.add_argument("--infer-precision", action="store_true",
                    help="infer unknown legacy temporal precisions from the row images")
     p.add_argument("--timezone", default="UTC",

@@ -150,7 +150,8 @@ def options_from_args(args) -> ReadOptions:
         key_file_digest=getattr(args, "key_file_digest", "sha1"),
         key_file_pbkdf2=getattr(args, "key_file_pbkdf2", 0) or 0,
         encryption_algorithm=_algorithm(getattr(args, "encryption_algorithm", None)),
-        allow_gaps=bool(getattr(args, "allow_gaps", False)))
+        allow_gaps=bool(getattr(args, "allow_gaps", False)),
+        follow_symlinks=bool(getattr(args, "follow_symlinks", False)))
     opts.epochs()          # validate the time zone now (UsageError)
     opts.table_filter()
     return opts
@@ -167,7 +168,8 @@ def _head(path: str) -> str:
         return fh.read(HEAD_BYTES).hex()
 
 
-def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False):
+def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False,
+                follow_symlinks: bool = False):
     """What to read: ({path: (start, None)}, active paths, driver-side errors, file list)."""
     from .options import discover
 
@@ -176,7 +178,8 @@ def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False):
     errors: list[dict] = []
     files: list[str] = []
     # symlinked directories and files met twice are reported by the plan's warnings
-    for _key, expanded in discover(sources, on_warning=lambda message: None, allow_gaps=allow_gaps):
+    for _key, expanded in discover(sources, on_warning=lambda message: None, allow_gaps=allow_gaps,
+                                   follow_symlinks=follow_symlinks):
         if expanded:
             active.add(expanded[-1])          # the newest file may still be being written
         for path in expanded:
@@ -246,7 +249,8 @@ def start_run(args):
         checkpoint.end()
         progress.say(f"binlog ingest: run {pending} did not finish; removed its partial output "
                      f"({len(removed)} directories)")
-    ranges, active, driver_errors, files = select_work(args.sources, state, allow_gaps=opts.allow_gaps)
+    ranges, active, driver_errors, files = select_work(args.sources, state, allow_gaps=opts.allow_gaps,
+                                                       follow_symlinks=opts.follow_symlinks)
     if not ranges and not driver_errors:
         progress.say(f"binlog ingest: nothing new in {len(files)} file(s); {out} is up to date")
         return None

@@ -26,7 +26,7 @@ OPTION_NAMES = (
     "start-datetime", "stop-datetime", "timezone", "on-error", "infer-precision",
     "binary-encoding", "no-verify-checksum", "split-size", "parallelism",
     "include-errors", "batch-size", "plan", "key-file", "key-file-key", "key-file-digest",
-    "key-file-pbkdf2", "encryption-algorithm", "allow-gaps",
+    "key-file-pbkdf2", "encryption-algorithm", "allow-gaps", "follow-symlinks",
 )
 
 
@@ -62,6 +62,7 @@ class ReadOptions:
     key_file_pbkdf2: int = 0
     encryption_algorithm: str | None = None
     allow_gaps: bool = False           # a binlog missing from a sequence: a warning, not an error
+    follow_symlinks: bool = False      # search symlinked directories too (each file read once)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "key_file_key"}
@@ -103,7 +104,7 @@ class ReadOptions:
 
 
 # Spark's camel-case spellings (``.option("allowGaps", True)``: Spark lower-cases keys)
-_ALIASES = {"allowgaps": "allow-gaps"}
+_ALIASES = {"allowgaps": "allow-gaps", "followsymlinks": "follow-symlinks"}
 
 
 def _key(name: str) -> str:
@@ -229,6 +230,8 @@ def parse_options(options) -> ReadOptions:
             opts.encryption_algorithm = check_algorithm(str(value))
         elif key == "allow-gaps":
             opts.allow_gaps = _bool(key, value)
+        elif key == "follow-symlinks":
+            opts.follow_symlinks = _bool(key, value)
         elif key == "plan":
             pass                                   # handled by the data source
         else:
@@ -262,7 +265,8 @@ def _is_binlog(path: str) -> bool:
         return False
 
 
-def discover(paths, on_warning=None, *, allow_gaps: bool = False) -> list[tuple[str, list[str]]]:
+def discover(paths, on_warning=None, *, allow_gaps: bool = False,
+             follow_symlinks: bool = False) -> list[tuple[str, list[str]]]:
     """The sources as *sequences*: [(key, [file, ...])], each read like one `binlog dump`
     (DDL followed from file to file, positions ordered).
 
@@ -274,7 +278,9 @@ def discover(paths, on_warning=None, *, allow_gaps: bool = False) -> list[tuple[
       its own (e.g. ``samples/``: unrelated sample binlogs, each with its own DDL).
 
     The search does not follow symlinks to directories (a link to a parent would loop:
-    the same files read again and again), and no file is read twice: a file met again
+    the same files read again and again) unless ``follow_symlinks``: then each directory
+    is searched once (by device and inode: a loop ends where it comes back), and in any
+    case no file is read twice: a file met again
     (a symlink, an index naming it twice, a path given twice) is left out.  Both are
     reported through ``on_warning`` (default: stderr), never dropped silently.  An index
     naming a binlog that is not there is a GapError (``allow_gaps``: a warning).
@@ -311,7 +317,14 @@ def discover(paths, on_warning=None, *, allow_gaps: bool = False) -> list[tuple[
             add(f"files:{loose[0]}", list(loose))
             loose.clear()
 
+    searched: set[tuple[int, int]] = set()     # (device, inode) of the directories searched
+
     def walk(directory: Path):
+        st = os.stat(directory)
+        if (st.st_dev, st.st_ino) in searched:
+            warn(f"{directory} is a directory already searched (a symlink loop): searched once")
+            return
+        searched.add((st.st_dev, st.st_ino))
         try:
             files = [str(p) for p in directory_binlogs(directory, allow_gaps=allow_gaps,
                                                         on_warning=warn)]
@@ -322,7 +335,11 @@ def discover(paths, on_warning=None, *, allow_gaps: bool = False) -> list[tuple[
             return
         for entry in sorted(directory.iterdir()):
             if entry.is_symlink() and entry.is_dir():
-                warn(f"{entry} is a symlink to a directory: not followed")
+                if follow_symlinks:
+                    walk(entry.resolve())      # by its real path: the checkpoint's key
+                else:
+                    warn(f"{entry} is a symlink to a directory: not followed "
+                         f"(--follow-symlinks follows it)")
             elif entry.is_dir():
                 walk(entry)
             elif entry.is_file() and not entry.name.endswith(".index") and (

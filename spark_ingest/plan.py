@@ -139,7 +139,8 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     if not opts.paths:
         raise UsageError("no binlog path given (load(path) or option paths)")
     warnings: list[str] = []
-    groups = discover(opts.paths, on_warning=warnings.append, allow_gaps=opts.allow_gaps)
+    groups = discover(opts.paths, on_warning=warnings.append, allow_gaps=opts.allow_gaps,
+                      follow_symlinks=opts.follow_symlinks)
     base = make_store(opts, on_warning=warnings.append)
     base_rows = export_snapshot(base.store) if base is not None else None
     ring = opts.key_ring(on_warning=warnings.append)
