@@ -77,6 +77,9 @@ def add_arguments(p) -> None:
                    help="zone TIMESTAMP values are rendered in (default UTC)")
     p.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex")
     p.add_argument("--no-verify-checksum", action="store_true")
+    p.add_argument("--with-types", action="store_true",
+                   help="changes/: fill the `types` column (each column's SQL type, as dump "
+                        "--with-types)")
     from binlog.commands._common import add_key_options
 
     add_key_options(p)

@@ -67,8 +67,9 @@ def publish_changes(out: Path, run: int) -> None:
     dataset = ds.dataset(str(source), format="parquet",
                          partitioning=ds.partitioning(CHANGE_PARTITIONS, flavor="hive"))
     reader = _with_constant(dataset, "run", run)
+    # a lake begun before the CDC columns (row, pk, commit...) existed: merge the schemas
     write_deltalake(str(Path(out) / "changes"), reader, mode="append",
-                    partition_by=["run", "db", "table", "date"])
+                    partition_by=["run", "db", "table", "date"], schema_mode="merge")
 
 
 def publish_tables(out: Path, run: int) -> None:

@@ -26,7 +26,7 @@ OPTION_NAMES = (
     "start-datetime", "stop-datetime", "timezone", "on-error", "infer-precision",
     "binary-encoding", "no-verify-checksum", "split-size", "parallelism",
     "include-errors", "batch-size", "plan", "key-file", "key-file-key", "key-file-digest",
-    "key-file-pbkdf2", "encryption-algorithm", "allow-gaps", "follow-symlinks",
+    "key-file-pbkdf2", "encryption-algorithm", "allow-gaps", "follow-symlinks", "with-types",
 )
 
 
@@ -52,6 +52,7 @@ class ReadOptions:
     split_size: int | None = None      # None: automatic; 0: never split a file
     parallelism: int | None = None
     include_errors: bool = False
+    with_types: bool = False            # the records' `types` column (as dump --with-types)
     batch_size: int = 4096
     # Encrypted binlogs: the driver reads the key files (build_plan) and hands the keys to
     # the tasks inside the plan, as it does the schema snapshot; the secret of encrypted
@@ -214,6 +215,8 @@ def parse_options(options) -> ReadOptions:
             opts.parallelism = _int(key, value)
         elif key == "include-errors":
             opts.include_errors = _bool(key, value)
+        elif key == "with-types":
+            opts.with_types = _bool(key, value)
         elif key == "batch-size":
             opts.batch_size = max(1, _int(key, value))
         elif key == "key-file":

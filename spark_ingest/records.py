@@ -3,7 +3,8 @@
 Schema (the JSON record of ``binlog dump --format json``, field for field)::
 
     file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, db STRING,
-    table STRING, op STRING, before STRING, after STRING
+    table STRING, op STRING, before STRING, after STRING,
+    row INT, pk ARRAY<STRING>, commit BOOLEAN, xid DECIMAL(20,0), end_pos BIGINT, types STRING
 
 ``before`` / ``after`` hold the **JSON text of the row image**, byte for byte the
 ``"before"`` / ``"after"`` objects of ``binlog dump --format json`` (column names, or
@@ -25,6 +26,16 @@ records) are rows with that ``op``, ``db`` (the statement's default database) an
 = the JSON object {sql, sql_hex (only when the text is not valid in its charset),
 session, schema (DDL only)} of the JSON record.
 
+The change-data-capture fields are those of the JSON record (``binlog.output.cdc``):
+``row`` (the row's index in its rows event), ``pk`` (primary key column names),
+``commit`` / ``xid`` / ``end_pos`` (set on the last row of each transaction: the XID -
+DECIMAL(20,0), as the event holds 64 unsigned bits - and the offset just past the
+transaction's end) and ``types`` (with ``with-types``: the JSON text of ``{column: SQL
+type}``, else null).  Statement, DDL and error rows have them null.  A transaction never
+spans two splits (splits start at transaction starts), so a split's last row of a
+transaction is marked there; a row whose transaction the split (or input) ends inside
+has ``commit`` false, as in ``binlog dump``.
+
 With ``include-errors``, damaged input also gives a row with ``op = 'error'``: file and
 pos of the damage, the rest null but ``after`` = the JSON object {error, message,
 event_type, table, column, detail, resumed_at}.
@@ -35,18 +46,25 @@ import orjson
 import pyarrow as pa
 
 from binlog.errors import BinlogError
+from binlog.output.cdc import PlanFields, transaction_end
 from binlog.output.json_lines import image_json, statement_record
 from binlog.output.values import bytes_renderer, json_default
 
 from .prescan import ERROR_KEYS
 
 CHANGE_SCHEMA_DDL = ("file STRING, pos BIGINT, ts TIMESTAMP, server_id BIGINT, gtid STRING, "
-                     "db STRING, `table` STRING, op STRING, before STRING, after STRING")
-COLUMNS = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "before", "after")
+                     "db STRING, `table` STRING, op STRING, before STRING, after STRING, "
+                     "`row` INT, pk ARRAY<STRING>, `commit` BOOLEAN, xid DECIMAL(20,0), "
+                     "end_pos BIGINT, types STRING")
+COLUMNS = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "before", "after",
+           "row", "pk", "commit", "xid", "end_pos", "types")
+XID_TYPE = pa.decimal128(20, 0)
 ARROW_SCHEMA = pa.schema([
     ("file", pa.string()), ("pos", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
     ("server_id", pa.int64()), ("gtid", pa.string()), ("db", pa.string()),
     ("table", pa.string()), ("op", pa.string()), ("before", pa.string()), ("after", pa.string()),
+    ("row", pa.int32()), ("pk", pa.list_(pa.string())), ("commit", pa.bool_()),
+    ("xid", XID_TYPE), ("end_pos", pa.int64()), ("types", pa.string()),
 ])
 _dumps = orjson.dumps
 # The keys of a JSON record that are columns of their own
@@ -54,30 +72,93 @@ _HEAD_KEYS = frozenset(("file", "pos", "ts", "server_id", "gtid", "db", "table",
 
 
 def spark_schema():
-    from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+    from pyspark.sql.types import (
+        ArrayType,
+        BooleanType,
+        DecimalType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
 
     return StructType([
         StructField("file", StringType()), StructField("pos", LongType()),
         StructField("ts", TimestampType()), StructField("server_id", LongType()),
         StructField("gtid", StringType()), StructField("db", StringType()),
         StructField("table", StringType()), StructField("op", StringType()),
-        StructField("before", StringType()), StructField("after", StringType())])
+        StructField("before", StringType()), StructField("after", StringType()),
+        StructField("row", IntegerType()), StructField("pk", ArrayType(StringType())),
+        StructField("commit", BooleanType()), StructField("xid", DecimalType(20, 0)),
+        StructField("end_pos", LongType()), StructField("types", StringType())])
 
 
 class BatchBuilder:
-    """Accumulates records column by column and hands out ``pyarrow.RecordBatch``es."""
+    """Accumulates records column by column and hands out ``pyarrow.RecordBatch``es.
+    Give it every item of the reader: rows (``add``), statements (``add_statement``) and
+    events (``event``: transaction ends and TABLE_MAPs for the CDC fields).  ``keys``: a
+    ``replay.keys.KeyCatalog`` for ``pk``; ``with_types``: fill ``types``."""
 
-    def __init__(self, binary_encoding: str = "hex"):
+    def __init__(self, binary_encoding: str = "hex", *, keys=None, with_types: bool = False):
         self.render_bytes = bytes_renderer(binary_encoding)
+        self.keys = keys
+        self.fields = PlanFields(keys)
+        self.with_types = with_types
+        self._types: dict = {}
+        self.pending: int | None = None   # index of the row whose commit fields are not known yet
         self.reset()
 
     def reset(self) -> None:
         self.file, self.pos, self.ts, self.server_id, self.gtid = [], [], [], [], []
         self.db, self.table, self.op = [], [], []
         self.before, self.after = [], []
+        self.row, self.pk, self.commit, self.xid, self.end_pos, self.types = [], [], [], [], [], []
 
     def __len__(self) -> int:
         return len(self.pos)
+
+    def complete(self) -> int:
+        """Rows whose every field is known (the rest wait for their transaction's end)."""
+        return len(self.pos) if self.pending is None else self.pending
+
+    def _no_cdc(self) -> None:
+        self.row.append(None)
+        self.pk.append(None)
+        self.commit.append(None)
+        self.xid.append(None)
+        self.end_pos.append(None)
+        self.types.append(None)
+
+    def _types_json(self, change):
+        if not self.with_types:
+            return None
+        types = self.fields.types(change)
+        text = self._types.get(id(types))
+        if text is None or text[0] is not types:
+            text = self._types[id(types)] = (types, _dumps(types))
+        return text[1]
+
+    def event(self, item) -> None:
+        """An event of the reader (``SourceEvent``): TABLE_MAPs (primary keys) and the
+        transaction's end (the commit fields of its last row)."""
+        event = getattr(item, "event", None)
+        if event is None:
+            return
+        if self.keys is not None:
+            self.keys.observe(event)
+        end = transaction_end(event)
+        if end is not None:
+            if self.pending is not None:
+                i = self.pending
+                self.commit[i], self.xid[i], self.end_pos[i] = end
+            self.pending = None
+
+    def broken(self) -> None:
+        """The read restarts elsewhere (damage): the row waiting for its transaction's
+        end never sees it."""
+        self.pending = None
 
     def _image(self, row, plan):
         return None if row is None else image_json(row, plan, self.render_bytes)
@@ -93,6 +174,13 @@ class BatchBuilder:
         self.op.append(change.op)
         self.before.append(self._image(change.before, change.plan))
         self.after.append(self._image(change.after, change.plan))
+        self.row.append(change.row)
+        self.pk.append(self.fields.pk(change))
+        self.commit.append(False)
+        self.xid.append(None)
+        self.end_pos.append(None)
+        self.types.append(self._types_json(change))
+        self.pending = len(self.pos) - 1
 
     def add_statement(self, record) -> None:
         """A ``reader.StatementChange``: its JSON record's extra keys go in ``after``."""
@@ -108,6 +196,8 @@ class BatchBuilder:
         self.before.append(None)
         self.after.append(_dumps({k: v for k, v in full.items() if k not in _HEAD_KEYS},
                                  default=json_default))
+        self._no_cdc()
+        self.pending = None       # statement records end the row before them (cdc.py)
 
     def add_error(self, error: dict, resumed_at=None) -> None:
         if resumed_at is None:
@@ -124,19 +214,32 @@ class BatchBuilder:
         info = dict(error, resumed_at=None if resumed_at is None else str(resumed_at))
         self.after.append(_dumps({key: None if info.get(key) is None else str(info[key])
                                   for key in ERROR_KEYS}))
+        self._no_cdc()
 
-    def batch(self) -> pa.RecordBatch:
+    def batch(self, *, final: bool = False) -> pa.RecordBatch:
+        """The rows gathered; unless ``final``, the rows from the one waiting for its
+        transaction's end on stay for the next batch."""
+        cut = len(self.pos) if final else self.complete()
+        columns = [getattr(self, name) for name in COLUMNS]
         # orjson gives UTF-8 bytes: pa.string() takes them as they are
         arrays = [
-            pa.array(self.file, pa.string()), pa.array(self.pos, pa.int64()),
-            pa.array(self.ts, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
-            pa.array(self.server_id, pa.int64()), pa.array(self.gtid, pa.string()),
-            pa.array(self.db, pa.string()), pa.array(self.table, pa.string()),
-            pa.array(self.op, pa.string()), pa.array(self.before, pa.string()),
-            pa.array(self.after, pa.string()),
+            pa.array(self.file[:cut], pa.string()), pa.array(self.pos[:cut], pa.int64()),
+            pa.array(self.ts[:cut], pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+            pa.array(self.server_id[:cut], pa.int64()), pa.array(self.gtid[:cut], pa.string()),
+            pa.array(self.db[:cut], pa.string()), pa.array(self.table[:cut], pa.string()),
+            pa.array(self.op[:cut], pa.string()), pa.array(self.before[:cut], pa.string()),
+            pa.array(self.after[:cut], pa.string()),
+            pa.array(self.row[:cut], pa.int32()), pa.array(self.pk[:cut], pa.list_(pa.string())),
+            pa.array(self.commit[:cut], pa.bool_()), pa.array(self.xid[:cut], XID_TYPE),
+            pa.array(self.end_pos[:cut], pa.int64()), pa.array(self.types[:cut], pa.string()),
         ]
         out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+        rest = [column[cut:] for column in columns]
         self.reset()
+        for name, column in zip(COLUMNS, rest, strict=True):
+            getattr(self, name).extend(column)
+        if self.pending is not None:
+            self.pending = None if final else self.pending - cut
         return out
 
 
@@ -201,14 +304,16 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
     """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
     plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_change`` is also
     given every decoded row change (the local engine's typed tables)."""
-    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange
+    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
+    from binlog.replay.keys import KeyCatalog
     from binlog.sources.file import FileSource
 
-    builder = BatchBuilder(opts.binary_encoding)
     size = batch_size or opts.batch_size
     start_dt, stop_dt = opts.epochs()
     zone = opts.zone
     schema = make_schema(snapshot)
+    builder = BatchBuilder(opts.binary_encoding, keys=KeyCatalog(schema=schema),
+                           with_types=opts.with_types)
     if schema is not None and getattr(split, "track_from", None) is not None:
         schema = _TrackFrom(schema, split.name, split.track_from)
     table_filter = opts.table_filter()
@@ -229,15 +334,18 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
         position = None
+        builder.broken()
         try:
-            for change in reader.records():
-                if isinstance(change, RowChange):
-                    builder.add(change)
+            for item in reader.items(statements=True):
+                if isinstance(item, RowChange):
+                    builder.add(item)
                     if on_change is not None:
-                        on_change(change)
+                        on_change(item)
+                elif isinstance(item, StatementChange):
+                    builder.add_statement(item)
                 else:
-                    builder.add_statement(change)
-                if len(builder) >= size:
+                    builder.event(item)
+                if builder.complete() >= size:
                     yield builder.batch()
         except BinlogError as exc:
             where = exc.event_offset
@@ -257,4 +365,4 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
     if split.error is not None and opts.include_errors:
         builder.add_error(split.error)
     if len(builder):
-        yield builder.batch()
+        yield builder.batch(final=True)

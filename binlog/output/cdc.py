@@ -9,7 +9,8 @@ Each row record carries, after the fields of ``json_lines`` (which it keeps as t
 - ``commit``: true on the last row of its transaction, with ``xid`` (the XID event's id;
   null when a COMMIT statement ends it, as for non-transactional tables) and ``end_pos``
   (the offset just past the event ending the transaction: where a reader resumes);
-  false, null, null on the others;
+  false, null, null on the others - and on the last row of an XA transaction, whose
+  rows end at XA PREPARE (its XA COMMIT is an event group of its own, later);
 - with ``--with-types``, ``types``: each column's SQL type as the TABLE_MAP (and the
   schema) give it, e.g. ``"decimal(12,2)"``, ``"datetime(6)"``, ``"int unsigned"``.
 
@@ -25,6 +26,7 @@ import orjson
 
 from ..constants import ColumnType as T
 from ..events import QueryEvent, XidEvent
+from ..events.gtid import XaPrepareEvent
 from ..events.query import COMMIT, XA_COMMIT, transaction_control
 from .json_lines import JsonLinesWriter, _large_values
 
@@ -62,6 +64,49 @@ def sql_type(col) -> str:
     return name
 
 
+def transaction_end(event) -> tuple | None:
+    """``(commit, xid, end_pos)`` when ``event`` ends a transaction's rows: an XID event
+    (its id), or a COMMIT / XA COMMIT statement (xid None, as for non-transactional
+    tables); XA PREPARE ends the rows of an XA transaction uncommitted (false, None, None:
+    its XA COMMIT or ROLLBACK is a later event group, after other transactions maybe);
+    else None."""
+    if isinstance(event, XidEvent):
+        return True, event.xid, event.header.end
+    if isinstance(event, XaPrepareEvent):
+        return False, None, None
+    if isinstance(event, QueryEvent) and transaction_control(event.query) in (COMMIT, XA_COMMIT):
+        return True, None, event.header.end
+    return None
+
+
+class PlanFields:
+    """The per-table CDC fields of a row change (``pk`` names, ``--with-types`` types),
+    worked out once per decode plan; ``keys`` is a ``replay.keys.KeyCatalog`` (None: no
+    key source, ``pk`` is [])."""
+
+    def __init__(self, keys=None):
+        self.keys = keys
+        self._pk: dict = {}
+        self._types: dict = {}
+
+    def pk(self, change) -> list:
+        if self.keys is None:
+            return []
+        plan = change.plan
+        cached = self._pk.get(id(plan))
+        if cached is None or cached[0] is not plan:
+            found = self.keys.keys(change).primary or ()
+            cached = self._pk[id(plan)] = (plan, [plan.columns[i].key for i in found])
+        return cached[1]
+
+    def types(self, change) -> dict:
+        plan = change.plan
+        cached = self._types.get(id(plan))
+        if cached is None or cached[0] is not plan:
+            cached = self._types[id(plan)] = (plan, {c.key: sql_type(c) for c in plan.columns})
+        return cached[1]
+
+
 class _Open:
     """A stream for one record's pieces that keeps back its last two bytes (the closing
     brace and newline), so the record can be continued."""
@@ -91,27 +136,18 @@ class CdcJsonWriter:
         self.rewrite_db = rewrite_db or {}   # --rewrite-db: after the key lookup (binlog names)
         self.lines = JsonLinesWriter(io.BytesIO(), binary_encoding)
         self.keys = keys
+        self.fields = PlanFields(keys)
         self.with_types = with_types
         self._held: bytes | None = None   # the record held back, without its commit fields
-        self._pk: dict = {}
-
-    def _pk_names(self, change) -> list:
-        if self.keys is None:
-            return []
-        cached = self._pk.get(id(change.plan))
-        if cached is None:
-            found = self.keys.keys(change).primary or ()
-            cached = self._pk[id(change.plan)] = [change.plan.columns[i].key for i in found]
-        return cached
 
     def write(self, change) -> None:
         self._flush(False, None, None)
-        pk = self._pk_names(change)
+        pk = self.fields.pk(change)
         db = self.rewrite_db.get(change.db)
         shown = change if db is None else replace(change, db=db)
         extra = {"row": change.row, "pk": pk}
         if self.with_types:
-            extra["types"] = {c.key: sql_type(c) for c in change.plan.columns}
+            extra["types"] = self.fields.types(change)
         fields = b"," + orjson.dumps(extra)[1:-1]
         if _large_values(change.before, change.plan) or _large_values(change.after, change.plan):
             # a record with a large value is not held in memory: written now, in pieces,
@@ -148,10 +184,9 @@ class CdcJsonWriter:
         event = getattr(item, "event", None)
         if self.keys is not None and event is not None:
             self.keys.observe(event)
-        if isinstance(event, XidEvent):
-            self._flush(True, event.xid, event.header.end)
-        elif isinstance(event, QueryEvent) and transaction_control(event.query) in (COMMIT, XA_COMMIT):
-            self._flush(True, None, event.header.end)
+        end = transaction_end(event)
+        if end is not None:
+            self._flush(*end)
 
     def end_open_record(self) -> None:
         """On an interrupt: the record written so far ends here, as one whose transaction's

@@ -32,14 +32,16 @@ def ingest(*args) -> int:
 
 
 _STATEMENT_KEYS = ("sql", "sql_hex", "session", "schema")
+# the CDC fields: columns of changes/, null on statement and DDL rows
+_CDC_KEYS = ("row", "pk", "commit", "xid", "end_pos", "types")
 
 
-def dump_keys(paths) -> list[tuple]:
+def dump_keys(paths, *options) -> list[tuple]:
     """The records `binlog dump --format json` prints, in a comparable form."""
     out = []
     for path in paths:
-        result = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", "json", str(path)],
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", "json", *options,
+                                 str(path)], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr
         for line in result.stdout.splitlines():
             r = json.loads(line)
@@ -49,8 +51,13 @@ def dump_keys(paths) -> list[tuple]:
             else:
                 before, after = r["before"], r["after"]
             out.append((r["file"], r["pos"], r["ts"], r["server_id"], r["gtid"], r["db"], r["table"],
-                        r["op"], _image(before), _image(after)))
+                        r["op"], _image(before), _image(after)) + _cdc(*(r.get(k) for k in _CDC_KEYS)))
     return sorted(out, key=repr)
+
+
+def _cdc(row, pk, commit, xid, end_pos, types) -> tuple:
+    return (row, None if pk is None else tuple(pk), commit, None if xid is None else int(xid),
+            end_pos, _image(types))
 
 
 def _image(value):
@@ -62,13 +69,13 @@ def _image(value):
 def query_keys(con, relation: str) -> list[tuple]:
     """The same fields from a DuckDB query over ``relation``."""
     rows = con.execute(
-        f"SELECT file, pos, epoch(ts)::BIGINT, server_id, gtid, db, \"table\", op, before, after "
-        f"FROM {relation} WHERE op <> 'error'").fetchall()
+        f"SELECT file, pos, epoch(ts)::BIGINT, server_id, gtid, db, \"table\", op, before, after, "
+        f"\"row\", pk, \"commit\", xid, end_pos, types FROM {relation} WHERE op <> 'error'").fetchall()
     from datetime import datetime, timezone
 
     return sorted(((f, p, datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), s, g,
-                    _null(d), _null(t_), o, _image(b), _image(a))
-                   for f, p, t, s, g, d, t_, o, b, a in rows), key=repr)
+                    _null(d), _null(t_), o, _image(b), _image(a)) + _cdc(*cdc)
+                   for f, p, t, s, g, d, t_, o, b, a, *cdc in rows), key=repr)
 
 
 def _null(value):
@@ -90,11 +97,14 @@ def want(src) -> list[tuple]:
     return dump_keys([src / name for name in FILES])
 
 
-def test_duckdb_over_changes_parquet_equals_dump(src, want, tmp_path):
+def test_duckdb_over_changes_parquet_equals_dump(src, tmp_path):
+    """Every field of dump's records, the CDC fields with --with-types too."""
     out = tmp_path / "lake"
-    assert ingest(src, "--to", out) == 0
+    assert ingest(src, "--to", out, "--with-types") == 0
     con = duckdb.connect()
     relation = f"read_parquet('{out}/changes/**/*.parquet', hive_partitioning = true)"
+    want = dump_keys([src / name for name in FILES], "--with-types")
+    assert any(k[-6] is not None and k[-1] for k in want)      # rows with types and an index
     assert query_keys(con, relation) == want
     assert con.execute(f"SELECT DISTINCT run FROM {relation}").fetchall() == [(1,)]
 

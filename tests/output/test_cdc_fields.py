@@ -77,3 +77,22 @@ def test_with_types():
     assert types["decimals"]["d10_2"] == "decimal(10,2)" and types["decimals"]["d65_30"] == "decimal(65,30)"
     assert types["datetimes"]["dt6"] == "datetime(6)" and types["bits"]["b17"] == "bit(17)"
     assert "types" not in dump(SAMPLES / "types_full.binlog")[0]
+
+
+def test_xa_rows_end_uncommitted_at_xa_prepare():
+    """An XA transaction's rows end at the server's XA_prepare event; its XA COMMIT is an
+    event group of its own (other transactions may come between): no commit marker."""
+    events = [e for e in server_events("events_misc") if e["Log_name"] == "mariadb-bin.000001"]
+    records = [r for r in dump(SAMPLES / "events_misc") if r["file"] == "mariadb-bin.000001"]
+    xa_groups, group, xa = set(), None, False
+    for e in events:
+        if e["Event_type"] == "Gtid":
+            group, xa = int(e["Pos"]), "XA START" in e["Info"]
+        elif e["Event_type"] == "XA_prepare" and xa:
+            xa_groups.add(group)
+    rows_events = [int(e["Pos"]) for e in events if "_rows" in e["Event_type"]]
+    gtid_starts = sorted(int(e["Pos"]) for e in events if e["Event_type"] == "Gtid")
+    in_xa = [r for r in records if max(g for g in gtid_starts if g < r["pos"]) in xa_groups]
+    assert in_xa and all(r["pos"] in rows_events for r in in_xa)
+    assert all(not r["commit"] and r["xid"] is None and r["end_pos"] is None for r in in_xa)
+    assert any(r["commit"] for r in records if r not in in_xa)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import orjson
 
-from binlog.output.json_lines import JsonLinesWriter
-from binlog.reader import BinlogReader, RowChange
+from binlog.output.cdc import CdcJsonWriter
+from binlog.reader import BinlogReader, RowChange, StatementChange
+from binlog.replay.keys import KeyCatalog
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 
@@ -16,20 +17,39 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
 SCHEMA_DDL = [str(SAMPLES / "temporal_predump.schema.sql"), str(SAMPLES / "seed_tt_test2.schema.sql")]
 
 
-def dump_records(paths, schema_ddl=(), **reader_options) -> list[dict]:
-    """Exactly the JSON objects `binlog dump --format json [--schema-ddl ...] PATHS` prints."""
+def dump_records(paths, schema_ddl=(), with_types=False, **reader_options) -> list[dict]:
+    """Exactly the JSON objects `binlog dump --format json [--schema-ddl ...] PATHS` prints
+    (the CDC writer of binlog.output.cdc, as dump uses it)."""
     store = SchemaStore()
     for path in schema_ddl:
         store.import_ddl(Path(path).read_text(encoding="utf-8"), source=f"ddl:{path}")
     out = io.BytesIO()
-    writer = JsonLinesWriter(out)
-    for record in BinlogReader([str(p) for p in paths], schema=SchemaResolver(store),
-                               **reader_options).records():
-        (writer.write if isinstance(record, RowChange) else writer.statement)(record)
+    schema = SchemaResolver(store)
+    writer = CdcJsonWriter(out, keys=KeyCatalog(schema=schema), with_types=with_types)
+    for item in BinlogReader([str(p) for p in paths], schema=schema, **reader_options).items(statements=True):
+        if isinstance(item, RowChange):
+            writer.write(item)
+        elif isinstance(item, StatementChange):
+            writer.statement(item)
+        else:
+            writer.event(item)
+    writer.close()
     return [as_change_row(orjson.loads(line)) for line in out.getvalue().splitlines()]
 
 
 HEAD_KEYS = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op")
+#: the CDC fields (changes/ has them as columns; null on statement and DDL rows)
+CDC_KEYS = ("row", "pk", "commit", "xid", "end_pos", "types")
+
+
+def _cdc(rec) -> tuple:
+    """The CDC fields of a record or row in one form (types: parsed JSON text)."""
+    get = rec.get if isinstance(rec, dict) else (lambda k: rec[k])
+    values = [get(k) for k in CDC_KEYS]
+    values[1] = None if values[1] is None else tuple(values[1])
+    values[3] = None if values[3] is None else int(values[3])     # DECIMAL(20,0)
+    values[5] = _image(values[5])
+    return tuple(values)
 
 
 def as_change_row(rec: dict) -> dict:
@@ -53,14 +73,14 @@ def _image(d) -> bytes | None:
 def record_key(rec: dict) -> tuple:
     image = _image
     return (rec["file"], rec["pos"], rec["ts"], rec["server_id"], rec["gtid"], rec["db"],
-            rec["table"], rec["op"], image(rec["before"]), image(rec["after"]))
+            rec["table"], rec["op"], image(rec["before"]), image(rec["after"])) + _cdc(rec)
 
 
 def row_key(row) -> tuple:
     image = _image
     return (row["file"], row["pos"], row["ts"].strftime("%Y-%m-%dT%H:%M:%SZ") if row["ts"] else None,
             row["server_id"], row["gtid"], row["db"], row["table"], row["op"],
-            image(row["before"]), image(row["after"]))
+            image(row["before"]), image(row["after"])) + _cdc(row)
 
 
 def arrow_key(rec: dict) -> tuple:
@@ -69,4 +89,4 @@ def arrow_key(rec: dict) -> tuple:
     ts = rec["ts"]
     return (rec["file"], rec["pos"], ts.strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None,
             rec["server_id"], rec["gtid"], rec["db"], rec["table"], rec["op"],
-            image(rec["before"]), image(rec["after"]))
+            image(rec["before"]), image(rec["after"])) + _cdc(rec)

@@ -30,7 +30,8 @@ def test_dataframe_rows_equal_dump_records(spark):
         want += [record_key(r) for r in dump_records(files, SCHEMA_DDL)]
     df = _read(spark, [SAMPLES], **{"schema-ddl": ",".join(SCHEMA_DDL)})
     assert [f.name for f in df.schema.fields] == ["file", "pos", "ts", "server_id", "gtid", "db",
-                                                  "table", "op", "before", "after"]
+                                                  "table", "op", "before", "after", "row", "pk",
+                                                  "commit", "xid", "end_pos", "types"]
     got = [row_key(r) for r in df.collect()]
     assert len(got) == len(want) > 500
     assert got == want

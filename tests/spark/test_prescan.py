@@ -18,10 +18,10 @@ from spark_ingest.records import read_split  # noqa: E402
 SEQUENCES = discover([str(SAMPLES)])
 
 
-def read_plan(plan):
+def read_plan(plan, batch_size=None):
     out = []
     for split in plan.splits:
-        for batch in read_split(split, plan.options, plan.snapshots[split.group]):
+        for batch in read_split(split, plan.options, plan.snapshots[split.group], batch_size=batch_size):
             out.extend(arrow_key(r) for r in batch.to_pylist())
     return out
 
@@ -39,6 +39,8 @@ def test_every_split_point_gives_the_unsplit_records(key, files):
     whole = build_plan(parse_options({"paths": files, "schema-ddl": SCHEMA_DDL, "split-size": "0"}))
     assert len(whole.splits) == len(files)
     assert read_plan(whole) == want
+    # a batch after every row: the last row of a transaction waits for its commit fields
+    assert read_plan(whole, batch_size=1) == want
 
 
 def test_split_points_are_transaction_starts():
