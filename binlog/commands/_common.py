@@ -92,6 +92,25 @@ def add_filter_options(p) -> None:
                    help="keep only tables of this database (repeatable)")
 
 
+def add_rewrite_option(p) -> None:
+    """--rewrite-db FROM->TO (binlog.replay.rewrite: mariadb-binlog's semantics)."""
+    p.add_argument("--rewrite-db", action="append", default=[], metavar="FROM->TO",
+                   type=rewrite_rule,
+                   help="database TO instead of FROM for rows (the TABLE_MAP's database) and "
+                        "as the default database of statements and DDL, as mariadb-binlog "
+                        "--rewrite-db; names qualified in statement text are not rewritten "
+                        "(a warning names such statements); repeatable")
+
+
+def rewrite_rule(text: str) -> tuple[str, str]:
+    """``FROM->TO`` (mariadb-binlog's --rewrite-db syntax) as (FROM, TO)."""
+    source, sep, target = text.partition("->")
+    source, target = source.strip(), target.strip()
+    if not sep or not source or not target:
+        raise argparse.ArgumentTypeError(f"expected FROM->TO, got {text!r}")
+    return source, target
+
+
 def add_routine_options(p) -> None:
     """How a replay (``dump --format sql``, ``apply``) treats stored-program definitions."""
     p.add_argument("--routines", action="store_true",

@@ -63,6 +63,7 @@ from ..replay.routines import routine_kind, strip_definer
 from ._common import (
     TargetError,
     add_reader_options,
+    add_rewrite_option,
     add_routine_options,
     check_positions,
     connect,
@@ -113,6 +114,7 @@ def add_parser(sub) -> None:
     p.add_argument("--no-ddl", action="store_true",
                    help="do not replay DDL (CREATE/ALTER/DROP/RENAME/TRUNCATE); it is reported")
     add_routine_options(p)
+    add_rewrite_option(p)
     p.add_argument("--allow-triggers", action="store_true",
                    help="apply into target tables that have triggers (by default refused: "
                         "they would write again the rows the binlog already holds)")
@@ -402,8 +404,14 @@ class Applier:
             check_positions(files, start_position, args.stop_position)
         reader = make_reader(args, paths=source if live else files, start_position=start_position,
                              schema=self.schema, table_filter=tf)
-        self.keys = KeyCatalog(schema=self.schema, live=self._live)
-        self.renderer = SqlRenderer(self.keys, safe=args.safe)
+        from ..replay.rewrite import DbRewrite
+
+        # --rewrite-db: rows and statements go to TO; the filters and the schema store
+        # see the binlog's names, the target's keys and triggers are TO's
+        self.rewrite = DbRewrite(dict(args.rewrite_db), warn)
+        self.keys = KeyCatalog(schema=self.schema,
+                               live=lambda db, table: self._live(self.rewrite.db(db), table))
+        self.renderer = SqlRenderer(self.keys, safe=args.safe, rewrite_db=dict(args.rewrite_db))
         assembler = TxAssembler(on_warning=warn)
         self.assembler = assembler
         self.batch_txs = 0
@@ -483,7 +491,7 @@ class Applier:
             warn(f"{where}: statement-based change skipped (--skip-statements): "
                  f"{_short(statement.query, 200)}")
             return
-        steps = statement_sql(statement)     # NotReplayableError (exit 1) names it
+        steps = statement_sql(self.rewrite.statement(statement))   # NotReplayableError (exit 1) names it
         expected = statement.event.error_code
         try:
             with self.conn.cursor() as cur:
@@ -620,6 +628,7 @@ class Applier:
             return
         if self.args.strip_definer:
             statement = replace(statement, query=strip_definer(statement.query))
+        statement = self.rewrite.statement(statement)
         self._commit()          # DDL commits implicitly: the data before it goes first
         tolerant = self.first_unit
         import pymysql
@@ -653,7 +662,7 @@ class Applier:
         """The transaction's row changes and statement-logged changes, in binlog order."""
         from ..replay.transactions import in_binlog_order
 
-        for table in dict.fromkeys((ch.db, ch.table) for ch in tx.changes):
+        for table in dict.fromkeys((self.rewrite.db(ch.db), ch.table) for ch in tx.changes):
             self._check_triggers(*table)
 
         for part in in_binlog_order(tx):

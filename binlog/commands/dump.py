@@ -16,6 +16,7 @@ from ._common import (
     add_key_options,
     add_live_options,
     add_position_options,
+    add_rewrite_option,
     add_routine_options,
     add_schema_options,
     check_positions,
@@ -48,10 +49,7 @@ def add_parser(sub) -> None:
     dump.add_argument("--bigint-as-string", action="store_true",
                       help="json/debezium: integers beyond 2^53 (what JavaScript and jq hold "
                            "exactly) as strings of their digits")
-    dump.add_argument("--rewrite-db", action="append", default=[], metavar="FROM->TO",
-                      type=rewrite_rule,
-                      help="name database TO instead of FROM in the records and the SQL "
-                           "(as mariadb-binlog --rewrite-db; repeatable)")
+    add_rewrite_option(dump)
     dump.add_argument("--output-dir", metavar="DIR",
                       help="json/debezium: one file per table, DIR/<db>.<table>.<N>.jsonl "
                            "(names encoded), a new file every --rotate-size bytes")
@@ -179,15 +177,6 @@ def run(args) -> int:
     return _dump_exit_code(reader.stats)
 
 
-def rewrite_rule(text: str) -> tuple[str, str]:
-    """``FROM->TO`` (mariadb-binlog's --rewrite-db syntax) as (FROM, TO)."""
-    source, sep, target = text.partition("->")
-    source, target = source.strip(), target.strip()
-    if not sep or not source or not target:
-        raise argparse.ArgumentTypeError(f"expected FROM->TO, got {text!r}")
-    return source, target
-
-
 def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
     from ..output.cdc import CdcJsonWriter
@@ -195,18 +184,21 @@ def record_writer(args, out, schema=None):
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
     from ..output.text import TextWriter
     from ..replay.keys import KeyCatalog
+    from ..replay.rewrite import DbRewrite
+
+    rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
 
     def make(stream):
         if args.format == "debezium":
             writer = DebeziumWriter(stream)
         elif args.format == "json":
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
-                                   with_types=args.with_types, rewrite_db=dict(args.rewrite_db))
+                                   with_types=args.with_types, rewrite_db=rewrite)
             return BigintsAsStrings(writer) if args.bigint_as_string else writer
         else:
             writer = TextWriter(stream, args.binary_encoding)
         writer = BigintsAsStrings(writer) if args.bigint_as_string else writer
-        return RewriteDb(writer, dict(args.rewrite_db)) if args.rewrite_db else writer
+        return RewriteDb(writer, rewrite) if rewrite else writer
 
     if args.output_dir is None:
         return make(out)
@@ -233,13 +225,14 @@ def json_writer(args, out, schema):
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog
+    from ..replay.rewrite import DbRewrite
     from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
 
     writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
     if args.bigint_as_string:
         writer = BigintsAsStrings(writer)
     if args.rewrite_db:         # inside the split: its keys are looked up under the binlog's names
-        writer = RewriteDb(writer, dict(args.rewrite_db))
+        writer = RewriteDb(writer, DbRewrite(dict(args.rewrite_db), warn))
     if args.split_updates:
         live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
         writer = SplitUpdatesWriter(writer, KeyCatalog(schema=schema, live=live))

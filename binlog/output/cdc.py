@@ -131,9 +131,12 @@ class CdcJsonWriter:
     Give it every item of the reader (``write`` for rows, ``event`` for the rest)."""
 
     def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
-                 rewrite_db: dict | None = None):
+                 rewrite_db=None):
+        from ..replay.rewrite import DbRewrite
+
         self.out = out
-        self.rewrite_db = rewrite_db or {}   # --rewrite-db: after the key lookup (binlog names)
+        # --rewrite-db ({FROM: TO} or a DbRewrite): after the key lookup (binlog names)
+        self.rewrite = rewrite_db if isinstance(rewrite_db, DbRewrite) else DbRewrite(rewrite_db)
         self.lines = JsonLinesWriter(io.BytesIO(), binary_encoding)
         self.keys = keys
         self.fields = PlanFields(keys)
@@ -143,8 +146,8 @@ class CdcJsonWriter:
     def write(self, change) -> None:
         self._flush(False, None, None)
         pk = self.fields.pk(change)
-        db = self.rewrite_db.get(change.db)
-        shown = change if db is None else replace(change, db=db)
+        db = self.rewrite.db(change.db)
+        shown = change if db == change.db else replace(change, db=db)
         extra = {"row": change.row, "pk": pk}
         if self.with_types:
             extra["types"] = self.fields.types(change)
@@ -169,9 +172,8 @@ class CdcJsonWriter:
         the row held back (which it follows in the transaction; statement records carry
         no commit fields)."""
         self._flush(False, None, None)
-        db = self.rewrite_db.get(record.db)
         self.lines.out = self.out
-        self.lines.statement(record if db is None else replace(record, db=db))
+        self.lines.statement(self.rewrite.statement(record))
 
     def _flush(self, commit: bool, xid, end_pos) -> None:
         if self._held is None:

@@ -39,16 +39,22 @@ class BigintsAsStrings:
 
 
 class RewriteDb:
-    """``--rewrite-db FROM->TO``: the records of FROM's tables name TO (as mariadb-binlog's
-    option; the schema was looked up under the binlog's own name before this)."""
+    """``--rewrite-db FROM->TO``: the records of FROM's tables name TO, and statement and
+    DDL records their rewritten default database (``rewrite``: a
+    ``replay.rewrite.DbRewrite``, mariadb-binlog's semantics; the schema was looked up
+    under the binlog's own name before this)."""
 
-    def __init__(self, writer, rewrites: dict):
+    def __init__(self, writer, rewrite):
         self.writer = writer
-        self.rewrites = rewrites
+        self.rewrite = rewrite
 
     def write(self, change) -> None:
-        db = self.rewrites.get(change.db)
-        self.writer.write(change if db is None else replace(change, db=db))
+        db = self.rewrite.db(change.db)
+        self.writer.write(change if db == change.db else replace(change, db=db))
+
+    def statement(self, record) -> None:
+        if hasattr(self.writer, "statement"):
+            self.writer.statement(self.rewrite.statement(record))
 
     def __getattr__(self, name):
         return getattr(self.writer, name)

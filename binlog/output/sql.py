@@ -577,6 +577,7 @@ class SqlWriter:
                  split_updates: bool = False, on_warning=None, table_filter=None,
                  routines: bool = False, strip_definer: bool = False,
                  rewrite_db: dict | None = None):
+        from ..replay.rewrite import DbRewrite
         from ..replay.transactions import TxAssembler
 
         self.out = out
@@ -589,6 +590,7 @@ class SqlWriter:
         self.strip_definer = strip_definer
         self._routines_warned = False
         self.warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
+        self.rewrite = DbRewrite(rewrite_db, self.warn)   # statements' default database
         self.assembler = TxAssembler(on_warning=self.warn)
         self.pending: list[str] = []      # flashback: blocks, oldest first
         self.not_replayed: list = []      # NotReplayableError of statements left out
@@ -663,7 +665,7 @@ class SqlWriter:
                 body = [_comment(f"DDL at {where}, {_when(unit.ts)}: {_short(unit.query, 200)}")]
                 if self.strip_definer:
                     unit = replace(unit, query=strip_definer(unit.query))
-                body += ddl_script(unit)
+                body += ddl_script(self.rewrite.statement(unit))
                 self._emit("\n".join(body) + "\n")
             elif unit.kind == "dml":
                 body = [_comment(f"statement-logged change at {where}, {_when(unit.ts)}")]
@@ -692,7 +694,7 @@ class SqlWriter:
         """A statement-logged change in its session (statement_sql), then ours again; one
         that cannot be executed is a comment, a warning and ``not_replayed`` (exit 1)."""
         try:
-            steps = statement_sql(statement)
+            steps = statement_sql(self.rewrite.statement(statement))
         except NotReplayableError as exc:
             self.not_replayed.append(exc)
             self.warn(str(exc).splitlines()[0])
