@@ -60,13 +60,35 @@ test-spark: install-spark
 bench-spark: install-spark server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/spark_bench.py run --tables --repeat 3
 
-# Fuzzing (fuzz/RESULTS.md): the atheris harness on FUZZ_JOBS processes for FUZZ_SECONDS
-# each, or until FUZZ_RUNS inputs ran in all (-1: no limit); the corpus is seeded from
-# the samples, the mysql-test corpus and tests/hostile/regressions on the first run.
+# Fuzzing (fuzz/RESULTS.md).  The extensions are built with AddressSanitizer + UBSan into
+# a temporary directory (never into the package: fuzz/sanitize.py); a self-check builds a
+# scratch copy with one bound removed and requires ASan to report it; then, under the
+# sanitizers, the fuzz tests (differential, mutation, regressions) and the atheris
+# harnesses: the whole-dump target and the differential one (compiled vs pure), each on
+# FUZZ_JOBS processes for FUZZ_SECONDS, or until FUZZ_RUNS inputs ran in all (-1: no
+# limit).  gcc, its sanitizer runtimes and atheris are installed when missing.
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_JOBS ?= 1
-.PHONY: fuzz
-fuzz:
+FUZZ_TARGETS ?= differential binlog
+.PHONY: fuzz fuzz-deps
+fuzz-deps:
 	@$(PYTHON) -c "import atheris" 2>/dev/null || $(PIP) install -q atheris
-	$(PYTHON) fuzz/run.py --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS)
+	@if ! command -v gcc >/dev/null 2>&1 || ! gcc -print-file-name=libasan.so | grep -q / \
+			|| ! gcc -print-file-name=libubsan.so | grep -q /; then \
+		echo "installing gcc and its sanitizer runtimes (libasan, libubsan)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libasan8 libubsan1 >/dev/null; \
+	fi
+
+# FUZZ_BUILD: where the sanitized builds go (default: a new temporary directory, removed after)
+fuzz: fuzz-deps
+	@set -e; build=$${FUZZ_BUILD:-$$(mktemp -d /tmp/binlog-sanitized-XXXXXX)}; \
+	$(PYTHON) fuzz/sanitize.py build $$build/sanitized; \
+	$(PYTHON) fuzz/sanitize.py self-check $$build/broken; \
+	$(PYTHON) fuzz/sanitize.py run $$build/sanitized -- $(PYTHON) -m pytest -p sanitize -q -p no:cacheprovider \
+		tests/fuzz tests/hostile/test_regressions.py tests/unit/test_speedups.py; \
+	for target in $(FUZZ_TARGETS); do \
+		$(PYTHON) fuzz/run.py --target $$target --sanitized $$build/sanitized \
+			--seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS); \
+	done; \
+	[ -n "$(FUZZ_BUILD)" ] || rm -rf $$build

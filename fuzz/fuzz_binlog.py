@@ -24,6 +24,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 with atheris.instrument_imports(include=["binlog", "schema_store", "spark_ingest"]):
+    # isort: off
+    import sanitize  # noqa: F401  (first: loads the instrumented builds under make fuzz)
+    # isort: on
     from names import run_names
     from target import lower_infer_bound, run
 

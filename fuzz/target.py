@@ -63,6 +63,32 @@ def fix_crcs(body: bytes) -> bytes:
     return bytes(data)
 
 
+def mutate(data: bytes, mutations) -> bytes:
+    """Apply (kind, where, argument) byte mutations (the hypothesis tests draw them):
+    xor, set, insert, delete, dup(licate), cut, int (a 1/2/4-byte little-endian value)."""
+    out = bytearray(data)
+    for kind, where, arg in mutations:
+        if not out:
+            break
+        i = where % len(out)
+        if kind == "xor":
+            out[i] ^= arg
+        elif kind == "set":
+            out[i] = arg
+        elif kind == "insert":
+            out[i:i] = arg
+        elif kind == "delete":
+            del out[i:i + arg]
+        elif kind == "dup":
+            out[i:i] = out[i:i + arg]
+        elif kind == "cut":
+            del out[i:]
+        elif kind == "int":
+            size = 1 if arg < 0x100 else 2 if arg < 0x10000 else 4
+            out[i:i + size] = arg.to_bytes(size, "little")
+    return bytes(out)
+
+
 def _schema():
     from schema_store.resolver import SchemaResolver
     from schema_store.store import SchemaStore

@@ -63,37 +63,13 @@ _mutation = st.one_of(
 )
 
 
-def mutate(data: bytes, mutations) -> bytes:
-    out = bytearray(data)
-    for kind, where, arg in mutations:
-        if not out:
-            break
-        i = where % len(out)
-        if kind == "xor":
-            out[i] ^= arg
-        elif kind == "set":
-            out[i] = arg
-        elif kind == "insert":
-            out[i:i] = arg
-        elif kind == "delete":
-            del out[i:i + arg]
-        elif kind == "dup":
-            out[i:i] = out[i:i + arg]
-        elif kind == "cut":
-            del out[i:]
-        elif kind == "int":
-            size = 1 if arg < 0x100 else 2 if arg < 0x10000 else 4
-            out[i:i + size] = arg.to_bytes(size, "little")
-    return bytes(out)
-
-
 @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(seed=st.sampled_from(SEEDS), options=_byte,
        mutations=st.lists(_mutation, min_size=1, max_size=6))
 def test_mutated_binlogs_raise_only_typed_errors(seed, options, mutations):
     target.lower_infer_bound()
-    data = bytes([options]) + mutate(seed, mutations)
+    data = bytes([options]) + target.mutate(seed, mutations)
     started = time.monotonic()
     target.run(data, _TMP / "mutated.binlog")      # anything but a BinlogError fails here
     assert time.monotonic() - started < PER_INPUT_SECONDS

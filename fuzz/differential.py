@@ -1,0 +1,472 @@
+"""Differential fuzzing: the compiled paths against the pure-Python reference.
+
+The compiled modules (``binlog._speedups`` today; every ``binlog._*`` extension bound
+to a module attribute, with None meaning "pure Python", is found the same way) must
+give, for every input, exactly what the pure path gives: the same rows (same values of
+the same types, same column order) or the same typed error - same class and the same
+source, offsets, event type, table and column in it.  Two levels:
+
+* ``check_rows(case)``: one TABLE_MAP and one rows event (``RowsCase``, built from a
+  spec so that every column type, legacy temporal precisions from a schema, metadata
+  and row bytes can be generated and mutated), decoded by ``binlog.rows.decode_rows``
+  on both paths; the compiled walk itself (``_speedups.decode_event``) may only return
+  what the pure walk returns, or raise ``_speedups.Fallback``: never another exception,
+  never a value where the pure walk raises.
+* ``check_dump(data)``: a whole ``binlog dump`` of a binlog (the option byte of
+  fuzz/target.py and the file's bytes) on both paths: byte-identical output in JSON and
+  text, the same error, the same damage records in ``--on-error skip``.
+
+A difference raises ``Difference`` (an AssertionError: a finding).  Used by
+tests/fuzz/test_differential.py (hypothesis, CI), fuzz/fuzz_differential.py (atheris)
+and ``make fuzz`` (under AddressSanitizer/UBSan, fuzz/sanitize.py).
+"""
+from __future__ import annotations
+
+import io
+import sys
+import types
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from binlog import rows
+from binlog.constants import LEGACY_TEMPORAL_TYPES
+from binlog.errors import BinlogError
+from binlog.stream import NEED_DATA, EventStream
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import target  # noqa: E402
+
+MAGIC = b"\xfebin"
+
+
+class Difference(AssertionError):
+    """The compiled and the pure path disagree on an input."""
+
+
+# --- switching the compiled paths off ----------------------------------------------
+
+def compiled_bindings() -> list[tuple[types.ModuleType, str]]:
+    """(module, attribute) of every loaded ``binlog`` module attribute bound to a
+    compiled ``binlog._*`` extension module."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if not (name == "binlog" or name.startswith("binlog.")) or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if (isinstance(value, types.ModuleType) and value.__name__.startswith("binlog._")
+                    and not getattr(value, "__file__", "").endswith(".py")):
+                found.append((module, attr))
+    return found
+
+
+@contextmanager
+def pure() -> Iterator[None]:
+    """Run the body with every compiled path off (as BINLOG_PURE=1 would at import)."""
+    saved = [(module, attr, getattr(module, attr)) for module, attr in compiled_bindings()]
+    for module, attr, _ in saved:
+        setattr(module, attr, None)
+    try:
+        yield
+    finally:
+        for module, attr, value in saved:
+            setattr(module, attr, value)
+
+
+def compiled_available() -> bool:
+    return bool(compiled_bindings())
+
+
+# --- outcomes ----------------------------------------------------------------------
+
+def error_key(exc: BinlogError) -> tuple:
+    """What two paths must agree on when they fail."""
+    return (type(exc).__name__, str(exc), exc.source, exc.event_offset, exc.field_offset,
+            exc.event_type, exc.table, exc.column)
+
+
+def value_key(value) -> tuple:
+    """A value with its type: 1 == 1.0 == True and Decimal('0') == Decimal('-0') must not
+    pass for equal."""
+    if isinstance(value, dict):
+        return ("dict", tuple((k, value_key(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(value_key(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+def rows_key(decoded: list) -> tuple:
+    return tuple((value_key(before), value_key(after)) for before, after in decoded)
+
+
+# --- level 1: one rows event --------------------------------------------------------
+
+# Rows event type codes (binlog/events/rows.py): v1, v2 and MariaDB compressed v1/v2.
+WRITE_V1, UPDATE_V1, DELETE_V1, WRITE_V2, UPDATE_V2, DELETE_V2 = 23, 24, 25, 30, 31, 32
+ROWS_TYPES = (WRITE_V1, UPDATE_V1, DELETE_V1, WRITE_V2, UPDATE_V2, DELETE_V2,
+              166, 167, 168, 169, 170, 171)
+TABLE_MAP = 19
+
+
+@dataclass
+class RowsCase:
+    """One TABLE_MAP and one rows event after a real server's FORMAT_DESCRIPTION.
+
+    fde: the FORMAT_DESCRIPTION event, whole; crc: whether it says CRC32 (the other two
+    events get footers).  table_map / rows: the two event bodies (after the 19-byte
+    header), from a sample or built by ``table_map_body`` / ``rows_body``.  schema:
+    column index -> attributes, as the schema store gives them to build_plan (legacy
+    temporal precision, unsigned, encoding, enum labels); known_zero: the writer cannot
+    write legacy hires temporals (build_plan's legacy_precision_known_zero)."""
+    fde: bytes
+    crc: bool
+    table_map: bytes
+    rows_type: int
+    rows: bytes
+    schema: dict = field(default_factory=dict)
+    known_zero: bool = False
+
+    def binlog(self) -> bytes:
+        return (MAGIC + self.fde + event_bytes(TABLE_MAP, self.table_map, self.crc)
+                + event_bytes(self.rows_type, self.rows, self.crc))
+
+
+def event_bytes(type_code: int, body: bytes, crc: bool) -> bytes:
+    """header (timestamp, type, server_id, event_size, log_pos 0 = not checked, flags),
+    body, CRC32 footer."""
+    size = 19 + len(body) + (4 if crc else 0)
+    raw = (b"\x00\x00\x00\x00" + bytes([type_code & 0xFF]) + b"\x01\x00\x00\x00"
+           + (size & 0xFFFFFFFF).to_bytes(4, "little") + b"\x00\x00\x00\x00\x00\x00" + body)
+    return raw + zlib.crc32(raw).to_bytes(4, "little") if crc else raw
+
+
+def table_map_body(columns: list[tuple[int, bytes]], optional: list[tuple[int, bytes]] = (),
+                   nullable: bytes | None = None) -> bytes:
+    """TABLE_MAP body of table db.t (table id 42): columns are (type code, metadata
+    bytes as written), optional the (TLV type, value) optional metadata fields."""
+    n = len(columns)
+    meta = b"".join(m for _, m in columns)
+    body = (b"\x2a\x00\x00\x00\x00\x00" + b"\x01\x00" + b"\x02db\x00" + b"\x01t\x00"
+            + packed(n) + bytes(t for t, _ in columns) + packed(len(meta)) + meta
+            + (b"\xff" * ((n + 7) // 8) if nullable is None else nullable))
+    for kind, value in optional:
+        body += bytes([kind]) + packed(len(value)) + value
+    return body
+
+
+def rows_body(rows_type: int, width: int, present: bytes, present_after: bytes, data: bytes,
+              flags: int = 1) -> bytes:
+    """Rows event body for table id 42 (v2: an empty extra-info block)."""
+    body = b"\x2a\x00\x00\x00\x00\x00" + flags.to_bytes(2, "little")
+    if rows_type >= WRITE_V2:
+        body += b"\x02\x00"
+    body += packed(width) + present
+    if rows_type in (UPDATE_V1, UPDATE_V2):
+        body += present_after
+    return body + data
+
+
+def packed(n: int) -> bytes:
+    """Length-encoded integer (sql/pack.cc net_store_length)."""
+    if n < 251:
+        return bytes([n])
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little")
+    if n < 1 << 24:
+        return b"\xfd" + n.to_bytes(3, "little")
+    return b"\xfe" + n.to_bytes(8, "little")
+
+
+def case_events(case: RowsCase):
+    """(table_map, rows_event) decoded by the real event stream; None when the stream
+    rejects the bytes (a BinlogError: both paths share that code)."""
+    stream = EventStream("case.binlog")
+    stream.feed(case.binlog())
+    found = []
+    try:
+        stream.close()
+        while (event := stream.next_event()) is not NEED_DATA and event is not None:
+            found.append(event)
+    except BinlogError:
+        return None
+    by_type = {e.header.type_code: e for e in found if hasattr(e, "header")}
+    table_map, rows_event = by_type.get(TABLE_MAP), by_type.get(case.rows_type)
+    if table_map is None or not hasattr(rows_event, "data"):
+        return None
+    return table_map, rows_event
+
+
+def _plan(case: RowsCase, table_map):
+    try:
+        return rows.build_plan(table_map, legacy_precision_known_zero=case.known_zero,
+                               schema=case.schema)
+    except BinlogError as exc:
+        return exc
+
+
+def _decode(event, plan) -> tuple:
+    if isinstance(plan, BinlogError):
+        return ("error", error_key(plan))
+    try:
+        return ("rows", rows_key(rows.decode_rows(event, plan)))
+    except BinlogError as exc:
+        return ("error", error_key(exc))
+
+
+def check_rows(case: RowsCase) -> str:
+    """Decode the case on both paths; raise Difference if they disagree.  Returns what
+    the compiled walk did: "compiled" (it decoded the event), "fallback" (it handed the
+    event to the pure path), "error" / "skipped" (no walk: the TABLE_MAP or the plan
+    failed, or no compiled module)."""
+    events = case_events(case)
+    if events is None:
+        return "skipped"
+    table_map, event = events
+    with pure():
+        reference = _decode(event, _plan(case, table_map))
+    if rows._speedups is None:
+        return "skipped"
+    plan = _plan(case, table_map)
+    got = _decode(event, plan)
+    if got != reference:
+        raise Difference(f"decode_rows differs:\n  compiled {got}\n  pure     {reference}")
+    walked = _walk(event, plan)
+    if walked is None:
+        return "error" if reference[0] == "error" else "fallback"
+    if reference[0] == "error":
+        raise Difference(f"the compiled walk decoded what the pure walk rejects:\n  compiled "
+                         f"{walked}\n  pure     {reference}")
+    if walked != reference[1]:
+        raise Difference(f"_speedups.decode_event differs:\n  compiled {walked}\n  pure     {reference}")
+    return "compiled"
+
+
+def _walk(event, plan):
+    """The compiled walk alone, as decode_rows calls it: its rows, or None when it falls
+    back (or is not used for this event).  Anything but Fallback escaping is a finding."""
+    if isinstance(plan, BinlogError) or event.partial or event.width != len(plan.columns):
+        return None
+    walk = plan.walk(event.present)
+    if walk[2] is None:
+        return None
+    walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
+    if len(event.data) and not walk[0] and (event.kind != "update" or not walk_after[0]):
+        return None
+    speedups = rows._speedups
+    try:
+        decoded = speedups.decode_event(event.data, rows._KIND_CODES[event.kind], walk[2],
+                                        walk_after[2], walk[1], walk_after[1])
+    except speedups.Fallback:
+        return None
+    except Exception as exc:
+        raise Difference(f"_speedups.decode_event raised {type(exc).__name__}: {exc}") from exc
+    return rows_key(decoded)
+
+
+# --- level 2: a whole dump ---------------------------------------------------------
+
+def dump(data: bytes, path: Path) -> tuple:
+    """``binlog dump`` of ``data`` (fuzz/target.py's option byte + file): (output bytes,
+    error key or None, damage keys, incomplete key)."""
+    if not data:
+        return (b"", None, (), None)
+    options, body = data[0], data[1:]
+    if options & target.FIX_CRC:
+        body = target.fix_crcs(body)
+    path.write_bytes(body)
+    sink = io.BytesIO()
+    text = bool(options & target.TEXT)
+    writer = (target.TextWriter if text else target.JsonLinesWriter)(sink, "hex")
+    error = None
+    reader = None
+    try:
+        reader = target.BinlogReader([path], on_error="skip" if options & target.SKIP else "fail",
+                                     verify_checksums=not options & target.NO_VERIFY,
+                                     schema=target._schema() if options & target.TRACK_DDL == target.TRACK_DDL
+                                     else None)
+        for item in reader.items():
+            if isinstance(item, target.RowChange):
+                writer.write(item)
+            elif text:
+                writer.event(item)
+    except BinlogError as exc:
+        error = error_key(exc)
+    damage = tuple(error_key(d.error) for d in reader.stats.damage) if reader else ()
+    incomplete = None
+    if reader is not None and reader.stats.incomplete is not None:
+        incomplete = str(reader.stats.incomplete)
+    return (sink.getvalue(), error, damage, incomplete)
+
+
+def check_dump(data: bytes, path: Path) -> None:
+    """Dump ``data`` on both paths; raise Difference if output or errors differ.
+    (--infer-precision is left out: its search is slow and not a compiled path.)"""
+    if data:
+        data = bytes([data[0] & ~target.INFER]) + data[1:]
+    with pure():
+        reference = dump(data, path)
+    got = dump(data, path)
+    if got != reference:
+        raise Difference(f"dump differs:\n  compiled {_short(got)}\n  pure     {_short(reference)}")
+
+
+def _short(outcome: tuple) -> str:
+    out, error, damage, incomplete = outcome
+    return f"{len(out)} bytes {out[-300:]!r}, error {error}, damage {damage}, incomplete {incomplete}"
+
+
+# --- seeds: the rows events of real binlogs ------------------------------------------
+
+def sample_cases(path: Path) -> list[RowsCase]:
+    """A RowsCase per rows event of a real binlog (its TABLE_MAP, its FDE), with the
+    legacy temporal precisions the schema store (DDL in the binlog) gives."""
+    import make_seeds
+
+    from binlog.header import CHECKSUM_CRC32
+    from binlog.reader import BinlogReader, RowChange
+    from schema_store.resolver import SchemaResolver
+    from schema_store.store import SchemaStore
+
+    data = path.read_bytes()
+    frames = make_seeds.frames(path)
+    if not frames or frames[0][2] != 15:
+        return []
+    plans = {}
+    try:
+        reader = BinlogReader([path], schema=SchemaResolver(SchemaStore(None), track_ddl=True,
+                                                            on_warning=lambda message: None))
+        for item in reader.items():
+            if isinstance(item, RowChange):
+                plans[item.pos] = item.plan
+    except BinlogError:
+        pass
+    stream = EventStream(path.name)
+    offset, size, _ = frames[0]
+    stream.feed(data[:offset + size])
+    stream.close()
+    while stream.next_event() not in (NEED_DATA, None):
+        pass
+    fde = stream.fde
+    crc = fde.checksum_alg == CHECKSUM_CRC32
+    known_zero = not fde.writes_legacy_hires
+    tail = 4 if crc else 0
+    cases, table_map = [], None
+    for offset, size, type_code in frames[1:]:
+        body = data[offset + 19:offset + size - tail]
+        if type_code == TABLE_MAP:
+            table_map = body
+        elif type_code in ROWS_TYPES and table_map is not None:
+            plan = plans.get(offset)
+            schema = {c.index: {"precision": c.precision} for c in plan.columns
+                      if c.type in LEGACY_TEMPORAL_TYPES and c.precision is not None} if plan else {}
+            cases.append(RowsCase(data[frames[0][0]:frames[0][0] + frames[0][1]], crc, table_map,
+                                  type_code, body, schema, known_zero))
+    return cases
+
+
+# --- one input as bytes (atheris, the regression corpus) -----------------------------
+#
+# byte 0 >= 0x80: a dump: the rest is fuzz/target.py's option byte and a binlog file.
+# byte 0 < 0x80: a RowsCase: bit 0 known_zero; byte 1 the FORMAT_DESCRIPTION (index in
+# SAMPLES); byte 2 the rows event type; byte 3 the number n of schema attributes,
+# then n x (column index, attribute, value) - attribute 0 precision, 1 unsigned,
+# 2 encoding (ENCODINGS[value]); then u16 LE the TABLE_MAP body's length, the TABLE_MAP
+# body, and the rows event body to the end.
+
+DUMP = 0x80
+# Samples whose rows events seed the RowsCase inputs and whose FORMAT_DESCRIPTIONs a case
+# picks from: every column type of MariaDB 10.11 (with and without checksums), legacy
+# temporals with their DDL, MySQL 5.1/5.6/8.0 (JSON, BIT, v1/v2 rows).
+SAMPLES = ["samples/mariadb-10.11/types_full.binlog", "samples/mariadb-10.11/checksum_none.binlog",
+           "samples/mysql-test/json.binlog.000001", "samples/mysql-test/ver_5_1_23.001",
+           "samples/mysql-test/mariadb-bin.000001", "samples/mariadb-10.11/legacy_temporal.binlog",
+           "samples/mariadb-10.11/temporal_cells.binlog", "samples/mariadb-10.11/temporal_alter.binlog",
+           "samples/mariadb-10.11/compressed.binlog", "samples/mariadb-10.11/compressed_columns.binlog",
+           "samples/mariadb-10.11/signedness.binlog", "samples/mariadb-10.11/types_nometa.binlog",
+           "samples/mariadb-10.11/row_image_minimal.binlog", "samples/mysql-test/mysql_type_bit.000001",
+           "samples/mysql-test/ver_trunk_row_v2.001", "samples/mysql-test/bug32407.001"]
+ENCODINGS = ("utf-8", "latin-1", "cp1251", "utf-16-be", "ascii", "gbk", "sjis", "cp1252")
+_ATTRS = ("precision", "unsigned", "encoding")
+_fdes: list[tuple[bytes, bool]] = []
+
+
+def fdes() -> list[tuple[bytes, bool]]:
+    """(FORMAT_DESCRIPTION event, CRC32) of each SAMPLES file."""
+    from binlog.header import CHECKSUM_CRC32
+
+    if not _fdes:
+        for name in SAMPLES:
+            data = (HERE.parent / name).read_bytes()
+            size = int.from_bytes(data[4 + 9:4 + 13], "little")
+            stream = EventStream(name)
+            stream.feed(data[:4 + size])
+            stream.close()
+            while stream.next_event() not in (NEED_DATA, None):
+                pass
+            _fdes.append((data[4:4 + size], stream.fde.checksum_alg == CHECKSUM_CRC32))
+    return _fdes
+
+
+def case_to_bytes(case: RowsCase) -> bytes:
+    index = next((i for i, (fde, _) in enumerate(fdes()) if fde == case.fde), None)
+    if index is None:
+        raise ValueError("the case's FORMAT_DESCRIPTION is not one of SAMPLES")
+    attrs = []
+    for col, values in sorted(case.schema.items()):
+        for name, value in values.items():
+            code = _ATTRS.index(name)
+            value = ENCODINGS.index(value) if name == "encoding" else int(value)
+            attrs.append(bytes([col & 0xFF, code, value & 0xFF]))
+    return (bytes([int(case.known_zero), index, case.rows_type, len(attrs)]) + b"".join(attrs)
+            + len(case.table_map).to_bytes(2, "little") + case.table_map + case.rows)
+
+
+def case_from_bytes(data: bytes) -> RowsCase | None:
+    if len(data) < 4:
+        return None
+    known_zero, index, rows_type, count = data[0] & 1, data[1], data[2], data[3]
+    fde, crc = fdes()[index % len(fdes())]
+    pos, schema = 4, {}
+    for _ in range(count):
+        if pos + 3 > len(data):
+            return None
+        col, code, value = data[pos:pos + 3]
+        pos += 3
+        name = _ATTRS[code % len(_ATTRS)]
+        schema.setdefault(col, {})[name] = (ENCODINGS[value % len(ENCODINGS)] if name == "encoding"
+                                            else bool(value & 1) if name == "unsigned" else value)
+    if pos + 2 > len(data):
+        return None
+    size = int.from_bytes(data[pos:pos + 2], "little")
+    pos += 2
+    table_map = data[pos:pos + size]
+    return RowsCase(fde, crc, table_map, rows_type, data[pos + size:], schema, bool(known_zero))
+
+
+def check_bytes(data: bytes, path: Path) -> None:
+    """One fuzz input (the format above) on both paths; Difference if they disagree."""
+    if data and data[0] & DUMP:
+        check_dump(data[1:], path)
+        return
+    case = case_from_bytes(data)
+    if case is not None:
+        check_rows(case)
+
+
+def seed_inputs() -> list[bytes]:
+    """Seeds: every rows event of the samples as a RowsCase input, and fuzz/make_seeds.py's
+    binlog windows as dump inputs."""
+    import make_seeds
+
+    out = []
+    for name in SAMPLES:
+        for case in sample_cases(HERE.parent / name):
+            out.append(case_to_bytes(case))
+    for path in make_seeds.sources():
+        out.extend(bytes([DUMP]) + seed for seed in make_seeds.seeds_of(path)[::4])
+    return out
+
