@@ -21,6 +21,7 @@ from .errors import (
     BinlogError,
     GapError,
     IncompleteEventError,
+    MalformedEventError,
     MissingTableMapError,
     PrecisionUnknownError,
     UsageError,
@@ -32,6 +33,7 @@ from .events import (
     IntvarEvent,
     MariaGtidEvent,
     MysqlGtidEvent,
+    PreviousGtidsEvent,
     QueryEvent,
     RandEvent,
     RowsEvent,
@@ -43,7 +45,7 @@ from .events import (
 from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
-from .gtids import GtidWindow
+from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, build_plan, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
@@ -221,7 +223,8 @@ class BinlogReader:
         table_filter = options.table_filter
         self.table_filter = table_filter if table_filter is not None and table_filter.active else None
         self.stats = ReadStats()
-        self.gtid_window = GtidWindow(options.start_gtid, options.stop_gtid)
+        self.gtid_window = GtidWindow(options.start_gtid, options.stop_gtid,
+                                      allow_gaps=options.allow_gaps, on_warning=hooks.on_warning)
         self.continuity = Continuity(allow_gaps=options.allow_gaps, on_warning=hooks.on_warning)
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
@@ -390,6 +393,9 @@ class BinlogReader:
             table_maps.clear()
         elif isinstance(event, GtidListEvent):
             self.continuity.gtid_list(event.gtids)
+        elif isinstance(event, PreviousGtidsEvent):
+            if self.gtid_window.active:
+                self._previous_gtids(name, event)
         elif isinstance(event, (MariaGtidEvent, MysqlGtidEvent)):
             state.gtid = event.gtid
             if isinstance(event, MariaGtidEvent):
@@ -430,14 +436,33 @@ class BinlogReader:
 
     def _enter_group(self, event, state: "_FileState") -> None:
         """A GTID event: is its group inside --start-gtid/--stop-gtid?"""
-        if not isinstance(event, MariaGtidEvent):
-            raise UsageError("--start-gtid/--stop-gtid take MariaDB GTIDs; this binlog has "
-                             "MySQL GTIDs (uuid:number), which they do not select",
-                             hint="use --start-position/--stop-position")
-        state.group = (event.domain_id, event.seq_no)
-        state.skip_group = not self.gtid_window.accepts(event.domain_id, event.seq_no)
+        window = self.gtid_window
+        if isinstance(event, MariaGtidEvent):
+            if window.kind != "mariadb":
+                raise UsageError("--start-gtid/--stop-gtid were given as MySQL GTID sets "
+                                 "(uuid:interval); this binlog has MariaDB GTIDs",
+                                 hint="give domain-server-seq lists, e.g. 0-1-100")
+            state.group = (event.domain_id, event.seq_no)
+        else:
+            if window.kind != "mysql":
+                raise UsageError("--start-gtid/--stop-gtid were given as MariaDB GTID lists "
+                                 "(domain-server-seq); this binlog has MySQL GTIDs",
+                                 hint="give a MySQL GTID set, e.g. "
+                                      f"{event.sid or '<uuid>'}:1-5")
+            key = None if event.anonymous else mysql_sid(event.sid, event.tag)
+            state.group = (key, event.gno)
+        state.skip_group = not window.accepts(*state.group)
 
-    def _group_selected(self, state: "_FileState", group: tuple[int, int]) -> bool:
+    def _previous_gtids(self, name: str, event: PreviousGtidsEvent) -> None:
+        """The GTIDs written before this binlog, against a MySQL --start-gtid set."""
+        try:
+            self.gtid_window.previous_gtids(event.gtid_set, name)
+        except UsageError as exc:
+            # the set the event holds did not parse: the event is damaged, not the options
+            raise MalformedEventError(f"PREVIOUS_GTIDS holds an unreadable GTID set "
+                                      f"({exc})") from None
+
+    def _group_selected(self, state: "_FileState", group: tuple[Any, int]) -> bool:
         """Whether the event just taken in (a GTID window is set) is given out; notes
         the end of its event group."""
         keep = not state.skip_group
@@ -562,7 +587,8 @@ class _FileState:
     in_trx: bool = False        # between a GTID event and the end of its transaction
     saw_begin: bool = False     # the transaction is an explicit one (BEGIN ... COMMIT)
     maps_lost_at: int | None = None
-    group: tuple[int, int] | None = None    # (domain, seq_no) of the event group, with a GTID window
+    # (domain, seq_no) or (MySQL sid, gno) of the event group, with a GTID window
+    group: tuple[Any, int] | None = None
     skip_group: bool = False                # that group lies outside the window
     context: list = field(default_factory=list)   # INTVAR/RAND/USER_VAR before a statement
 

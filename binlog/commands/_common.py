@@ -153,14 +153,17 @@ def add_reader_options(p, *, positions: bool = True, live: bool = False) -> None
 
 
 def add_gtid_options(p) -> None:
-    p.add_argument("--start-gtid", metavar="D-S-N[,...]",
-                   help="MariaDB GTID list: read only event groups after it (per domain, "
-                        "exclusive; unlisted domains from the start), as mariadb-binlog "
+    p.add_argument("--start-gtid", metavar="GTIDS",
+                   help="MariaDB GTID list D-S-N[,...]: read only event groups after it (per "
+                        "domain, exclusive; unlisted domains from the start), as mariadb-binlog "
                         "--start-position=GTID-list; with --from the server starts at the "
-                        "file holding it")
-    p.add_argument("--stop-gtid", metavar="D-S-N[,...]",
+                        "file holding it. Or a MySQL GTID set uuid:1-5[,...]: skip its "
+                        "transactions (mysqlbinlog --exclude-gtids)")
+    p.add_argument("--stop-gtid", metavar="GTIDS",
                    help="MariaDB GTID list: read event groups up to it (per domain, inclusive; "
-                        "unlisted domains not at all) and stop once every domain reached it")
+                        "unlisted domains not at all) and stop once every domain reached it. "
+                        "Or a MySQL GTID set: read only its transactions (mysqlbinlog "
+                        "--include-gtids), stop once all were read")
 
 
 def add_live_options(p, *, fetch: bool = False) -> None:

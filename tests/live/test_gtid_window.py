@@ -94,10 +94,17 @@ def test_stop_gtid_ends_a_followed_stream(server):
 
 
 @pytest.mark.parametrize("value,message", [
-    ("0-1", "expected domain-server-seq"),
-    ("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5", "MySQL uuid:interval sets are not supported"),
+    ("0-1", "expected a MariaDB domain-server-seq"),
+    ("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5", "this binlog has MariaDB GTIDs"),
     ("0-1-5,0-2-7", "domain 0 is given twice"),
 ])
 def test_bad_gtid_lists_are_usage_errors(server, value, message):
     done = cli("dump", "--start-gtid", value, *server.binlog_files())
     assert done.returncode == 2 and message in done.stderr
+
+
+def test_a_mysql_set_as_a_live_start_is_refused_with_a_way_out(server):
+    done = cli("dump", "--from", f"mysql://root@localhost/?unix_socket={server.socket}",
+               "--server-id", "51", "--start-gtid", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5")
+    assert done.returncode == 2
+    assert "COM_BINLOG_DUMP_GTID is not supported" in done.stderr and "--start-file" in done.stderr
