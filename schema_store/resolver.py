@@ -303,7 +303,8 @@ class SchemaResolver:
         """The schema version each table a DDL statement names has right after it (the
         ``schema`` of a ``ddl`` record): a version the store holds at exactly this
         position, made by this statement (DDL tracking, or the Spark pre-scan); a table
-        dropped by it has ``columns: null``.  None when the store has no version made
+        dropped by it has ``columns: null`` (and ``primary_key: null``; else the primary key's
+        column names, [] for none).  None when the store has no version made
         here (DDL not tracked, or not understood): unknown, never an older version."""
         from .model import column_to_dict
 
@@ -321,7 +322,8 @@ class SchemaResolver:
             columns = None if schema is None else [
                 {k: v for k, v in column_to_dict(c).items() if v is not None}
                 for c in schema.columns]
-            out.append({"db": key[0], "table": key[1], "columns": columns})
+            primary = None if schema is None else list(schema.primary_key)
+            out.append({"db": key[0], "table": key[1], "columns": columns, "primary_key": primary})
         return out or None
 
     def _forget_tables(self, event, position, source, exc) -> None:

@@ -190,7 +190,7 @@ def record_writer(args, out, schema=None):
 
     def make(stream):
         if args.format == "debezium":
-            writer = DebeziumWriter(stream)
+            writer = DebeziumWriter(stream, on_warning=warn)
         elif args.format == "json":
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
                                    with_types=args.with_types, rewrite_db=rewrite)

@@ -40,6 +40,37 @@ zero dates (0000-00-00)        null
 (as the connector gives it with GTIDs), ``total_order`` the event's rank in its
 transaction and ``data_collection_order`` its rank among the transaction's events of the
 same table, both from 1.
+
+DDL is a **schema change event** in the same stream, in binlog order: the value the
+connector writes to its schema change topic (Debezium documentation, "Schema change
+topic"; io.debezium.relational.history.JsonTableChangeSerializer)::
+
+    {"source": {...as above, "row": 0, "query": null}, "ts_ms", "databaseName",
+     "schemaName": null, "ddl": "<the statement>",
+     "tableChanges": [{"type": "CREATE" | "ALTER" | "DROP", "id": "\"db\".\"t\"",
+                       "table": {"defaultCharsetName", "primaryKeyColumnNames",
+                                 "columns": [{"name", "jdbcType", "nativeType": null,
+                                              "typeName", "typeExpression", "charsetName",
+                                              "length", "scale", "position", "optional",
+                                              "autoIncremented", "generated", "comment",
+                                              "hasDefaultValue", "enumValues"}]} | null,
+                       "comment": null}]}
+
+Such a line has ``ddl`` and no ``op``: tell the two kinds apart by that.  The tables are
+those the schema store has right after the statement (``tableChanges`` is [] when it
+does not know them: ``--no-track-ddl``, DDL it does not parse, database statements);
+``jdbcType`` is what the connector's DDL parser (MySqlAntlrDdlParser's data types) gives
+each type; ``autoIncremented``, ``generated`` and ``hasDefaultValue`` are not tracked by
+the schema store and are always false, ``defaultCharsetName`` null; a dropped table has
+``table: null``.
+
+A **statement-logged change** (binlog_format STATEMENT or MIXED) has no Debezium form: the
+connector needs row events and skips DML it finds in QUERY events with a warning.  Here
+it is an extension record, never dropped: the envelope with ``before``/``after`` null,
+``"op": "statement"`` (not one of Debezium's c/u/d/r/t), ``source.query`` the statement
+and ``statement`` = ``{"sql", "session"}`` as in the JSON record; the run warns on
+stderr for each (``statements`` counts them), so a consumer that only knows Debezium's
+ops can skip ``op == "statement"`` knowingly.
 """
 from __future__ import annotations
 
@@ -206,27 +237,82 @@ def encode_row(row: dict | None, plan) -> dict | None:
     return out
 
 
+# java.sql.Types of each MySQL type as the connector's DDL parser registers them
+# (MySqlAntlrDdlParser.initializeDataTypeResolver): TINYINT is SMALLINT there, TIMESTAMP
+# TIMESTAMP_WITH_TIMEZONE, the TEXTs VARCHAR, ENUM/SET CHAR, JSON/GEOMETRY OTHER.
+JDBC_TYPES = {
+    "bit": -7, "tinyint": 5, "smallint": 5, "mediumint": 4, "int": 4, "integer": 4,
+    "bigint": -5, "float": 6, "double": 8, "real": 7, "decimal": 3, "numeric": 2,
+    "date": 91, "time": 92, "datetime": 93, "timestamp": 2014, "year": 4,
+    "char": 1, "varchar": 12, "tinytext": 12, "text": 12, "mediumtext": 12, "longtext": 12,
+    "binary": -2, "varbinary": -3, "tinyblob": 2004, "blob": 2004, "mediumblob": 2004,
+    "longblob": 2004, "enum": 1, "set": 1, "json": 1111, "geometry": 1111, "point": 1111,
+    "linestring": 1111, "polygon": 1111, "multipoint": 1111, "multilinestring": 1111,
+    "multipolygon": 1111, "geometrycollection": 1111, "bool": 16, "boolean": 16,
+}
+_TEMPORAL = ("time", "datetime", "timestamp")
+
+
+def _column_change(col: dict, position: int) -> dict:
+    """One column of a DDL record's schema (schema_store column_to_dict) as the
+    connector's column document."""
+    data_type = col.get("data_type", "")
+    type_name = data_type.upper() + (" UNSIGNED" if col.get("unsigned") else "")
+    length = col.get("length")
+    scale = None
+    if data_type in ("decimal", "numeric"):
+        length, scale = col.get("numeric_precision"), col.get("numeric_scale")
+    elif data_type in _TEMPORAL:
+        length = col.get("datetime_precision")
+    values = col.get("enum_values") or col.get("set_values") or []
+    return {"name": col.get("name"), "jdbcType": JDBC_TYPES.get(data_type, 1111), "nativeType": None,
+            "typeName": type_name, "typeExpression": type_name, "charsetName": col.get("charset"),
+            "length": length, "scale": scale, "position": position,
+            "optional": bool(col.get("nullable", True)), "autoIncremented": False,
+            "generated": False, "comment": None, "hasDefaultValue": False,
+            "enumValues": list(values)}
+
+
+def table_changes(record) -> list:
+    """``tableChanges`` of a DDL record: each table its ``schema`` lists (the store's
+    version right after the statement)."""
+    keyword = record.sql.lstrip().split(None, 1)[0].upper() if record.sql.strip() else ""
+    out: list[dict] = []
+    for entry in record.schema or ():
+        table_id = '"{}"."{}"'.format(entry["db"], entry["table"])
+        if entry["columns"] is None:
+            out.append({"type": "DROP", "id": table_id, "table": None, "comment": None})
+            continue
+        table: dict = {"defaultCharsetName": None,
+                       "primaryKeyColumnNames": list(entry.get("primary_key") or ()),
+                       "columns": [_column_change(c, i + 1) for i, c in enumerate(entry["columns"])],
+                       "attributes": []}
+        out.append({"type": "CREATE" if keyword == "CREATE" else "ALTER", "id": table_id,
+                    "table": table, "comment": None})
+    return out
+
+
+def _json_default(value):
+    from .values import json_default
+
+    return json_default(value)
+
+
 class DebeziumWriter:
     """``--format debezium``: one envelope per row change (``write``); ``server_name`` is
     the connector's logical name (``source.name``, the topic prefix)."""
 
-    def __init__(self, out, server_name: str = "binlog"):
+    def __init__(self, out, server_name: str = "binlog", *, on_warning=None):
         self.out = out
         self.server_name = server_name
+        self.warn = on_warning
+        self.statements = 0           # statement-logged changes written as extension records
         self._trx = None              # GTID of the current transaction
         self._total = 0
         self._per_table: dict = {}
 
     def envelope(self, change) -> dict:
-        transaction = None
-        if change.gtid is not None:
-            if change.gtid != self._trx:
-                self._trx, self._total, self._per_table = change.gtid, 0, {}
-            self._total += 1
-            name = f"{change.db}.{change.table}"
-            self._per_table[name] = self._per_table.get(name, 0) + 1
-            transaction = {"id": change.gtid, "total_order": self._total,
-                           "data_collection_order": self._per_table[name]}
+        transaction = self._transaction(change.gtid, f"{change.db}.{change.table}")
         ts_ms = change.ts * 1000
         return {
             "before": encode_row(change.before, change.plan),
@@ -244,5 +330,55 @@ class DebeziumWriter:
             return
         self.out.write(orjson.dumps(self.envelope(change), option=orjson.OPT_APPEND_NEWLINE))
 
+    def _transaction(self, gtid, name: str):
+        if gtid is None:
+            return None
+        if gtid != self._trx:
+            self._trx, self._total, self._per_table = gtid, 0, {}
+        self._total += 1
+        self._per_table[name] = self._per_table.get(name, 0) + 1
+        return {"id": gtid, "total_order": self._total, "data_collection_order": self._per_table[name]}
+
+    def _source(self, record, table) -> dict:
+        return {"version": CONNECTOR_VERSION, "connector": "mysql", "name": self.server_name,
+                "ts_ms": record.ts * 1000, "snapshot": "false", "db": record.db, "sequence": None,
+                "table": table, "server_id": record.server_id, "gtid": record.gtid,
+                "file": record.file, "pos": record.pos, "row": 0, "thread": None, "query": None}
+
+    def schema_change(self, record) -> dict:
+        """A DDL record (``reader.StatementChange``, op ddl) as the connector's schema change
+        event."""
+        source = self._source(record, record.table)
+        first = (record.schema or [{}])[0]
+        return {"source": source, "ts_ms": record.ts * 1000,
+                "databaseName": record.db or first.get("db"), "schemaName": None,
+                "ddl": record.sql, "tableChanges": table_changes(record)}
+
+    def statement_record(self, record) -> dict:
+        """A statement-logged change as the documented extension record."""
+        from .json_lines import session_json
+        from .values import bytes_renderer
+
+        source = self._source(record, record.table)
+        source["query"] = record.sql
+        return {"before": None, "after": None, "source": source, "op": "statement",
+                "ts_ms": record.ts * 1000,
+                "transaction": self._transaction(record.gtid, f"{record.db}.{record.table}"),
+                "statement": {"sql": record.sql,
+                              "session": session_json(record, bytes_renderer("base64"))}}
+
+    def statement(self, record) -> None:
+        """A statement or DDL record (``reader.StatementChange``), in binlog order."""
+        if record.op == "ddl":
+            out = self.schema_change(record)
+        else:
+            self.statements += 1
+            if self.warn is not None:
+                self.warn(f"{record.file} @ {record.pos}: statement-logged change written as an "
+                          f"extension record (op \"statement\"), not a Debezium change event: "
+                          f"{' '.join(record.sql.split())[:120]}")
+            out = self.statement_record(record)
+        self.out.write(orjson.dumps(out, default=_json_default, option=orjson.OPT_APPEND_NEWLINE))
+
     def event(self, item) -> None:
-        """Events are not part of the Debezium output (DDL goes to a schema-change topic)."""
+        """Events are in the Debezium output through their records (rows, DDL, statements)."""

@@ -6,7 +6,9 @@
 - ``RewriteDb(writer, {FROM: TO})`` (``--rewrite-db FROM->TO``): records name TO.
 - ``PerTableFiles`` (``--output-dir DIR``): one JSON Lines file per source table,
   ``DIR/<db>.<table>.<N>.jsonl`` (names encoded by the command, never a path as the
-  binlog wrote them), a new file when one reaches ``max_bytes``.
+  binlog wrote them), a new file when one reaches ``max_bytes``; statement-logged
+  changes and DDL, in binlog order, in ``DIR/_statements.<N>.jsonl`` (no table file is
+  named so: a table's stem holds a "." or, hashed, a "~").
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dataclasses import replace
 
 SAFE_INTEGER = (1 << 53) - 1      # Number.MAX_SAFE_INTEGER
 MAX_OPEN_FILES = 64
+STATEMENTS = "_statements"        # --output-dir: the file stem of statement and DDL records
 
 
 def _stringify(row: dict | None) -> dict | None:
@@ -77,7 +80,8 @@ class PerTableFiles:
         os.makedirs(self.directory, exist_ok=True)
 
     def _path(self, key) -> str:
-        name = f"{self.name_of(*key)}.{self.sequence[key]:06d}.jsonl"
+        stem = STATEMENTS if key == STATEMENTS else self.name_of(*key)
+        name = f"{stem}.{self.sequence[key]:06d}.jsonl"
         return str(self.inside(self.directory, os.path.join(self.directory, name)))
 
     def _writer(self, key):
@@ -97,12 +101,15 @@ class PerTableFiles:
             writer.close()
         stream.close()
 
-    def write(self, change) -> None:
-        key = (change.db, change.table)
+    def _release_last(self, key) -> None:
         if self.last is not None and self.last != key and self.last in self.open:
             previous = self.open[self.last][1]
             if hasattr(previous, "release"):
                 previous.release()           # its held row is not its transaction's last
+
+    def write(self, change) -> None:
+        key = (change.db, change.table)
+        self._release_last(key)
         self.last = key
         stream, writer = self._writer(key)
         # full: the next file.  Checked before a row, not after: a writer may hold its
@@ -112,6 +119,18 @@ class PerTableFiles:
             self.sequence[key] += 1
             stream, writer = self._writer(key)
         writer.write(change)
+
+    def statement(self, record) -> None:
+        """A statement-logged change or DDL: the statements file (its line carries file
+        and pos); the row before it is not its transaction's last (as in one stream)."""
+        self._release_last(STATEMENTS)
+        self.last = None
+        stream, writer = self._writer(STATEMENTS)
+        if stream.tell() >= self.max_bytes:
+            self._close(STATEMENTS)
+            self.sequence[STATEMENTS] += 1
+            stream, writer = self._writer(STATEMENTS)
+        writer.statement(record)
 
     def event(self, item) -> None:
         """Events go to the writer of the last row (its transaction's end, for the

@@ -16,14 +16,20 @@ jsonschema = pytest.importorskip("jsonschema")
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SCHEMA = json.loads((HERE / "debezium_envelope.schema.json").read_text())
+SCHEMA_CHANGE = json.loads((HERE / "debezium_schema_change.schema.json").read_text())
 SAMPLES = REPO / "samples" / "mariadb-10.11"
 
 
-def dump(*args) -> list[dict]:
-    out = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", "debezium", *map(str, args)],
+def dump(*args, fmt="debezium", everything=False) -> list[dict]:
+    """Change events (and, with ``everything``, the schema change events and statement
+    extension records too) of ``binlog dump --format debezium``."""
+    out = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", fmt, *map(str, args)],
                          capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr
-    return [json.loads(line) for line in out.stdout.splitlines()]
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    if everything or fmt != "debezium":
+        return records
+    return [r for r in records if r.get("op") in ("c", "u", "d")]
 
 
 @pytest.mark.parametrize("name", ["types_full.binlog", "types_nometa.binlog", "compressed.binlog",
@@ -71,8 +77,33 @@ def test_values_are_what_the_server_says(mariadb_server, tmp_path):
         expected[row[0]] = row[1:]
     srv.execute("SET time_zone = '+00:00'")
     iso = dict(srv.query("SELECT id, DATE_FORMAT(ts, '%Y-%m-%dT%H:%i:%s.%fZ') FROM dbz.v"))
-    records = [r for r in dump(path) if r["source"]["table"] == "v"]
+    everything = dump(path, everything=True)
+    records = [r for r in everything if "op" in r and r["source"]["table"] == "v"]
     assert [r["after"]["id"] for r in records] == [1, 2]
+    # the CREATE TABLE: a schema change event whose table is what the server describes
+    create = [r for r in everything if "ddl" in r and r["ddl"].startswith("CREATE TABLE dbz.v")]
+    assert len(create) == 1
+    jsonschema.Draft202012Validator(SCHEMA_CHANGE).validate(create[0])
+    (change,) = create[0]["tableChanges"]
+    assert change["type"] == "CREATE" and change["id"] == '"dbz"."v"'
+    columns = srv.query("""SELECT COLUMN_NAME, IS_NULLABLE, DATA_TYPE, NUMERIC_PRECISION,
+            NUMERIC_SCALE, DATETIME_PRECISION FROM information_schema.COLUMNS
+            WHERE TABLE_SCHEMA = 'dbz' AND TABLE_NAME = 'v' ORDER BY ORDINAL_POSITION""")
+    got = change["table"]["columns"]
+    assert [c["name"] for c in got] == [c[0] for c in columns]
+    assert [c["optional"] for c in got] == [c[1] == "YES" for c in columns]
+    assert [c["position"] for c in got] == list(range(1, len(columns) + 1))
+    # MariaDB's JSON is an alias of LONGTEXT (information_schema says longtext); the
+    # connector types columns by the DDL's words, as the schema store does
+    alias = {"json": "longtext"}
+    assert [alias.get(t, t) for t in (c["typeName"].split()[0].lower() for c in got)] == [c[2] for c in columns]
+    by_name = {c["name"]: c for c in got}
+    assert (by_name["dec1"]["length"], by_name["dec1"]["scale"]) == (12, 4)
+    assert by_name["dt6"]["length"] == 6 and by_name["ts"]["jdbcType"] == 2014
+    keys = srv.query("""SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE
+            TABLE_SCHEMA = 'dbz' AND TABLE_NAME = 'v' AND CONSTRAINT_NAME = 'PRIMARY'
+            ORDER BY ORDINAL_POSITION""")
+    assert change["table"]["primaryKeyColumnNames"] == [k[0] for k in keys]
     validator = jsonschema.Draft202012Validator(SCHEMA)
     for record in records:
         validator.validate(record)
@@ -95,3 +126,44 @@ def test_values_are_what_the_server_says(mariadb_server, tmp_path):
         assert record["transaction"]["id"] == record["source"]["gtid"]
     assert [r["source"]["row"] for r in records] == [0, 1]
     assert [r["transaction"]["total_order"] for r in records] == [1, 2]
+
+
+def test_nothing_is_left_out_ddl_and_statements_in_binlog_order():
+    """Every record of the JSON output has its line, in the same order: rows as change
+    events, DDL as schema change events (with the tables the JSON's ``schema`` holds),
+    statement-logged changes as the extension records (op "statement")."""
+    path = SAMPLES / "events_misc"
+    records = dump(path, fmt="json")
+    lines = dump(path, everything=True)
+    assert len(lines) == len(records)
+    envelope = jsonschema.Draft202012Validator(SCHEMA)
+    schema_change = jsonschema.Draft202012Validator(SCHEMA_CHANGE)
+    kinds = set()
+    for record, line in zip(records, lines, strict=True):
+        assert (line["source"]["file"], line["source"]["pos"]) == (record["file"], record["pos"])
+        kinds.add(record["op"])
+        if record["op"] == "ddl":
+            schema_change.validate(line)
+            assert line["ddl"] == record["sql"] and "op" not in line
+            want = [(t["db"], t["table"], None if t["columns"] is None else [c["name"] for c in t["columns"]])
+                    for t in record["schema"] or ()]
+            got = [(*json.loads("[" + c["id"].replace('"."', '","') + "]"),
+                    None if c["table"] is None else [col["name"] for col in c["table"]["columns"]])
+                   for c in line["tableChanges"]]
+            assert got == want
+        elif record["op"] == "statement":
+            assert line["op"] == "statement" and line["source"]["query"] == record["sql"]
+            assert line["statement"]["sql"] == record["sql"] and line["before"] is line["after"] is None
+        else:
+            envelope.validate(line)
+    assert {"ddl", "statement", "insert"} <= kinds
+    assert any(c["type"] == "DROP" for line in lines for c in line.get("tableChanges", ()))
+
+
+def test_statements_are_named_on_stderr():
+    out = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", "debezium",
+                          str(SAMPLES / "events_misc")], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0
+    statements = [json.loads(line) for line in out.stdout.splitlines() if '"op":"statement"' in line]
+    warned = [line for line in out.stderr.splitlines() if 'extension record (op "statement")' in line]
+    assert statements and len(warned) == len(statements)

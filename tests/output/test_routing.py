@@ -57,6 +57,30 @@ def test_output_dir_one_file_per_table_rotated(tmp_path):
     assert len(list(out.iterdir())) >= len(tables)
 
 
+def test_output_dir_statements_and_ddl_in_their_own_file(tmp_path):
+    """Nothing is left out: the table files and _statements.*.jsonl together hold every
+    record of one stream; statements and DDL in binlog order with their positions."""
+    source = REPO / "samples" / "mariadb-10.11" / "events_misc"
+    result = dump(source)
+    assert result.returncode == 0, result.stderr
+    everything = [json.loads(line) for line in result.stdout.splitlines()]
+    out = tmp_path / "o"
+    assert dump("--output-dir", out, "--rotate-size", "2k", source).returncode == 0
+    files = sorted(out.glob("_statements.*.jsonl"))
+    assert len(files) > 1                                  # rotated like the table files
+    statements = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    assert statements == [r for r in everything if r["op"] in ("statement", "ddl")]
+    rows = [json.loads(line) for f in sorted(out.glob("*.jsonl")) if not f.name.startswith("_")
+            for line in f.read_text().splitlines()]
+    assert sorted(map(repr, rows + statements)) == sorted(map(repr, everything))
+    debezium = tmp_path / "d"
+    assert dump("--format", "debezium", "--output-dir", debezium, source).returncode == 0
+    lines = [json.loads(line) for f in sorted(debezium.glob("_statements.*.jsonl"))
+             for line in f.read_text().splitlines()]
+    assert [(x["source"]["file"], x["source"]["pos"]) for x in lines] == \
+        [(r["file"], r["pos"]) for r in statements]
+
+
 def test_output_dir_needs_a_json_format(tmp_path):
     assert dump("--output-dir", tmp_path / "o", "--format", "sql", TYPES).returncode == 2
 

@@ -24,7 +24,8 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("spark_ingest",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
     [("binlog.output.sql", "binlog.replay.writers", "binlog.output.cdc")],
-    [("binlog.output.json_lines", "binlog.output.text", "binlog.checksum", "binlog.replay")],
+    [("binlog.output.json_lines", "binlog.output.text", "binlog.output.debezium", "binlog.checksum",
+      "binlog.replay")],
     [("binlog.output.values", "binlog.output")],
     [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources", "binlog.continuity"),
      ("schema_store",)],
