@@ -182,6 +182,11 @@ def add_live_options(p, *, fetch: bool = False) -> None:
                             "--start-position applies to it")
     g.add_argument("--stop-never", action="store_true",
                    help="with --from: keep following the server after its last event")
+    if fetch:
+        g.add_argument("--semi-sync", action="store_true",
+                       help="register as a semi-synchronous replica: acknowledge each "
+                            "transaction the server waits for once it is fsync'ed into DIR "
+                            "(the source needs rpl_semi_sync_master_enabled=ON)")
     g.add_argument("--heartbeat", type=float, default=2.0, metavar="SECONDS",
                    help="heartbeat period asked of the server (default 2); no packet for "
                         "twice that plus 5 s counts as a lost connection")
@@ -199,7 +204,8 @@ def server_options(args):
     if args.server_id is None:
         raise UsageError("--from needs --server-id N: the replica id to register with (not 0, "
                          "unique among the server's replicas)")
-    return ServerOptions(args.from_dsn, args.server_id, heartbeat=args.heartbeat)
+    return ServerOptions(args.from_dsn, args.server_id, heartbeat=args.heartbeat,
+                         semi_sync=getattr(args, "semi_sync", False))
 
 
 def source_of(args, *, start=None, on_idle=None):

@@ -15,6 +15,11 @@ server's last binlog, or with ``--stop-never`` keeps following it.  A lost conne
 (server restart) is retried ``--retries`` times with back-off (1, 2, 4 ... 30 s), each
 time resuming where the copy ends; any event received resets the count.
 
+``--semi-sync``: register as a semi-synchronous replica (sources.server); when the server
+asks for an acknowledgement (the last event of a transaction a commit waits for), the
+event is written and fsync'ed into the relay first, then acknowledged, so a commit that
+returned on the server is on the relay's disk.
+
 Exit codes (binlog/exitcodes.py): 0 done (or stopped by SIGTERM / SIGINT after
 flushing), 1 the stream or the relay directory is damaged, 2 bad usage, 5 the server
 refused or failed (message and hint on stderr).
@@ -86,6 +91,7 @@ class Fetcher:
         self.progress = Progress()
         self.events = 0
         self.bytes = 0
+        self.acks = 0           # semi-sync acknowledgements sent
 
     def run(self, *, start_file: str | None = None, start_gtid: str | None = None) -> None:
         start = self.relay.resume_point()
@@ -125,6 +131,13 @@ class Fetcher:
                 self.events += 1
                 self.bytes += len(event.data)
                 progress.event(event.file, event.end, len(event.data), event.header.timestamp)
+                if event.need_ack:
+                    # semi-sync: the commit on the server waits until the transaction
+                    # is on our disk, so the acknowledgement comes after the fsync
+                    relay.sync()
+                    client.ack(event.file, event.end)
+                    self.acks += 1
+                    flushed = time.monotonic()
             elif event.header.type_code in HEARTBEAT_TYPES:
                 progress.idle()
             now = time.monotonic()

@@ -104,6 +104,13 @@ class RelayDir:
         if self._fh is not None:
             self._fh.flush()
 
+    def sync(self) -> None:
+        """Flush and fsync: what was written survives a crash of this host (a semi-sync
+        acknowledgement promises that)."""
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()

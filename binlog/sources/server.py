@@ -27,11 +27,22 @@ python-mysql-replication (``pymysqlreplication/binlogstream.py``) and ``mariadb-
 
 Each event then comes in a packet of its own: 0x00 and the event; an ERR packet ends the
 stream with the server's error; in non-blocking mode an EOF packet (0xFE) ends it at the
-end of the binlog.  Semi-sync: the server adds its 2-byte header (0xEF, a flag asking for
-an acknowledgement) only for a replica that set ``@rpl_semi_sync_slave`` (sql_repl.cc
-reset_transmit_packet, ``thd->semi_sync_slave``); this client never does, so a semi-sync
-primary neither sends the header nor waits for us (tests/live/test_fetch.py checks it).  Before the first event of
-every file the server sends a fake ROTATE (flags LOG_EVENT_ARTIFICIAL_F, timestamp and
+end of the binlog.
+
+Semi-sync (``ServerOptions.semi_sync``, as sql/semisync_slave.cc does it): the client checks
+that the server knows ``rpl_semi_sync_master_enabled`` and sets ``@rpl_semi_sync_slave = 1``
+before the dump; the server then puts a 2-byte header before every event (0xEF, and a
+flag whose bit 0x01 asks for an acknowledgement, on the last event of a transaction a
+commit waits for; sql_repl.cc reset_transmit_packet, semisync_master.cc
+update_sync_header).  The acknowledgement, sent once the event is safe with us
+(``ack()``), is a packet of its own with sequence number 0: 0xEF, the position after the
+event u64 and the binlog name (Repl_semi_sync_slave::slave_reply).  After sending a
+flagged event the server restarts its sequence numbers at 1 (semisync_master.cc
+flush_net: "the slave_reply's are interleaved with data from the master"), so the
+client does too.  Without ``semi_sync`` the server neither adds the header nor waits for
+us (tests/live/test_semi_sync.py checks both).
+
+Before the first event of every file the server sends a fake ROTATE (flags LOG_EVENT_ARTIFICIAL_F, timestamp and
 log_pos 0) naming the file and position, then the file's FORMAT_DESCRIPTION: the real one
 when the dump starts at 4 (with LOG_EVENT_BINLOG_IN_USE_F cleared), else a copy with
 log_pos and created 0 that is not at any position of the file (sql_repl.cc
@@ -73,6 +84,8 @@ COM_REGISTER_SLAVE = 0x15
 BINLOG_DUMP_NON_BLOCK = 1
 BINLOG_SEND_ANNOTATE_ROWS_EVENT = 2
 MARIA_SLAVE_CAPABILITY_GTID = 4
+SEMI_SYNC_MAGIC = 0xEF          # k_packet_magic_num (sql/semisync.h)
+SEMI_SYNC_NEED_ACK = 0x01       # k_packet_flag_sync
 
 _MAX_PACKET_LEN = 0xFFFFFF          # a longer payload continues in the next packet
 _READ_BUFFER = 1 << 20
@@ -105,6 +118,7 @@ class ServerOptions:
     server_id: int
     heartbeat: float = 5.0          # seconds between heartbeats while the server is idle
     connect_timeout: float = 10.0
+    semi_sync: bool = False         # register as a semi-sync replica and acknowledge
 
     def __post_init__(self):
         if self.server_id == 0:
@@ -134,6 +148,7 @@ class ServerEvent:
     data: bytes
     header: EventHeader
     in_file: bool
+    need_ack: bool = False          # semi-sync: the server waits for ack(file, end)
 
     @property
     def end(self) -> int:
@@ -236,6 +251,7 @@ class ReplicationClient:
         self.checksum = False
         self.tracker: DumpTracker | None = None
         self.blocking = True
+        self.need_ack = False           # the last event read asks for a semi-sync ack
 
     # -- connection -------------------------------------------------------------------
     def connect(self) -> None:
@@ -307,6 +323,8 @@ class ReplicationClient:
         self.checksum = str(alg).upper() == "CRC32"
         self.query("SET @mariadb_slave_capability = %s", (MARIA_SLAVE_CAPABILITY_GTID,))
         self.query("SET @master_heartbeat_period = %s", (int(self.options.heartbeat * 1e9),))
+        if self.options.semi_sync:
+            self._ask_semi_sync()
         if gtid is not None:
             # MySQL's COM_BINLOG_DUMP_GTID (an encoded GTID set, sql/rpl_binlog_sender.cc)
             # is not built: no MySQL server was at hand to test it against.  With
@@ -319,6 +337,26 @@ class ReplicationClient:
             self.query("SET @slave_connect_state = %s", (gtid,))
             self.query("SET @slave_gtid_strict_mode = %s", (1 if strict else 0,))
             self.query("SET @slave_gtid_ignore_duplicates = 0")
+
+    def _ask_semi_sync(self) -> None:
+        """Repl_semi_sync_slave::request_transmit: a server without the variable has no
+        semi-sync (MariaDB's replica falls back to asynchronous; asked for it, we stop)."""
+        if not self.query("SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'"):
+            raise ServerError(f"{self.where} has no semi-synchronous replication "
+                              f"(no rpl_semi_sync_master_enabled)",
+                              hint="leave out --semi-sync, or install the semisync_master "
+                                   "plugin on the source")
+        self.query("SET @rpl_semi_sync_slave = 1")
+
+    def ack(self, file: str, position: int) -> None:
+        """Semi-sync acknowledgement: the events of ``file`` up to ``position`` are safe
+        with us (Repl_semi_sync_slave::slave_reply; sequence number 0, net_clear)."""
+        payload = bytes([SEMI_SYNC_MAGIC]) + struct.pack("<Q", position) + file.encode()
+        conn = self._connection()
+        try:
+            conn._sock.sendall(struct.pack("<I", len(payload))[:3] + b"\x00" + payload)
+        except OSError as exc:
+            raise self._lost(exc) from None
 
     def _register(self) -> None:
         """COM_REGISTER_SLAVE: server_id u32, hostname, user, password (each a length byte
@@ -360,12 +398,16 @@ class ReplicationClient:
                     raise ServerConnectionError(f"source {self.where} ended the dump (shutdown "
                                                 f"or KILL of the dump thread)")
                 return
-            yield self._tracker().take(data)
+            event = self._tracker().take(data)
+            event.need_ack = self.need_ack
+            yield event
 
     def _read_event(self) -> bytes | None:
         packet = self._read_packet()
         kind = packet[0] if packet else None
         if kind == 0x00:
+            if self.options.semi_sync:
+                return self._semi_sync_payload(packet)
             return packet[1:]
         if kind == 0xFE and len(packet) < 9:
             return None                 # EOF: the end of the binlog (non-blocking dump)
@@ -375,6 +417,17 @@ class ReplicationClient:
                                   f"{packet[:4].hex(' ')} ({len(packet)} bytes)",
                                   source=self._tracker().file or None,
                                   event_offset=self._tracker().position)
+
+    def _semi_sync_payload(self, packet: bytes) -> bytes:
+        """The event after the semi-sync header (Repl_semi_sync_slave::slave_read_sync_header)."""
+        if len(packet) < 3 or packet[1] != SEMI_SYNC_MAGIC:
+            raise MalformedEventError(f"semi-sync packet without its magic number 0xEF "
+                                      f"({len(packet)} bytes)", source=self._tracker().file or None,
+                                      event_offset=self._tracker().position)
+        self.need_ack = bool(packet[2] & SEMI_SYNC_NEED_ACK)
+        if self.need_ack:
+            self._connection()._next_seq_id = 1     # semisync_master.cc flush_net
+        return packet[3:]
 
     def _read_packet(self) -> bytes:
         """One protocol payload, joined from 16 MiB packets (the MySQL protocol's framing:

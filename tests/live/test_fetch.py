@@ -228,23 +228,6 @@ def test_a_damaged_relay_file_stops_the_fetch(server, tmp_path):
     assert f"{name} @ 4: the event at 4 says" in done.stderr and "fetch it again" in done.stderr
 
 
-def test_a_semi_sync_primary_neither_prefixes_nor_waits(mariadb_factory, tmp_path):
-    srv = mariadb_factory({"rpl_semi_sync_master_enabled": "ON",
-                           "rpl_semi_sync_master_timeout": 30000})
-    srv.execute("CREATE DATABASE live")
-    srv.execute("CREATE TABLE live.t (a INT PRIMARY KEY, b TEXT)")
-    proc = start_fetcher(srv, tmp_path)
-    try:
-        started = time.monotonic()
-        write_rows(srv, 0, 20)      # a primary waiting for our ack would stall 30 s here
-        assert time.monotonic() - started < 15
-        wait_caught_up(srv, tmp_path)
-    finally:
-        stop(proc)
-    assert_copies_equal(srv, tmp_path)
-    assert srv.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")[0][1] == "0"
-
-
 def test_progress_line_on_a_terminal_only(server, tmp_path):
     import pty
 
