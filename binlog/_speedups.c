@@ -394,10 +394,16 @@ static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
         NEED(len);
         if (s->length && len > s->length) return NULL;
         if (s->kind == K_STRING && s->pad_binary && len < s->length) {
-            v = PyBytes_FromStringAndSize(NULL, s->length);
-            if (v) {
-                memcpy(PyBytes_AS_STRING(v), data + pos, len);
-                memset(PyBytes_AS_STRING(v) + len, 0, s->length - len);
+            /* padded like decode_string, then decoded like it when an encoding is set */
+            PyObject *padded = PyBytes_FromStringAndSize(NULL, s->length);
+            if (!padded) return NULL;
+            memcpy(PyBytes_AS_STRING(padded), data + pos, len);
+            memset(PyBytes_AS_STRING(padded) + len, 0, s->length - len);
+            if (s->encoding) {
+                v = text_value(s, (const unsigned char *)PyBytes_AS_STRING(padded), s->length);
+                Py_DECREF(padded);
+            } else {
+                v = padded;
             }
         } else {
             v = text_value(s, data + pos, len);
