@@ -81,6 +81,19 @@ def compiled_available() -> bool:
     return bool(compiled_bindings())
 
 
+def stale_builds() -> list[str]:
+    """Compiled modules older than the C source beside them: a checkout updated (a merge)
+    without rebuilding (``python setup.py build_ext --inplace`` or ``make install``).
+    Comparing them with the new pure path would report the rebuild, not a bug."""
+    stale = []
+    for module, attr in compiled_bindings():
+        built = Path(getattr(module, attr).__file__)
+        source = built.parent / (built.name.split(".")[0] + ".c")
+        if source.exists() and source.stat().st_mtime > built.stat().st_mtime:
+            stale.append(str(built))
+    return list(dict.fromkeys(stale))
+
+
 # --- outcomes ----------------------------------------------------------------------
 
 def error_key(exc: BinlogError) -> tuple:
