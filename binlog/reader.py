@@ -47,7 +47,7 @@ from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
-from .rows import DecodePlan, build_plan, decode_rows
+from .rows import DecodePlan, build_plan, count_rows, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
@@ -74,6 +74,21 @@ class RowChange:
     after: dict | None
     plan: DecodePlan
     row: int = 0            # the row's index inside its rows event (file+pos is the event's)
+
+
+@dataclass(slots=True)
+class RowCount:
+    """The rows of one rows event, counted, not decoded (``ReaderOptions.count_rows``:
+    ``binlog stats``): given out instead of the event's ``RowChange``s."""
+    file: str
+    pos: int
+    ts: int
+    server_id: int
+    gtid: str | None
+    db: str
+    table: str
+    op: str
+    count: int
 
 
 @dataclass(slots=True)
@@ -159,6 +174,7 @@ class ReaderOptions:
     stop_gtid: str | None = None
     assume_charset: str | None = None
     allow_gaps: bool = False        # a binlog missing between two: a warning, not an error
+    count_rows: bool = False        # rows events give one RowCount (row values not decoded)
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -505,20 +521,28 @@ class BinlogReader:
             plan = self._plan(table_map, fde, (name, table_map.offset))
             table_maps[event.table_id] = (table_map, plan)
         header = event.header
+        decode: Callable[[RowsEvent, DecodePlan], Any] = (
+            count_rows if self.options.count_rows else decode_rows)
         try:
             # The whole event is decoded before any of its rows is given out: a row is
             # only trusted once the event's bytes were consumed exactly.
             try:
-                rows = decode_rows(event, plan)
+                rows = decode(event, plan)
             except PrecisionUnknownError:
                 if not (self.infer_precision and unknown_legacy_columns(plan)):
                     raise
                 plan = self._infer(name, event, table_map, plan, fde)
                 table_maps[event.table_id] = (table_map, plan)
-                rows = decode_rows(event, plan)
+                rows = decode(event, plan)
         except BinlogError as exc:
             exc.add_context(source=name)
             raise
+        if isinstance(rows, int):
+            self.stats.rows[plan.qualified_name] += rows
+            if rows:
+                yield RowCount(name, header.offset, header.timestamp, header.server_id, gtid,
+                               plan.db, plan.table, event.kind, rows)
+            return
         self.stats.rows[plan.qualified_name] += len(rows)
         for index, (before, after) in enumerate(rows):
             yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,

@@ -71,6 +71,7 @@ class DecodePlan:
     json_columns: list[int]
     by_key: dict = field(default_factory=dict)
     _walks: dict = field(default_factory=dict, repr=False)
+    _counts: dict = field(default_factory=dict, repr=False)   # count_rows' packed walks
 
     def __post_init__(self):
         self.by_key = {c.key: c for c in self.columns}
@@ -338,3 +339,41 @@ def _at(exc: BinlogError, event: RowsEvent, plan: DecodePlan, pos: int, col: Col
     else:
         exc.add_context(field_offset=event.data_offset + pos)
     return exc
+
+
+def count_rows(event: RowsEvent, plan: DecodePlan) -> int:
+    """How many rows ``event`` holds, from the value lengths alone (binlog stats): the
+    images' framing is checked (every length, the exact end), the values are not
+    decoded, so a value the decoder would reject is not an error here.  Events it cannot
+    walk (PARTIAL_UPDATE_ROWS, columns of unknown length such as JSON or SET, bytes that
+    do not frame) are decoded instead, which counts them or raises the typed error."""
+    from . import scan
+
+    if event.width == len(plan.columns) and not event.partial:
+        before = _count_walk(plan, event.present)
+        after = _count_walk(plan, event.after_present) if event.kind == UPDATE else before
+        if before is not None and after is not None and (before[0] or not event.data):
+            n = scan.count_rows(event.data, _KIND_CODES[event.kind], before[1], before[0],
+                                after[1], after[0])
+            if n >= 0:
+                return n
+    return len(decode_rows(event, plan))
+
+
+def _count_walk(plan: DecodePlan, present: bytes):
+    """(NULL-bitmap size, packed specs) of row images with these present columns, or
+    None when a column's value length is not known without decoding it."""
+    from .scan import SPEC
+
+    walk = plan._counts.get(present, False)
+    if walk is False:
+        nbytes, steps, _ = plan.walk(present)
+        packed = []
+        for byte, mask, _key, _decode, col in steps:
+            kind, n, length, _unsigned, precision, scale, *_ = speed_spec(col)
+            if kind == K_PY:
+                break
+            packed.append(SPEC.pack(byte, mask, kind, n, length or 0, precision, scale or 0))
+        walk = (nbytes, b"".join(packed)) if len(packed) == len(steps) else None
+        plan._counts[present] = walk
+    return walk

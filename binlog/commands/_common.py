@@ -264,8 +264,10 @@ def warn_unmatched(reader) -> None:
         warn(f"{pattern} matched no table in the input")
 
 
-def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None):
-    """A BinlogReader for the options (``paths``/``start_position`` override them)."""
+def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None,
+                count_rows=False):
+    """A BinlogReader for the options (``paths``/``start_position`` override them;
+    ``count_rows``: rows events give RowCounts, values not decoded)."""
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions
 
     zone = parse_zone(getattr(args, "timezone", "UTC"))
@@ -288,7 +290,8 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             start_gtid=getattr(args, "start_gtid", None),
                             stop_gtid=getattr(args, "stop_gtid", None),
                             assume_charset=getattr(args, "assume_charset", None),
-                            allow_gaps=getattr(args, "allow_gaps", False))
+                            allow_gaps=getattr(args, "allow_gaps", False),
+                            count_rows=count_rows)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred, on_warning=warn)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)

@@ -59,14 +59,15 @@ class Stats:
             self._event_table[(item.file, item.event.header.offset)] = item.event.header.event_size
 
     def change(self, change) -> None:
+        """A RowCount: the rows of one rows event (counted, not decoded)."""
         name = f"{change.db}.{change.table}"
         counts = self.tables[name]
-        counts[change.op] += 1
+        counts[change.op] += change.count
         size = self._event_table.pop((change.file, change.pos), None)
         if size is not None:
             counts["bytes"] += size
             counts["events"] += 1
-        self.per_minute[name][change.ts // 60 * 60] += 1
+        self.per_minute[name][change.ts // 60 * 60] += change.count
 
     def statement(self, record) -> None:
         """A statement-logged change (inside a transaction or not; its rows are unknown
@@ -83,16 +84,19 @@ class Stats:
         if unit.incomplete:
             return
         self.transactions += 1
-        per_table = Counter(f"{c.db}.{c.table}" for c in unit.changes)
+        per_table: Counter[str] = Counter()
+        for c in unit.changes:
+            per_table[f"{c.db}.{c.table}"] += c.count
+        rows = sum(per_table.values())
         summary = {
             "gtid": unit.gtid, "file": unit.start[0], "start": unit.start[1],
-            "end": unit.end[1] if unit.end else None, "rows": len(unit.changes),
+            "end": unit.end[1] if unit.end else None, "rows": rows,
             "bytes": unit.bytes, "rows_bytes": unit.rows_bytes, "ts": _iso(unit.ts),
             "seconds": max(0, (unit.commit_ts or unit.ts) - unit.ts),
             "tables": dict(per_table.most_common(5)),
         }
         self._seq += 1
-        item = (len(unit.changes), unit.bytes, -self._seq, summary)
+        item = (rows, unit.bytes, -self._seq, summary)
         if len(self.largest) < self.top:
             heapq.heappush(self.largest, item)
         elif self.top > 0:
@@ -122,16 +126,18 @@ def _iso(ts):
 
 
 def run(args) -> int:
-    from ..reader import RowChange, StatementChange
+    from ..reader import RowCount, StatementChange
     from ..replay.transactions import TxAssembler
 
     if args.plot:
         _matplotlib()        # before the scan, not after it
-    reader = make_reader(args)
+    # rows are counted, not decoded; transactions hold one RowCount per rows event, so
+    # memory stays flat however large a transaction is
+    reader = make_reader(args, count_rows=True)
     stats = Stats(args.top)
     assembler = TxAssembler()
     for item in with_progress(reader, reader.items(statements=True), args):
-        if isinstance(item, RowChange):
+        if isinstance(item, RowCount):
             stats.change(item)
         elif isinstance(item, StatementChange):
             stats.statement(item)

@@ -35,7 +35,7 @@ from ..events import (
     XidEvent,
 )
 from ..events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, transaction_control
-from ..reader import RowChange, SourceEvent
+from ..reader import RowChange, RowCount, SourceEvent
 from ..statements import ADMIN, CONTROL, DDL, DML, classify_query  # noqa: F401 (re-exported)
 
 Position = tuple[str, int]
@@ -80,7 +80,7 @@ class Transaction:
     ts: int = 0                     # timestamp of the first event
     commit_ts: int = 0
     server_id: int = 0
-    changes: list[RowChange] = field(default_factory=list)
+    changes: list = field(default_factory=list)     # RowChange (or RowCount) items
     statements: list[Statement] = field(default_factory=list)   # statement-based changes inside
     events: int = 0
     bytes: int = 0                  # bytes of all its events
@@ -140,7 +140,8 @@ class TxAssembler:
 
     # -- input -------------------------------------------------------------------------
     def feed(self, item) -> list:
-        if isinstance(item, RowChange):
+        # RowCount (binlog stats): the rows of one event, counted; it stands for them
+        if isinstance(item, (RowChange, RowCount)):
             tx = self.current
             if tx is None:   # a range starting inside a transaction, or no GTID/BEGIN at all
                 tx = self.current = Transaction(None, (item.file, item.pos), ts=item.ts,

@@ -33,8 +33,8 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.events", "binlog.crypt")],
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression")],
     [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.gtids",
-      "binlog.statements")],
-    [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups",
+      "binlog.statements", "binlog.scan")],
+    [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog._scan",
       "binlog.exitcodes", "binlog.interrupts")],
 ]
 

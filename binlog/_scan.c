@@ -1,0 +1,278 @@
+/*
+ * Optional compiled walks that look at lengths only, never at values (issue 20):
+ *
+ * skip_run: steps over a run of rows events the reader does not want (filtered tables,
+ *     events before --start-datetime, event groups outside --start-gtid/--stop-gtid) by
+ *     their header's size, with the same framing and log_pos-chain checks as
+ *     binlog/stream.py does for one such event.  It stops - and leaves the event to the
+ *     Python path - at the first event it is not sure to skip.
+ * count_rows: the number of row images of one rows event, walking each image's NULL
+ *     bitmap and value lengths from the column metadata (binlog stats).
+ *
+ * The pure-Python reference of both is binlog/scan.py; tests compare the two.  Input is
+ * attacker-controlled: every read is bounds-checked against the buffer's end, and
+ * anything unexpected makes the function give up (None / -1) so the Python path decides
+ * (and raises the typed error).  Layouts: the event header (sql/log_event.h
+ * LOG_EVENT_HEADER_LEN, 19 bytes), rows events (binlog/events/rows.py), value lengths
+ * (binlog/_speedups.c value(), docs/binlog-formats.md sections 6-8).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define HEADER_LEN 19
+#define MAX_EVENT_SIZE ((1LL << 30) + 4096)
+#define U32 0xFFFFFFFFLL
+
+static inline uint64_t le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* skip_run(buf, pos, end, offset, widths, common_header_len, checksum_len, table_ids,
+ *          all_rows, before_ts, stop_ts, stop_offset, last_log_pos, chain_run,
+ *          strict_chain)
+ *
+ * buf[pos:end]: buffered bytes, buf[pos] at absolute ``offset``.  widths: 256 bytes,
+ * the table_id width (4 or 6) of each rows type code, 0 for other codes.  An event is
+ * skipped when it is a rows event wholly in the buffer, starting before stop_offset
+ * (-1: none), its size possible (common_header_len + checksum_len .. MAX_EVENT_SIZE),
+ * with its table_id bytes inside it, and: its table_id is in table_ids ("filtered"),
+ * or all_rows is set, or its timestamp is below before_ts ("counted": the reader counts
+ * them as events it read) - and its timestamp below stop_ts (-1: none) for the counted
+ * kind.  strict_chain: the stream is in skip mode without a CRC to go by, so an event
+ * that breaks the log_pos chain is left to the Python path (it checks the next header).
+ * last_log_pos -1 means none yet.
+ *
+ * Returns None when the first event is not skipped, else (pos, filtered_events,
+ * filtered_bytes, counted {type_code: events}, counted_bytes, last_log_pos, chain_run,
+ * last_event_pos). */
+static PyObject *skip_run(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long offset, before_ts, stop_ts, stop_offset, last_log_pos;
+    const char *widths;
+    Py_ssize_t widths_len;
+    int common_len, checksum_len, all_rows, strict_chain;
+    long chain_run;
+    PyObject *table_ids;
+    if (!PyArg_ParseTuple(args, "y*nnLy#iiOpLLLLlp", &view, &pos, &end, &offset, &widths,
+                          &widths_len, &common_len, &checksum_len, &table_ids, &all_rows,
+                          &before_ts, &stop_ts, &stop_offset, &last_log_pos, &chain_run,
+                          &strict_chain))
+        return NULL;
+    if (widths_len != 256 || pos < 0 || end > view.len || pos > end || common_len < HEADER_LEN
+        || common_len > 255 || checksum_len < 0 || checksum_len > 4
+        || (table_ids != Py_None && !PyAnySet_Check(table_ids))) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "skip_run: bad arguments");
+        return NULL;
+    }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos, last_event = -1;
+    long long filtered_n = 0, filtered_bytes = 0, counted_bytes = 0;
+    long long counted[256];
+    memset(counted, 0, sizeof counted);
+    int failed = 0;
+    while (end - pos >= HEADER_LEN) {
+        const unsigned char *h = buf + pos;
+        long long at = offset + (pos - start);
+        int code = h[4];
+        int width = (unsigned char)widths[code];
+        if (width != 4 && width != 6) break;
+        if (stop_offset >= 0 && at >= stop_offset) break;
+        long long ts = (long long)le(h, 4);
+        long long size = (long long)le(h + 9, 4);
+        long long log_pos = (long long)le(h + 13, 4);
+        if (size < common_len + checksum_len || size > MAX_EVENT_SIZE) break;
+        if (size > end - pos) break;                    /* not all buffered */
+        if (common_len + width > size) break;           /* too short: the decoder says so */
+        long long event_end = (at + size) & U32;
+        int chained = log_pos == 0 || log_pos == event_end
+                      || (last_log_pos >= 0 && log_pos == ((last_log_pos + size) & U32));
+        if (strict_chain && chain_run >= 2 && !chained) break;
+        int filtered = 0;
+        if (table_ids != Py_None) {
+            PyObject *id = PyLong_FromUnsignedLongLong(le(h + common_len, width));
+            if (!id) { failed = 1; break; }
+            int hit = PySet_Contains(table_ids, id);
+            Py_DECREF(id);
+            if (hit < 0) { failed = 1; break; }
+            filtered = hit;
+        }
+        if (!filtered) {
+            if (!(all_rows || (before_ts >= 0 && ts < before_ts))) break;
+            if (stop_ts >= 0 && ts >= stop_ts) break;
+        }
+        if (filtered) {
+            filtered_n++;
+            filtered_bytes += size;
+        } else {
+            counted[code]++;
+            counted_bytes += size;
+        }
+        if (log_pos) {        /* stream.py _note_chain */
+            chain_run = chained ? chain_run + 1 : 0;
+            last_log_pos = log_pos;
+        }
+        last_event = pos;
+        pos += (Py_ssize_t)size;
+    }
+    PyBuffer_Release(&view);
+    if (failed) return NULL;
+    if (last_event < 0) Py_RETURN_NONE;
+    PyObject *by_type = PyDict_New();
+    if (!by_type) return NULL;
+    for (int c = 0; c < 256; c++) {
+        if (!counted[c]) continue;
+        PyObject *k = PyLong_FromLong(c), *v = PyLong_FromLongLong(counted[c]);
+        if (!k || !v || PyDict_SetItem(by_type, k, v) < 0) {
+            Py_XDECREF(k); Py_XDECREF(v); Py_DECREF(by_type);
+            return NULL;
+        }
+        Py_DECREF(k); Py_DECREF(v);
+    }
+    return Py_BuildValue("nLLNLLln", pos, filtered_n, filtered_bytes, by_type, counted_bytes,
+                         last_log_pos, chain_run, last_event);
+}
+
+/* Value kinds: binlog/rows.py K_* (the kinds of binlog/_speedups.c). */
+enum {
+    K_PY = 0, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR,
+    K_DATE, K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2,
+    K_TIME2, K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM
+};
+
+static const int SEC_PART_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
+static const int DATETIME_HIRES_BYTES[7] = {5, 6, 6, 7, 7, 7, 8};
+static const int TIME_HIRES_BYTES[7] = {3, 4, 4, 5, 5, 5, 6};
+static const int FSP_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
+static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+
+/* One present column: 7 little-endian int32 (binlog/scan.py SPEC). */
+typedef struct { int32_t null_byte, mask, kind, n, length, precision, scale; } Spec;
+#define SPEC_SIZE 28
+
+static void unpack(Spec *out, const unsigned char *p, Py_ssize_t count) {
+    for (Py_ssize_t i = 0; i < count; i++, p += SPEC_SIZE) {
+        int32_t f[7];
+        for (int k = 0; k < 7; k++) f[k] = (int32_t)(uint32_t)le(p + 4 * k, 4);
+        out[i].null_byte = f[0]; out[i].mask = f[1]; out[i].kind = f[2]; out[i].n = f[3];
+        out[i].length = f[4]; out[i].precision = f[5]; out[i].scale = f[6];
+    }
+}
+
+static int fixed_size(const Spec *s) {
+    int n = s->n;
+    switch (s->kind) {
+    case K_TINY: case K_YEAR: return 1;
+    case K_SHORT: return 2;
+    case K_INT24: case K_DATE: case K_TIME0: return 3;
+    case K_LONG: case K_FLOAT: case K_TS0: return 4;
+    case K_LONGLONG: case K_DOUBLE: case K_DT0: return 8;
+    default: break;
+    }
+    if (s->kind >= K_TS_HIRES && s->kind <= K_TIME2) {
+        if (n < 0 || n > 6) return -1;
+        switch (s->kind) {
+        case K_TS_HIRES: return 4 + SEC_PART_BYTES[n];
+        case K_DT_HIRES: return DATETIME_HIRES_BYTES[n];
+        case K_TIME_HIRES: return TIME_HIRES_BYTES[n];
+        case K_TS2: return 4 + FSP_BYTES[n];
+        case K_DT2: return 5 + FSP_BYTES[n];
+        default: return 3 + FSP_BYTES[n];       /* K_TIME2 */
+        }
+    }
+    if (s->kind == K_DECIMAL) {
+        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30
+              && s->scale <= s->precision))
+            return -1;
+        int intg = s->precision - s->scale, frac = s->scale;
+        int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
+        return size ? size : -1;
+    }
+    if (s->kind == K_BIT) return s->length >= 0 && s->length <= 8 ? s->length : -1;
+    if (s->kind == K_ENUM) return s->length == 1 || s->length == 2 ? s->length : -1;
+    return -2;      /* a length-prefixed kind */
+}
+
+/* The end of one row image at pos, or -1. */
+static Py_ssize_t image_end(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end,
+                            const Spec *specs, Py_ssize_t count, Py_ssize_t nbytes) {
+    if (nbytes < 0 || end - pos < nbytes) return -1;
+    const unsigned char *nulls = d + pos;
+    pos += nbytes;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Spec *s = &specs[i];
+        if (s->null_byte < 0 || s->null_byte >= nbytes) return -1;
+        if (nulls[s->null_byte] & s->mask) continue;
+        int size = fixed_size(s);
+        if (size >= 0) {
+            if (end - pos < size) return -1;
+            pos += size;
+            continue;
+        }
+        if (size == -1) return -1;
+        int prefix;
+        if (s->kind == K_VARCHAR || s->kind == K_STRING) prefix = s->length <= 255 ? 1 : 2;
+        else if (s->kind == K_BLOB) prefix = s->length;
+        else return -1;                              /* K_PY and unknown kinds */
+        if (prefix < 1 || prefix > 4 || end - pos < prefix) return -1;
+        uint64_t len = le(d + pos, prefix);
+        pos += prefix;
+        if ((s->kind == K_VARCHAR || s->kind == K_STRING) && s->length && len > (uint64_t)s->length)
+            return -1;
+        if ((uint64_t)(end - pos) < len) return -1;
+        pos += (Py_ssize_t)len;
+    }
+    return pos;
+}
+
+/* count_rows(data, kind, specs, nbytes, specs_after, nbytes_after) -> rows, or -1 when
+ * the images do not fill the data exactly (the decoding path then says why).  kind: 0
+ * insert, 1 update (a before and an after image per row), 2 delete. */
+static PyObject *count_rows(PyObject *self, PyObject *args) {
+    Py_buffer data, sb, sa;
+    int kind;
+    Py_ssize_t nb, na;
+    if (!PyArg_ParseTuple(args, "y*iy*ny*n", &data, &kind, &sb, &nb, &sa, &na)) return NULL;
+    long long rows = 0;
+    if (sb.len % SPEC_SIZE || sa.len % SPEC_SIZE || kind < 0 || kind > 2) {
+        rows = -1;
+    } else {
+        Py_ssize_t cb = sb.len / SPEC_SIZE, ca = sa.len / SPEC_SIZE;
+        Spec *specs = PyMem_Malloc((size_t)(cb + ca + 1) * sizeof(Spec));
+        if (!specs) {
+            PyBuffer_Release(&data); PyBuffer_Release(&sb); PyBuffer_Release(&sa);
+            return PyErr_NoMemory();
+        }
+        unpack(specs, (const unsigned char *)sb.buf, cb);
+        unpack(specs + cb, (const unsigned char *)sa.buf, ca);
+        const unsigned char *d = (const unsigned char *)data.buf;
+        Py_ssize_t pos = 0, end = data.len;
+        while (pos < end) {
+            Py_ssize_t next = image_end(d, pos, end, specs, cb, nb);
+            if (next >= 0 && kind == 1) next = image_end(d, next, end, specs + cb, ca, na);
+            if (next <= pos) { rows = -1; break; }  /* no progress: let the decoder say why */
+            pos = next;
+            rows++;
+        }
+        PyMem_Free(specs);
+    }
+    PyBuffer_Release(&data); PyBuffer_Release(&sb); PyBuffer_Release(&sa);
+    return PyLong_FromLongLong(rows);
+}
+
+static PyMethodDef methods[] = {
+    {"skip_run", skip_run, METH_VARARGS, "Step over a run of unwanted rows events by length."},
+    {"count_rows", count_rows, METH_VARARGS, "Count the row images of one rows event."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    return PyModule_Create(&module);
+}

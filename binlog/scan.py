@@ -1,0 +1,184 @@
+"""Walks that look at lengths only, never at values (issue 20): the pure-Python
+reference of the optional compiled ``binlog/_scan.c`` (same arguments, same results;
+tests compare the two).  Bytes in, numbers out: no I/O.
+
+``skip_run``: step over a run of rows events the reader does not want - filtered
+tables, events before ``--start-datetime``, event groups outside the GTID window - by
+their header's size, with the framing and log_pos-chain checks ``stream.EventStream``
+applies to one such event; it stops at the first event it is not sure to skip, which
+the stream then reads as usual.  Skipped events are not CRC-checked (as before: a
+skipped event's bytes are never looked at).
+
+``count_rows``: how many row images a rows event holds, from each image's NULL bitmap
+and the value lengths the column metadata gives (``binlog stats``); -1 when the images
+do not fill the rows data exactly or a column's length is not known here, and the
+caller decodes the event instead (which raises the typed error, or counts).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import struct
+from typing import Any
+
+HEADER_LEN = 19
+MAX_EVENT_SIZE = (1 << 30) + 4096
+_U32 = 0xFFFFFFFF
+
+
+def _load() -> Any:
+    """The compiled module, or None (not built, or BINLOG_PURE=1)."""
+    if os.environ.get("BINLOG_PURE"):
+        return None
+    try:
+        return importlib.import_module(f"{__package__}._scan")
+    except ImportError:
+        return None
+
+
+compiled = _load()
+
+
+def skip_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len: int,
+                checksum_len: int, table_ids, all_rows: bool, before_ts: int, stop_ts: int,
+                stop_offset: int, last_log_pos: int, chain_run: int, strict_chain: bool):
+    """See binlog/_scan.c skip_run: None, or (pos, filtered_events, filtered_bytes,
+    {type_code: counted events}, counted_bytes, last_log_pos, chain_run, last_event_pos)."""
+    start, last_event = pos, -1
+    filtered_n = filtered_bytes = counted_bytes = 0
+    counted: dict[int, int] = {}
+    while end - pos >= HEADER_LEN:
+        at = offset + pos - start
+        code = buf[pos + 4]
+        width = widths[code]
+        if width not in (4, 6) or (stop_offset >= 0 and at >= stop_offset):
+            break
+        ts = int.from_bytes(buf[pos:pos + 4], "little")
+        size = int.from_bytes(buf[pos + 9:pos + 13], "little")
+        log_pos = int.from_bytes(buf[pos + 13:pos + 17], "little")
+        if not common_len + checksum_len <= size <= MAX_EVENT_SIZE or size > end - pos \
+                or common_len + width > size:
+            break
+        chained = log_pos in (0, (at + size) & _U32) or (
+            last_log_pos >= 0 and log_pos == (last_log_pos + size) & _U32)
+        if strict_chain and chain_run >= 2 and not chained:
+            break
+        filtered = table_ids is not None and int.from_bytes(
+            buf[pos + common_len:pos + common_len + width], "little") in table_ids
+        if not filtered and (not (all_rows or 0 <= before_ts > ts) or 0 <= stop_ts <= ts):
+            break
+        if filtered:
+            filtered_n += 1
+            filtered_bytes += size
+        else:
+            counted[code] = counted.get(code, 0) + 1
+            counted_bytes += size
+        if log_pos:
+            chain_run = chain_run + 1 if chained else 0
+            last_log_pos = log_pos
+        last_event = pos
+        pos += size
+    if last_event < 0:
+        return None
+    return (pos, filtered_n, filtered_bytes, counted, counted_bytes, last_log_pos, chain_run,
+            last_event)
+
+
+def skip_run(*args):
+    if compiled is not None:
+        return compiled.skip_run(*args)
+    return skip_run_py(*args)
+
+
+# --- row counts -------------------------------------------------------------------
+# Value kinds: binlog.rows K_* (shared with binlog/_speedups.c).
+(K_PY, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR, K_DATE, K_TS0,
+ K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2, K_TIME2, K_VARCHAR,
+ K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM) = range(25)
+
+SPEC = struct.Struct("<7i")    # null_byte, mask, kind, n, length, precision, scale
+
+_FIXED = {K_TINY: 1, K_YEAR: 1, K_SHORT: 2, K_INT24: 3, K_DATE: 3, K_TIME0: 3, K_LONG: 4,
+          K_FLOAT: 4, K_TS0: 4, K_LONGLONG: 8, K_DOUBLE: 8, K_DT0: 8}
+_SEC_PART_BYTES = (0, 1, 1, 2, 2, 3, 3)
+_DATETIME_HIRES_BYTES = (5, 6, 6, 7, 7, 7, 8)
+_TIME_HIRES_BYTES = (3, 4, 4, 5, 5, 5, 6)
+_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
+_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
+_FRACTIONAL = {K_TS_HIRES: lambda n: 4 + _SEC_PART_BYTES[n], K_DT_HIRES: _DATETIME_HIRES_BYTES.__getitem__,
+               K_TIME_HIRES: _TIME_HIRES_BYTES.__getitem__, K_TS2: lambda n: 4 + _FSP_BYTES[n],
+               K_DT2: lambda n: 5 + _FSP_BYTES[n], K_TIME2: lambda n: 3 + _FSP_BYTES[n]}
+_VARIABLE = -2
+
+
+def _size(kind: int, n: int, length: int, precision: int, scale: int) -> int:
+    """Bytes of a fixed-size value; _VARIABLE for length-prefixed kinds; -1 unknown."""
+    if kind in _FIXED:
+        return _FIXED[kind]
+    if kind in _FRACTIONAL:
+        return _FRACTIONAL[kind](n) if 0 <= n <= 6 else -1
+    if kind == K_DECIMAL:
+        if not (0 < precision <= 65 and 0 <= scale <= 30 and scale <= precision):
+            return -1
+        intg = precision - scale
+        size = _DIG2BYTES[intg % 9] + intg // 9 * 4 + scale // 9 * 4 + _DIG2BYTES[scale % 9]
+        return size or -1
+    if kind == K_BIT:
+        return length if 0 <= length <= 8 else -1
+    if kind == K_ENUM:
+        return length if length in (1, 2) else -1
+    return _VARIABLE if kind in (K_VARCHAR, K_STRING, K_BLOB) else -1
+
+
+def _image_end(data, pos: int, end: int, specs: list, nbytes: int) -> int:
+    if nbytes < 0 or end - pos < nbytes:
+        return -1
+    nulls = data[pos:pos + nbytes]
+    pos += nbytes
+    for null_byte, mask, kind, n, length, precision, scale in specs:
+        if not 0 <= null_byte < nbytes:
+            return -1
+        if nulls[null_byte] & mask:
+            continue
+        size = _size(kind, n, length, precision, scale)
+        if size == -1:
+            return -1
+        if size != _VARIABLE:
+            if end - pos < size:
+                return -1
+            pos += size
+            continue
+        prefix = length if kind == K_BLOB else (1 if length <= 255 else 2)
+        if not 1 <= prefix <= 4 or end - pos < prefix:
+            return -1
+        n_bytes = int.from_bytes(data[pos:pos + prefix], "little")
+        pos += prefix
+        if kind != K_BLOB and length and n_bytes > length or end - pos < n_bytes:
+            return -1
+        pos += n_bytes
+    return pos
+
+
+def count_rows_py(data, kind: int, specs: bytes, nbytes: int, specs_after: bytes,
+                  nbytes_after: int) -> int:
+    """See binlog/_scan.c count_rows."""
+    if len(specs) % SPEC.size or len(specs_after) % SPEC.size or kind not in (0, 1, 2):
+        return -1
+    before = list(SPEC.iter_unpack(specs))
+    after = list(SPEC.iter_unpack(specs_after))
+    pos, end, rows = 0, len(data), 0
+    while pos < end:
+        nxt = _image_end(data, pos, end, before, nbytes)
+        if nxt >= 0 and kind == 1:
+            nxt = _image_end(data, nxt, end, after, nbytes_after)
+        if nxt <= pos:
+            return -1
+        pos = nxt
+        rows += 1
+    return rows
+
+
+def count_rows(*args) -> int:
+    if compiled is not None:
+        return compiled.count_rows(*args)
+    return count_rows_py(*args)
