@@ -40,6 +40,7 @@ class Column:
     geometry_type: int | None = None
     vector_dim: int | None = None
     tz: tzinfo | None = None        # TIMESTAMP display zone; None means UTC
+    ts_offset: bool = False         # TIMESTAMP as ISO 8601 with tz's offset at that instant
     extra: dict = field(default_factory=dict)
 
     @property

@@ -152,7 +152,9 @@ class ReaderOptions:
     Positions follow mysqlbinlog: ``start_position`` applies to the first binlog and
     ``stop_position`` to the last; events before ``start_datetime`` (epoch seconds) are
     skipped and reading stops at the first event at or after ``stop_datetime``.
-    ``tz``: the zone TIMESTAMP values are given in.  ``on_error``: "fail" or "skip"
+    ``tz``: the zone TIMESTAMP values are given in; with ``timestamp_offset`` as ISO 8601
+    with that zone's offset at each value's instant (``2024-10-27T02:30:00+01:00``).
+    ``on_error``: "fail" or "skip"
     (see ``BinlogReader``).  ``follow``/``follow_timeout``/``poll_interval``: following
     files that grow (used when the reader is given paths).  ``keys``: a
     ``crypt.KeyRing`` to decrypt encrypted binlogs with; each binlog picks its key and
@@ -175,6 +177,7 @@ class ReaderOptions:
     assume_charset: str | None = None
     allow_gaps: bool = False        # a binlog missing between two: a warning, not an error
     count_rows: bool = False        # rows events give one RowCount (row values not decoded)
+    timestamp_offset: bool = False  # TIMESTAMP as ISO 8601 with tz's offset (DST-correct)
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -578,7 +581,7 @@ class BinlogReader:
         plan = self._plans.get(key)
         if plan is None:
             plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz,
-                              schema=attributes)
+                              schema=attributes, ts_offset=self.options.timestamp_offset)
             self._plans[key] = plan
             self._warn_unknown_charsets(plan)
         return plan

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass, field, replace
+from datetime import timezone
 from typing import Any
 
 from .column import Column
@@ -121,11 +122,13 @@ def _deferred_error(error: BinlogError):
 
 
 def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, tz=None,
-               schema=None) -> DecodePlan:
+               schema=None, ts_offset: bool = False) -> DecodePlan:
     """Plan for a TABLE_MAP.  ``legacy_precision_known_zero``: the writer cannot produce
     MariaDB hires legacy columns (MySQL, or MariaDB < 5.3), so 7/12/11 mean N = 0.
     ``schema`` (optional) maps column index -> dict of known attributes (precision,
-    name, unsigned...), supplied by the schema store."""
+    name, unsigned...), supplied by the schema store.  ``ts_offset``: TIMESTAMP values
+    in ISO 8601 with ``tz``'s offset (UTC when None); the Python decoders then render them
+    (the compiled walk runs only for UTC wall-clock text)."""
     from .types import decoder_for
 
     columns, decoders = [], []
@@ -133,6 +136,9 @@ def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, t
         col = replace(col, extra=dict(col.extra))
         if tz is not None:
             col.tz = tz
+        if ts_offset and col.type in (T.TIMESTAMP, T.TIMESTAMP2):
+            col.tz = tz or timezone.utc
+            col.ts_offset = True
         if schema and col.index in schema:
             for key, value in schema[col.index].items():
                 if value is not None:

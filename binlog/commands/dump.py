@@ -46,6 +46,10 @@ def add_parser(sub) -> None:
                            "of Debezium's MySQL connector, one per line)")
     dump.add_argument("--with-types", action="store_true",
                       help="json: add each column's SQL type to each record (\"types\")")
+    dump.add_argument("--timestamp-offset", action="store_true",
+                      help="json/text: TIMESTAMP values as ISO 8601 with the offset --timezone "
+                           "has at each value's instant (DST-correct), e.g. "
+                           "2024-10-27T02:30:00+01:00 (debezium: always UTC 'Z' strings)")
     dump.add_argument("--bigint-as-string", action="store_true",
                       help="json/debezium: integers beyond 2^53 (what JavaScript and jq hold "
                            "exactly) as strings of their digits")
@@ -110,13 +114,20 @@ def run(args) -> int:
         from ..errors import UsageError
 
         raise UsageError("--output-dir writes JSON Lines: use it with --format json or debezium")
+    if args.timestamp_offset and args.format in ("sql", "flashback"):
+        from ..errors import UsageError
+
+        raise UsageError("--timestamp-offset is for --format json or text (SQL literals are "
+                         "UTC wall-clock values under time_zone '+00:00')")
     zone = parse_zone(args.timezone)
     # DDL in the binlog is followed by default (an in-memory store when no --schema-store):
     # a CREATE TABLE inside the binlog gives its legacy columns' precision.
     check_positions(args.paths, args.start_position, args.stop_position)
     schema = open_schema(args, required=not args.no_track_ddl)
-    # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone).
-    tz = None if args.format in ("sql", "flashback") else zone
+    # SQL literals carry TIMESTAMPs in UTC (the script sets time_zone); debezium's
+    # ZonedTimestamp is UTC too, and read in UTC it is exact (a wall-clock time in a zone
+    # is ambiguous in the hour a DST change repeats: 02:30 twice in Berlin on 2024-10-27)
+    tz = None if args.format in ("sql", "flashback", "debezium") else zone
     options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
                             start_position=args.start_position, stop_position=args.stop_position,
                             start_datetime=parse_epoch(args.start_datetime, zone),
@@ -125,7 +136,9 @@ def run(args) -> int:
                             on_error=args.on_error, follow=args.follow,
                             follow_timeout=args.follow_timeout, keys=key_ring(args),
                             start_gtid=args.start_gtid, stop_gtid=args.stop_gtid,
-                            assume_charset=args.assume_charset, allow_gaps=args.allow_gaps)
+                            assume_charset=args.assume_charset, allow_gaps=args.allow_gaps,
+                            # debezium: TIMESTAMP is ZonedTimestamp (UTC) whatever is asked
+                            timestamp_offset=args.timestamp_offset and args.format in ("json", "text"))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush, on_warning=warn)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,

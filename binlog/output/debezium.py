@@ -128,7 +128,9 @@ def _timestamp(value, col):
     micros = _wall_micros(value)
     if micros is None:
         return None
-    if col.tz is not None:      # rendered in the read's zone: back to the instant
+    if col.tz is not None:
+        # rendered in the read's zone: back to the instant (ambiguous in the hour a DST
+        # change repeats; binlog dump reads debezium in UTC, where it is exact)
         wall = datetime(1970, 1, 1) + _delta(micros)
         micros = int(wall.replace(tzinfo=col.tz).timestamp() * 1_000_000)
     moment = datetime.fromtimestamp(micros // 1_000_000, timezone.utc)

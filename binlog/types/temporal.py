@@ -60,10 +60,15 @@ def format_time(negative, hours, minutes, seconds, usec, n) -> str:
             + _frac(usec, n))
 
 
-def format_timestamp(seconds: int, usec: int, n: int, tz) -> str:
-    """Epoch seconds + usec in tz (None = UTC); 0/0 is the zero date."""
+def format_timestamp(seconds: int, usec: int, n: int, tz, offset: bool = False) -> str:
+    """Epoch seconds + usec in tz (None = UTC); 0/0 is the zero date.  ``offset``: ISO
+    8601 with the offset tz has at that instant (DST included: the zone's rules, as the
+    server's CONVERT_TZ), ``2024-10-27T02:30:00.5+01:00``; the zero date stays as it is
+    (no instant has it)."""
     if seconds == 0 and usec == 0:
         return "0000-00-00 00:00:00" + _frac(0, n)
+    if offset:
+        return _with_offset(seconds, usec, n, tz)
     try:
         if tz is None:
             days, rem = divmod(seconds, 86400)
@@ -75,6 +80,19 @@ def format_timestamp(seconds: int, usec: int, n: int, tz) -> str:
     except (ValueError, OverflowError, OSError) as exc:
         raise malformed(f"TIMESTAMP {seconds} out of range") from exc
     return format_datetime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, usec, n)
+
+
+def _with_offset(seconds: int, usec: int, n: int, tz) -> str:
+    try:
+        dt = datetime.fromtimestamp(seconds, timezone.utc).astimezone(tz or timezone.utc)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise malformed(f"TIMESTAMP {seconds} out of range") from exc
+    delta = dt.utcoffset()
+    minutes = int(delta.total_seconds()) // 60 if delta is not None else 0
+    sign = "-" if minutes < 0 else "+"
+    hours, mins = divmod(abs(minutes), 60)
+    text = format_datetime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, usec, n)
+    return f"{text[:10]}T{text[11:]}{sign}{hours:02d}:{mins:02d}"
 
 
 # --- DATE (10) --------------------------------------------------------------------------
@@ -94,7 +112,7 @@ def decode_timestamp0(buf, pos, end, col):
     if end - pos < 4:
         raise truncated(4, "TIMESTAMP", end - pos)
     seconds = int.from_bytes(buf[pos:pos + 4], "little")
-    return format_timestamp(seconds, 0, 0, col.tz), pos + 4
+    return format_timestamp(seconds, 0, 0, col.tz, col.ts_offset), pos + 4
 
 
 def decode_datetime0(buf, pos, end, col):
@@ -135,7 +153,7 @@ def decode_timestamp_hires(buf, pos, end, col):
     part = int.from_bytes(buf[pos + 4:pos + size], "big")
     if part >= _POW[n]:
         raise malformed(f"TIMESTAMP({n}) fraction {part} has more than {n} digits")
-    return format_timestamp(seconds, part * _DIV[n], n, col.tz), pos + size
+    return format_timestamp(seconds, part * _DIV[n], n, col.tz, col.ts_offset), pos + size
 
 
 def decode_datetime_hires(buf, pos, end, col):
@@ -184,7 +202,7 @@ def decode_timestamp2(buf, pos, end, col):
     usec = int.from_bytes(buf[pos + 4:pos + size], "big") * _FSP_MULT[n] if n else 0
     if usec >= 1000000:
         raise malformed(f"TIMESTAMP({n}) fraction out of range")
-    return format_timestamp(seconds, usec, n, col.tz), pos + size
+    return format_timestamp(seconds, usec, n, col.tz, col.ts_offset), pos + size
 
 
 def decode_datetime2(buf, pos, end, col):
