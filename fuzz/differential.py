@@ -392,7 +392,8 @@ def sample_cases(path: Path) -> list[RowsCase]:
 # byte 0 < 0x80: a RowsCase: bit 0 known_zero; byte 1 the FORMAT_DESCRIPTION (index in
 # SAMPLES); byte 2 the rows event type; byte 3 the number n of schema attributes,
 # then n x (column index, attribute, value) - attribute 0 precision, 1 unsigned,
-# 2 encoding (ENCODINGS[value]); then u16 LE the TABLE_MAP body's length, the TABLE_MAP
+# 2 encoding (ENCODINGS[value]), 3 enum_values (a list - as a schema object may give
+# them - of the first value % 8 of LABELS); then u16 LE the TABLE_MAP body's length, the TABLE_MAP
 # body, and the rows event body to the end.
 
 DUMP = 0x80
@@ -408,7 +409,8 @@ SAMPLES = ["samples/mariadb-10.11/types_full.binlog", "samples/mariadb-10.11/che
            "samples/mariadb-10.11/row_image_minimal.binlog", "samples/mysql-test/mysql_type_bit.000001",
            "samples/mysql-test/ver_trunk_row_v2.001", "samples/mysql-test/bug32407.001"]
 ENCODINGS = ("utf-8", "latin-1", "cp1251", "utf-16-be", "ascii", "gbk", "sjis", "cp1252")
-_ATTRS = ("precision", "unsigned", "encoding")
+LABELS = ("a", "bb", "é", "", "d e", "\u2603", "x" * 40, "z")
+_ATTRS = ("precision", "unsigned", "encoding", "enum_values")
 _fdes: list[tuple[bytes, bool]] = []
 
 
@@ -437,7 +439,8 @@ def case_to_bytes(case: RowsCase) -> bytes:
     for col, values in sorted(case.schema.items()):
         for name, value in values.items():
             code = _ATTRS.index(name)
-            value = ENCODINGS.index(value) if name == "encoding" else int(value)
+            value = (ENCODINGS.index(value) if name == "encoding" else len(value) if name == "enum_values"
+                     else int(value))
             attrs.append(bytes([col & 0xFF, code, value & 0xFF]))
     return (bytes([int(case.known_zero), index, case.rows_type, len(attrs)]) + b"".join(attrs)
             + len(case.table_map).to_bytes(2, "little") + case.table_map + case.rows)
@@ -456,7 +459,8 @@ def case_from_bytes(data: bytes) -> RowsCase | None:
         pos += 3
         name = _ATTRS[code % len(_ATTRS)]
         schema.setdefault(col, {})[name] = (ENCODINGS[value % len(ENCODINGS)] if name == "encoding"
-                                            else bool(value & 1) if name == "unsigned" else value)
+                                            else bool(value & 1) if name == "unsigned"
+                                            else list(LABELS[:value % 8]) if name == "enum_values" else value)
     if pos + 2 > len(data):
         return None
     size = int.from_bytes(data[pos:pos + 2], "little")

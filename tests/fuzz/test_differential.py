@@ -69,6 +69,8 @@ _schema_attr = st.one_of(
     st.tuples(st.just("precision"), st.integers(0, 7)),
     st.tuples(st.just("unsigned"), st.booleans()),
     st.tuples(st.just("encoding"), st.sampled_from(diff.ENCODINGS)),
+    st.tuples(st.just("enum_values"), st.lists(st.sampled_from(diff.LABELS), max_size=8)
+              | st.lists(st.sampled_from(diff.LABELS), max_size=8).map(tuple)),
 )
 
 
