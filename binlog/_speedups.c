@@ -94,7 +94,15 @@ static PyObject *compile_walk(PyObject *self, PyObject *args) {
             return NULL;
         }
         s->null_mask = (unsigned char)mask;
-        s->key = opt(key); s->encoding = opt(enc); s->labels = opt(labels);
+        s->key = opt(key); s->encoding = opt(enc);
+        /* value() indexes the labels as a tuple; a schema may give any sequence */
+        s->labels = labels == Py_None ? NULL : PySequence_Tuple(labels);
+        if (labels != Py_None && !s->labels) {
+            w->count = i + 1;
+            PyObject *cap = PyCapsule_New(w, "binlog.walk", walk_free);
+            Py_XDECREF(cap);
+            return NULL;
+        }
         (void)decoder; (void)col;     /* taken per call from the steps tuple */
         s->utf8 = enc != Py_None && PyUnicode_Check(enc) &&
                   PyUnicode_CompareWithASCIIString(enc, "utf-8") == 0;
