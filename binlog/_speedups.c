@@ -225,7 +225,9 @@ static PyObject *decimal_value(const unsigned char *p, int precision, int scale,
 static PyObject *text_value(const Step *s, const unsigned char *p, Py_ssize_t n) {
     if (!s->encoding) return PyBytes_FromStringAndSize((const char *)p, n);
     if (s->utf8) return PyUnicode_DecodeUTF8((const char *)p, n, "strict");
-    return PyUnicode_Decode((const char *)p, n, PyUnicode_AsUTF8(s->encoding), "strict");
+    const char *encoding = PyUnicode_Check(s->encoding) ? PyUnicode_AsUTF8(s->encoding) : NULL;
+    if (!encoding) return NULL;    /* not a codec name: the pure path says what it is */
+    return PyUnicode_Decode((const char *)p, n, encoding, "strict");
 }
 
 #define NEED(k) do { if (end - pos < (Py_ssize_t)(k)) return NULL; } while (0)
