@@ -432,7 +432,9 @@ static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
     }
     case K_DECIMAL: {
         int size = 0;
-        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30)) return NULL;
+        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30 &&
+              s->scale <= s->precision))
+            return NULL;     /* before DIG2BYTES[intg % 9]: intg < 0 would index below it */
         int intg = s->precision - s->scale, frac = s->scale;
         size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
         NEED(size);
