@@ -164,9 +164,25 @@ def _algorithm(name):
     return check_algorithm(name)
 
 
-def _head(path: str) -> str:
+# The FORMAT_DESCRIPTION's flags byte (file offset 4 + 17): the server clears
+# LOG_EVENT_BINLOG_IN_USE_F there when it closes the binlog (sql/log.cc
+# MYSQL_BIN_LOG::close), so a file first read while it was being written is the same
+# file once closed.
+_FDE_FLAGS = 4 + 17
+
+
+def _same_head(path: str, head: str) -> bool:
+    """Whether the file still starts with the bytes ``head`` (hex) recorded, the in-use
+    flag aside."""
+    from binlog.constants import LOG_EVENT_BINLOG_IN_USE_F
+
     with open(path, "rb") as fh:
-        return fh.read(HEAD_BYTES).hex()
+        now = bytearray(fh.read(HEAD_BYTES))
+    then = bytearray.fromhex(head)
+    for data in (now, then):
+        if len(data) > _FDE_FLAGS:
+            data[_FDE_FLAGS] &= ~LOG_EVENT_BINLOG_IN_USE_F & 0xFF
+    return now.startswith(then)
 
 
 def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False,
@@ -195,7 +211,7 @@ def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False,
             if seen.get("damaged") is not None or (seen.get("closed") and size == seen["size"]):
                 continue
             head = seen.get("head") or ""
-            if size < seen["end"] or (head and not _head(path).startswith(head)):
+            if size < seen["end"] or (head and not _same_head(path, head)):
                 errors.append({"file": Path(path).name, "path": path, "pos": 0, "error": "FileChangedError",
                                "message": f"the file changed since run {seen.get('run')} ingested it "
                                           f"({seen['size']} bytes then, {size} now): not read again",

@@ -261,7 +261,11 @@ class _Planner:
             # damaged framing, skip mode: the reader resynchronises and reports it itself;
             # the last split reads on to the end and follows DDL past the damage
             error, track_from = None, scan.end
-        limited = scan.stopped_at is not None or error is not None or hi < scan.size
+        # A file still being written grows while the splits are read: its last split
+        # stops where the pre-scan (and so the checkpoint) says this run ends, or the
+        # next run reads what grew after the pre-scan a second time.
+        growing = path in self.active and not scan.closed
+        limited = scan.stopped_at is not None or error is not None or hi < scan.size or growing
         pieces = plan_splits(scan, self.split_bytes, end=hi)
         if not pieces:
             if error is not None:

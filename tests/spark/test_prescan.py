@@ -89,3 +89,46 @@ def test_stop_datetime_and_positions_as_dump(tmp_path):
     plan = build_plan(parse_options({"paths": files, "split-size": "1"}))
     assert read_plan(plan) == want
     del first
+
+
+def test_a_file_growing_during_the_read_is_read_only_to_the_planned_end(tmp_path):
+    # A file still being written (ingest's active file) ends at a transaction boundary
+    # when the plan is made, then the server writes on before the splits are read: the
+    # read stops where the plan (and so the checkpoint) says this run ends, or the next
+    # run would read the rest a second time (found by tests/live/test_relay_ingest.py).
+    full = (SAMPLES / "types_full.binlog").read_bytes()
+    scan = scan_file(SAMPLES / "types_full.binlog")
+    cut = scan.boundaries[len(scan.boundaries) // 2]
+    path = tmp_path / "types_full.binlog"
+    path.write_bytes(full[:cut])
+    plan = build_plan(parse_options({"paths": [str(path)], "split-size": "0"}),
+                      active=frozenset({str(path)}))
+    assert plan.scans[0].safe_end == cut
+    path.write_bytes(full)                      # the server wrote on
+    want = [record_key(r) for r in dump_records([SAMPLES / "types_full.binlog"], stop_position=cut)]
+    assert read_plan(plan) == [w for w in want if w[1] < cut] and want
+
+
+def test_a_binlog_closed_since_the_last_run_is_read_on(tmp_path):
+    # The server clears LOG_EVENT_BINLOG_IN_USE_F in the FORMAT_DESCRIPTION (file offset
+    # 21) when it closes a binlog: the file read while it was written is the same file
+    # (an incremental ingest of a live server's binlog directory said FileChangedError
+    # and reported a gap; found by tests/live/test_relay_ingest.py).
+    from spark_ingest.ingest import select_work
+
+    full = bytearray((SAMPLES / "types_full.binlog").read_bytes())
+    scan = scan_file(SAMPLES / "types_full.binlog")
+    cut = scan.boundaries[len(scan.boundaries) // 2]
+    path = tmp_path / "mariadb-bin.000001"
+    active = bytearray(full[:cut])
+    active[21] |= 1
+    state = {"files": {str(path): {"name": path.name, "size": cut, "end": cut, "closed": False,
+                                   "head": bytes(active[:256]).hex(), "run": 1, "damaged": None}}}
+    path.write_bytes(bytes(full))              # closed: the flag cleared, the rest written
+    ranges, _, errors, _ = select_work([str(path)], state)
+    assert errors == [] and ranges == {str(path): (cut, None)}
+    changed = bytearray(full)
+    changed[30] ^= 0xFF                        # any other byte of the head: another file
+    path.write_bytes(bytes(changed))
+    ranges, _, errors, _ = select_work([str(path)], state)
+    assert ranges == {} and errors[0]["error"] == "FileChangedError"
