@@ -50,9 +50,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import re
 import signal
 import sys
+import threading
 import time
 from dataclasses import replace
 
@@ -82,7 +84,6 @@ _GONE = (OSError, pymysql.err.Error)
 CONNECTION_ERRORS = {2003, 2006, 2013, 2014, 2055, 1927, 4031, 1053}
 RETRYABLE_ERRORS = {1205, 1213}          # lock wait timeout, deadlock
 DDL_ALREADY_DONE = {1050, 1051, 1007, 1008, 1060, 1061, 1091, 1146, 1176}
-MAX_STATEMENT_BYTES = 4 << 20
 # From a live source (--from) a batch is committed once it is this old, and whenever the
 # source is idle (a heartbeat): the target lags the source by about this much.
 LIVE_BATCH_SECONDS = 1.0
@@ -185,6 +186,10 @@ class Applier:
         self.fault = _parse_fault(os.environ.get("BINLOG_APPLY_FAULT"))
         self._routines_warned = False
         self._trigger_checked: set[tuple[str, str]] = set()
+        self.meta = None            # information_schema connection (_meta_conn)
+        self._meta_lock = threading.Lock()
+        self.feed: _Feed | None = None      # the running pipeline (_run_once)
+        self.pending_start = None   # where the oldest XA PREPARE waiting for its COMMIT starts
 
     # -- connection ----------------------------------------------------------------------
     def _connect(self):
@@ -201,8 +206,25 @@ class Applier:
         self._live_cache = {}
         self._trigger_checked: set[tuple[str, str]] = set()
 
+    def _meta_conn(self):
+        """A connection of its own for information_schema: the decoding thread asks it
+        while the applying thread's connection is busy (under ``_meta_lock``)."""
+        if self.meta is None:
+            self.meta = connect(self.args.to, autocommit=True)
+        return self.meta
+
+    def _close_meta(self) -> None:
+        if self.meta is not None:
+            try:
+                self.meta.close()
+            except _GONE:
+                pass        # the connection is already broken
+            self.meta = None
+
     def abort(self) -> None:
+        self._stop_pipeline()
         self.batch_replaced = 0
+        self._close_meta()
         if self.conn is not None:
             try:
                 self.conn.rollback()
@@ -218,10 +240,11 @@ class Applier:
         from ..replay.keys import load_live_tables
 
         key = (db, table)
-        if key not in self._live_cache:
-            found = load_live_tables(self.conn, db, table)
-            self._live_cache[key] = found.get(key)
-        return self._live_cache[key]
+        with self._meta_lock:
+            if key not in self._live_cache:
+                found = load_live_tables(self._meta_conn(), db, table)
+                self._live_cache[key] = found.get(key)
+            return self._live_cache[key]
 
     # -- checkpoint ----------------------------------------------------------------------
     def _ensure_checkpoint_table(self) -> None:
@@ -315,6 +338,8 @@ class Applier:
                      f"of {self.args.retries}, for up to {self.args.retry_timeout:g}s)")
                 self._wait_for_target()
             finally:
+                self._stop_pipeline()
+                self._close_meta()
                 if self.conn is not None:
                     try:
                         self.conn.close()
@@ -366,7 +391,7 @@ class Applier:
         if live and self.checkpoint is not None:
             cp = self.checkpoint
             source = source_of(args, start=(cp["resume_file"], cp["resume_pos"]),
-                               on_idle=self._commit)
+                               on_idle=self._idle)
             start_position = 4          # the source starts at the checkpoint itself
             self.applied = (cp["file"], cp["pos"])
             self.totals = (cp["transactions"], cp["row_changes"])
@@ -376,7 +401,7 @@ class Applier:
                 warn(f"--start-file/--start-position ignored: resuming from the checkpoint "
                      f"{self.checkpoint_text()}")
         elif live:
-            source = source_of(args, on_idle=self._commit)
+            source = source_of(args, on_idle=self._idle)
         elif self.checkpoint is not None:
             cp = self.checkpoint
             names = [binlog_name(f) for f in files]
@@ -419,24 +444,94 @@ class Applier:
         self.pending_cp: tuple | None = None
         self.batch_done: list[tuple] = []     # (transaction, checkpoint) applied in the open batch
         self.first_unit = self.checkpoint is not None
-        from ..reader import SourceEvent
-
-        for item in with_progress(reader, reader.items(), self.args):
-            if isinstance(item, SourceEvent):
-                self.keys.observe(item.event)
-            for unit in assembler.feed(item):
-                self._unit(unit)
-        for unit in assembler.finish():
-            sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its COMMIT; not "
-                             f"applied (the next run resumes before it)\n")
-        warn_unmatched(reader)
+        self._pipeline(reader, assembler)
         self._commit()
+
+    # -- the pipeline --------------------------------------------------------------------
+    def _pipeline(self, reader, assembler) -> None:
+        """Decoding and rendering in a thread of their own, applying here: PyMySQL waits
+        for the target without the GIL, so the next statements are made while the target
+        runs the last ones.  A bounded queue (_Feed) holds the producer back; whatever
+        it raises is raised here, in order."""
+        feed = self.feed = _Feed()
+        started = self.applied
+        thread = threading.Thread(target=self._produce, args=(reader, assembler, feed, started),
+                                  name="binlog-apply-decode", daemon=True)
+        thread.start()
+        try:
+            self._consume(feed)
+        finally:
+            self._stop_pipeline()
+            thread.join()
+
+    def _stop_pipeline(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+
+    def _produce(self, reader, assembler, feed, started) -> None:
+        from ..reader import SourceEvent
+        from ..replay.transactions import DDL, Statement, Transaction
+
+        try:
+            for item in with_progress(reader, reader.items(), self.args):
+                if isinstance(item, SourceEvent):
+                    self.keys.observe(item.event)
+                for unit in assembler.feed(item):
+                    pending = assembler.pending_start
+                    done = started is not None and _pos_key(unit.end) <= _pos_key(started)
+                    render = isinstance(unit, Transaction) and not done
+                    feed.put(("unit", unit, pending, render))
+                    if render:
+                        for part in self._parts(unit):
+                            feed.put(part)
+                        feed.put(("end", None))
+                    elif isinstance(unit, Statement) and unit.kind == DDL and not done:
+                        feed.wait_applied()     # later rows need the target's new tables
+            warn_unmatched(reader)
+            feed.put(("finish", assembler.finish()))
+        except _Stopped:
+            return
+        except BaseException as exc:        # noqa: BLE001 - given to the applying thread
+            feed.put(("error", exc))
+
+    def _consume(self, feed) -> None:
+        while True:
+            kind, *rest = feed.get()
+            if kind == "unit":
+                unit, self.pending_start, rendered = rest
+                self._unit(unit, self._parts_of(feed) if rendered else None)
+                feed.applied()
+            elif kind == "idle":
+                self._commit()
+            elif kind == "finish":
+                for unit in rest[0]:
+                    sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its "
+                                     f"COMMIT; not applied (the next run resumes before it)\n")
+                return
+            elif kind == "error":
+                raise rest[0]
+
+    @staticmethod
+    def _parts_of(feed):
+        """The rendered parts of the transaction being applied, as the producer gives them."""
+        while True:
+            kind, item = feed.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            yield kind, item
+
+    def _idle(self) -> None:
+        """The live source has nothing new (a heartbeat): commit the open batch."""
+        if self.feed is not None:
+            self.feed.put(("idle",))
 
     # -- units ---------------------------------------------------------------------------
     def _done(self, end) -> bool:
         return self.applied is not None and end is not None and _pos_key(end) <= _pos_key(self.applied)
 
-    def _unit(self, unit) -> None:
+    def _unit(self, unit, parts=None) -> None:
         from ..replay.transactions import DDL, Statement
 
         if isinstance(unit, Statement):
@@ -459,16 +554,18 @@ class Applier:
             return
         tx = unit
         if self._done(tx.end):
+            for _ in parts or ():
+                pass        # rendered before the checkpoint was known to cover it
             self.stats["skipped"] += 1
             return
         self.first_unit = False
-        self._apply_unit(tx)
+        self._apply_unit(tx, parts)
 
-    def _apply_unit(self, tx) -> None:
+    def _apply_unit(self, tx, parts=None) -> None:
         from ..errors import BinlogError
 
         try:
-            self._apply_transaction(tx)
+            self._apply_transaction(tx, parts)
         except BinlogError:         # the target refused it, or it cannot be executed
             self._keep_batch_before_failure()
             raise
@@ -513,7 +610,7 @@ class Applier:
 
     def _advance(self, end, gtid, rows) -> None:
         self._note_gtid(gtid)
-        pending = self.assembler.pending_start
+        pending = self.pending_start
         resume = end if pending is None or _pos_key(end) < _pos_key(pending) else pending
         txs, total_rows = self.totals
         self.totals = (txs + 1, total_rows + rows)
@@ -564,6 +661,7 @@ class Applier:
     def _keep_batch_before_failure(self) -> None:
         """A transaction failed for good: roll back, apply again and commit the batch's
         transactions before it, so the checkpoint stops right before the failing one."""
+        self._stop_pipeline()       # the transactions are rendered again, here
         done = self.batch_done
         self.batch_done = []
         self.abort_batch()
@@ -658,125 +756,56 @@ class Applier:
         self._commit()
 
     # -- row changes ---------------------------------------------------------------------
-    def _apply_transaction(self, tx) -> None:
-        """The transaction's row changes and statement-logged changes, in binlog order."""
-        from ..replay.transactions import in_binlog_order
+    def _apply_transaction(self, tx, parts=None) -> None:
+        """The transaction's row changes and statement-logged changes, in binlog order:
+        ``parts`` as the pipeline rendered them, else rendered here (the pipeline is
+        stopped, or the transaction has no rows)."""
+        self._check_tables(tx)
+        for kind, item in (self._parts(tx) if parts is None else parts):
+            if kind == "rows":
+                self._execute(item, tx)
+            else:
+                self._execute_statement(item, tx)
 
+    def _check_tables(self, tx) -> None:
         for table in dict.fromkeys((self.rewrite.db(ch.db), ch.table) for ch in tx.changes):
             self._check_triggers(*table)
 
+    def _parts(self, tx):
+        """("rows", Batch) and ("statement", Statement) of a transaction, in binlog order."""
+        from ..replay.transactions import in_binlog_order
+
+        index = {id(ch): i for i, ch in enumerate(tx.changes)}
         for part in in_binlog_order(tx):
             if isinstance(part, list):
-                for stmt in self._statements(tx, part):
-                    self._execute(stmt, tx)
+                for batch in self._statements(part, index):
+                    yield "rows", batch
             else:
-                self._execute_statement(part, tx)
+                yield "statement", part
 
-    def _statements(self, tx, changes):
-        """[(sql, [(index, change, single_sql)...])]: batched statements with, for each,
-        the single-row statements that do the same (to name a failing row)."""
-        r = self.renderer
-        index = {id(ch): i for i, ch in enumerate(tx.changes)}
+    def _statements(self, changes, index):
+        """Multi-row statements (binlog.replay.batch), or with --split-updates the
+        single-row statements of TiCDC's order."""
+        from ..replay.batch import Batch, row_statements
+
         if self.args.split_updates:
             from ..replay.split import split_transaction
 
             parts = split_transaction(changes, self.keys.keys)
-            for ch, sql in r.split_statements(*parts):
-                yield sql, [(index.get(id(ch)), ch, sql)]
+            for ch, sql in self.renderer.split_statements(*parts):
+                yield Batch(sql, [(index.get(id(ch)), ch)])
             return
-        groups = []
-        for ch in changes:
-            i = index[id(ch)]
-            if groups and groups[-1][0] == (ch.file, ch.pos, ch.op):
-                groups[-1][1].append((i, ch))
-            else:
-                groups.append(((ch.file, ch.pos, ch.op), [(i, ch)]))
-        for (_, _, op), rows in groups:
-            yield from self._group_statements(op, rows)
+        yield from row_statements(self.renderer, changes, index)
 
-    def _group_statements(self, op, rows):
-        r = self.renderer
-        first = rows[0][1]
-        keys = self.keys.keys(first)
-        batchable = (keys.identity is not None and r.safe
-                     and all(r.complete(ch, ch.after) for _, ch in rows if op != "delete"))
-        if not batchable or len(rows) == 1:
-            for i, ch in rows:
-                for sql in r.statements(ch):
-                    yield sql, [(i, ch, sql)]
-            return
-        if op in ("delete", "update"):
-            yield from self._batched_deletes(rows, keys)
-        if op in ("insert", "update"):
-            yield from self._batched_replaces(rows)
-
-    def _batched_deletes(self, rows, keys):
-        from ..output.sql import literal, quote_ident
-
-        r = self.renderer
-        first = rows[0][1]
-        names = r._names(first, keys)
-        cols = first.plan.columns
-        identity = keys.identity
-        chunk, size = [], 0
-
-        def flush():
-            if not chunk:
-                return None
-            if len(identity) == 1:
-                col = cols[identity[0]]
-                cond = (f"{quote_ident(names[col.index])} IN ("
-                        + ", ".join(literal(ch.before[col.key], col) for _, ch in chunk) + ")")
-            else:
-                cond = " OR ".join(
-                    "(" + " AND ".join(f"{quote_ident(names[i])} = {literal(ch.before[cols[i].key], cols[i])}"
-                                       for i in identity) + ")" for _, ch in chunk)
-            sql = f"DELETE FROM {r.table(first)} WHERE {cond}"
-            return sql, [(i, ch, r.delete(ch, ch.before)) for i, ch in chunk]
-
-        for i, ch in rows:
-            if any(ch.before.get(cols[k].key) is None for k in identity):
-                out = flush()
-                if out:
-                    yield out
-                chunk, size = [], 0
-                yield r.delete(ch, ch.before), [(i, ch, r.delete(ch, ch.before))]
-                continue
-            chunk.append((i, ch))
-            size += 64
-            if len(chunk) >= 1000:
-                yield flush()
-                chunk, size = [], 0
-        out = flush()
-        if out:
-            yield out
-
-    def _batched_replaces(self, rows):
-        r = self.renderer
-        chunk, size, head = [], 0, None
-        for i, ch in rows:
-            sql = r.insert(ch, ch.after)
-            h, _, values = sql.partition(" VALUES ")
-            if head is not None and (h != head or size + len(values) > MAX_STATEMENT_BYTES):
-                yield head + " VALUES " + ", ".join(v for _, _, v, _ in chunk), \
-                    [(j, c, s) for j, c, _, s in chunk]
-                chunk, size = [], 0
-            head = h
-            chunk.append((i, ch, values, sql))
-            size += len(values)
-        if chunk:
-            yield head + " VALUES " + ", ".join(v for _, _, v, _ in chunk), \
-                [(j, c, s) for j, c, _, s in chunk]
-
-    def _execute(self, stmt, tx) -> None:
+    def _execute(self, batch, tx) -> None:
         import pymysql
 
-        sql, rows = stmt
+        sql, rows = batch.sql, batch.rows
         try:
             with self.conn.cursor() as cur:
                 affected = cur.execute(sql)
                 if cur.warning_count:
-                    self._check_warnings(cur, sql, rows, tx)
+                    self._check_warnings(cur, batch, tx)
             if sql.startswith("REPLACE ") and affected > len(rows):
                 self._replaced(affected - len(rows), tx)
             return
@@ -789,14 +818,15 @@ class Applier:
             raise self._translate(error, tx, rows[0] if len(rows) == 1 else None, sql) from error
         # A multi-row statement failed (and was rolled back alone): find the row.
         for row in rows:
+            one = batch.row_sql(row[1])
             try:
                 with self.conn.cursor() as cur:
-                    cur.execute(row[2])
+                    cur.execute(one)
             except pymysql.err.MySQLError as exc:
-                raise self._translate(exc, tx, row, row[2]) from exc
+                raise self._translate(exc, tx, row, one) from exc
         raise self._translate(error, tx, None, sql) from error
 
-    def _check_warnings(self, cur, sql, rows, tx) -> None:
+    def _check_warnings(self, cur, batch, tx) -> None:
         """The session is not strict (values come from rows the source holds, and some
         of those - ENUM's '' error value, zero dates - only exist non-strict), so a value
         the target cannot hold (a narrower column, out of range) is a warning: stop on
@@ -807,10 +837,10 @@ class Applier:
                 continue
             if isinstance(message, bytes):
                 message = message.decode("utf-8", "replace")
-            row = _warned_row(message, rows)
+            row = _warned_row(message, batch.rows)
             if row is not None and self._enum_error_value(code, message, row[1]):
                 continue
-            raise self._translate(pymysql.err.DataError(code, message), tx, row, sql)
+            raise self._translate(pymysql.err.DataError(code, message), tx, row, batch.sql)
 
     def _enum_error_value(self, code, message: str, change) -> bool:
         """Warning 1265 for an ENUM column given '': the source row holds ENUM's error
@@ -856,7 +886,7 @@ class Applier:
             return exc
         text = f"the target refused {what}"
         if row is not None and row[1] is not None:
-            index, change, _ = row
+            index, change = row
             n = len(tx.changes) if tx is not None else 0
             text += (f", row {index + 1 if index is not None else '?'} of {n}: {change.op} of "
                      f"`{change.db}`.`{change.table}` {self._row_key(change)} "
@@ -921,3 +951,57 @@ def _parse_fault(text):
         return None
     kind, _, n = text.partition(":")
     return (kind, int(n)) if n.isdigit() else None
+
+
+class _Stopped(Exception):
+    """The applying side stopped the pipeline: the producer ends quietly."""
+
+
+class _Feed:
+    """The bounded queue between the decoding thread and the applying one.  ``stop()``
+    (the applier failed, was interrupted, or is done) makes every blocked ``put`` and
+    ``wait_applied`` of the producer raise _Stopped."""
+
+    SIZE = 64       # statements of at most replay.batch.MAX_STATEMENT_BYTES each
+
+    def __init__(self):
+        self.queue: queue.Queue = queue.Queue(self.SIZE)
+        self.stopped = threading.Event()
+        self.units_put = 0          # units given by the producer
+        self.units_applied = 0      # units the applying side is done with
+        self.progress = threading.Condition()
+
+    def put(self, item) -> None:
+        while not self.stopped.is_set():
+            try:
+                self.queue.put(item, timeout=0.1)
+                if item[0] == "unit":
+                    self.units_put += 1
+                return
+            except queue.Full:
+                continue
+        raise _Stopped
+
+    def get(self):
+        return self.queue.get()
+
+    def applied(self) -> None:
+        with self.progress:
+            self.units_applied += 1
+            self.progress.notify_all()
+
+    def wait_applied(self) -> None:
+        """Block until the applying side is done with the unit given last."""
+        with self.progress:
+            while self.units_applied < self.units_put:
+                if self.stopped.is_set():
+                    raise _Stopped
+                self.progress.wait(0.1)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        while True:             # free a producer blocked on a full queue
+            try:
+                self.queue.get_nowait()
+            except queue.Empty:
+                return

@@ -23,6 +23,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.commands",)],
     [("spark_ingest",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
+    [("binlog.replay.batch",)],                 # apply's multi-row statements
     [("binlog.output.sql", "binlog.replay.writers", "binlog.output.cdc")],
     [("binlog.output.json_lines", "binlog.output.text", "binlog.output.debezium", "binlog.checksum",
       "binlog.replay")],

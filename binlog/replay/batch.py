@@ -1,0 +1,190 @@
+"""Multi-row statements for ``binlog apply``: consecutive row changes of one table version
+and operation become one statement per chunk, with exactly the effect of the
+single-row statements of ``--format sql`` run one after the other.
+
+- INSERT (safe mode ``REPLACE``, else ``INSERT``): one multi-row statement; the server
+  writes its rows in order, as the single statements would.
+- DELETE by key (safe mode, a primary or NOT NULL unique key): ``DELETE ... WHERE key IN
+  (...)``; deleting a set of rows does not depend on the order.
+- UPDATE in safe mode (complete after images, a key): a *run* of updates becomes ``DELETE
+  ... IN`` (the before keys) then a multi-row ``REPLACE`` (the after images).  That is the
+  same as DELETE + REPLACE per row as long as no row deletes a key that an earlier row
+  of the run wrote: ``1 -> 11`` then ``11 -> 21`` (INSERT ... ON DUPLICATE KEY UPDATE
+  can log both in one rows event) must leave only 21, and the delete-first batch would
+  keep 11.  So a run ends before such a row.  (A key shift, ``3000 -> 3001`` then ``2999
+  -> 3000``, stays one run: deleting 3000 first and writing it later ends the same.)
+  Text keys are compared folded (case, accents, trailing spaces: what the server's
+  collations may take as equal), so a run may end early but never too late.
+- anything else (no key, ``--no-safe`` updates and deletes, partial row images) one
+  statement per change, as ``--format sql`` writes it.
+
+Each ``Batch`` keeps its rows and how to write one of them alone: a failing multi-row
+statement is rolled back by the server by itself, and apply runs the rows one by one to
+name the row the target refuses.
+"""
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterator
+
+from ..output.sql import quote_ident
+
+#: A multi-row statement stays below this size (the target's max_allowed_packet is 16 MiB
+#: by default; smaller statements also keep decoding and the server busy at once).
+MAX_STATEMENT_BYTES = 256 << 10
+MAX_KEYS_PER_DELETE = 1000
+
+
+class Batch:
+    """One statement; ``rows``: [(index in the transaction, change)]; ``single(change)``:
+    the statement for that row alone (None: the statement holds one row)."""
+
+    __slots__ = ("sql", "rows", "single")
+
+    def __init__(self, sql: str, rows: list, single: Callable | None = None):
+        self.sql = sql
+        self.rows = rows
+        self.single = single
+
+    def row_sql(self, change) -> str:
+        return self.sql if self.single is None else self.single(change)
+
+
+def _fold(literal: str) -> str:
+    """A key literal as the server's collations might compare it: equal keys give equal
+    folds (the reverse need not hold)."""
+    if not literal.startswith("'"):
+        return literal
+    text = unicodedata.normalize("NFKD", literal.casefold())
+    text = "".join(c for c in text if c.isascii()).rstrip(" '").replace("ss", "s")
+    return text
+
+
+def row_statements(renderer, changes, index) -> Iterator[Batch]:
+    """The statements replaying ``changes`` (consecutive row changes of one transaction,
+    in binlog order); ``index[id(change)]`` is the change's number in its transaction."""
+    run: list = []
+    for ch in changes:
+        if run and (ch.plan is not run[0][1].plan or ch.op != run[0][1].op):
+            yield from _run(renderer, run)
+            run = []
+        run.append((index[id(ch)], ch))
+    if run:
+        yield from _run(renderer, run)
+
+
+def _run(r, rows) -> Iterator[Batch]:
+    first = rows[0][1]
+    op = first.op
+    identity = r.keys.keys(first).identity
+    if op == "insert":
+        yield from _inserts(r, rows)
+    elif len(rows) > 1 and op == "delete" and identity and r.safe:
+        yield from _deletes(r, rows)
+    elif (len(rows) > 1 and op == "update" and identity and r.safe
+          and all(r.complete(ch, ch.after) for _, ch in rows)):
+        yield from _updates(r, rows)
+    else:
+        yield from _singles(r, rows)
+
+
+def _singles(r, rows) -> Iterator[Batch]:
+    for i, ch in rows:
+        for sql in r.statements(ch):
+            yield Batch(sql, [(i, ch)])
+
+
+def _inserts(r, rows) -> Iterator[Batch]:
+    def single(change):
+        return r.insert(change, change.after)
+
+    chunk: list = []
+    values: list[str] = []
+    size, head = 0, ""
+    for i, ch in rows:
+        h, v = r.insert_parts(ch, ch.after)
+        if chunk and (h != head or size + len(v) > MAX_STATEMENT_BYTES):
+            yield Batch(head + " VALUES " + ", ".join(values), chunk, single)
+            chunk, values, size = [], [], 0
+        head = h
+        chunk.append((i, ch))
+        values.append(v)
+        size += len(v) + 2
+    if chunk:
+        yield Batch(head + " VALUES " + ", ".join(values), chunk, single)
+
+
+def _delete_batch(r, chunk, keys) -> Batch:
+    """``key IN (...)`` for a one-column key; ``(a = 1 AND b = 2) OR ...`` for a longer
+    one (a range union for the optimizer, as the single statements' conditions are)."""
+    first = chunk[0][1]
+    tk = r.keys.keys(first)
+    names = r._names(first, tk)
+    cols = [quote_ident(names[i]) for i in tk.identity]
+    if len(cols) == 1:
+        cond = f"{cols[0]} IN ({', '.join(k[0] for k in keys)})"
+    else:
+        cond = " OR ".join("(" + " AND ".join(f"{c} = {v}" for c, v in zip(cols, k, strict=True)) + ")"
+                           for k in keys)
+    sql = f"DELETE FROM {r.table(first)} WHERE {cond}"
+    return Batch(sql, chunk, lambda change: r.delete(change, change.before))
+
+
+def _deletes(r, rows) -> Iterator[Batch]:
+    """``DELETE ... WHERE key IN (...)``; a row whose key holds NULL (the target's key
+    is not the source's) is deleted alone, by all its columns."""
+    chunk: list = []
+    keys: list = []
+    for i, ch in rows:
+        lits = _key_literals(r, ch, ch.before)
+        if lits is None:
+            if chunk:
+                yield _delete_batch(r, chunk, keys)
+                chunk, keys = [], []
+            yield Batch(r.delete(ch, ch.before), [(i, ch)])
+            continue
+        chunk.append((i, ch))
+        keys.append(lits)
+        if len(chunk) >= MAX_KEYS_PER_DELETE:
+            yield _delete_batch(r, chunk, keys)
+            chunk, keys = [], []
+    if chunk:
+        yield _delete_batch(r, chunk, keys)
+
+
+def _key_literals(r, change, row) -> list[str] | None:
+    tk = r.keys.keys(change)
+    cols = change.plan.columns
+    if any(cols[i].key not in row or row[cols[i].key] is None for i in tk.identity):
+        return None
+    return r.key_literals(change, row)
+
+
+def _updates(r, rows) -> Iterator[Batch]:
+    """Runs in which no row deletes a key an earlier row of the run wrote: DELETE of the
+    before keys, then REPLACE of the after images (module docstring)."""
+    run: list = []
+    written: set = set()
+    for i, ch in rows:
+        before = _key_literals(r, ch, ch.before)
+        after = _key_literals(r, ch, ch.after)
+        if before is None or after is None:
+            yield from _update_run(r, run)
+            run, written = [], set()
+            yield from _singles(r, [(i, ch)])
+            continue
+        if tuple(map(_fold, before)) in written:
+            yield from _update_run(r, run)
+            run, written = [], set()
+        written.add(tuple(map(_fold, after)))
+        run.append((i, ch, before))
+    yield from _update_run(r, run)
+
+
+def _update_run(r, run) -> Iterator[Batch]:
+    if not run:
+        return
+    for start in range(0, len(run), MAX_KEYS_PER_DELETE):
+        part = run[start:start + MAX_KEYS_PER_DELETE]
+        yield _delete_batch(r, [(i, ch) for i, ch, _ in part], [k for _, _, k in part])
+    yield from _inserts(r, [(i, ch) for i, ch, _ in run])
