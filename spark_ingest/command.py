@@ -71,6 +71,13 @@ def add_arguments(p) -> None:
                    help="search symlinked directories too (by default they are not followed); "
                         "each directory is searched once and no file is read twice, so a "
                         "symlink loop ends where it comes back")
+    p.add_argument("--reprocess-errors", action="store_true",
+                   help="ingest again, from their start, the files that have records in "
+                        "DIR/errors/ (e.g. with the --schema-ddl/--schema-from they lacked), "
+                        "replacing their earlier rows in changes/, tables/ and errors/")
+    p.add_argument("--reprocess", action="append", default=[], metavar="NAME[..NAME]",
+                   help="ingest these binlogs again from their start, replacing their earlier "
+                        "output (a name, or FIRST..LAST of one numbered sequence; repeatable)")
     p.add_argument("--infer-precision", action="store_true",
                    help="infer unknown legacy temporal precisions from the row images")
     p.add_argument("--timezone", default="UTC",

@@ -261,18 +261,61 @@ def start_run(args):
     checkpoint = Checkpoint(out)
     state = checkpoint.load()
     pending = checkpoint.inflight()
-    if pending is not None:
+    if pending is not None and pending <= state["runs"]:
+        checkpoint.end()          # it committed; only inflight.json's removal was missed
+    elif pending is not None:
         removed = checkpoint.discard_run(pending)
         checkpoint.end()
         progress.say(f"binlog ingest: run {pending} did not finish; removed its partial output "
                      f"({len(removed)} directories)")
+    finish_replacing(checkpoint, state, out, progress)
     ranges, active, driver_errors, files = select_work(args.sources, state, allow_gaps=opts.allow_gaps,
                                                        follow_symlinks=opts.follow_symlinks)
+    if getattr(args, "reprocess_errors", False) or getattr(args, "reprocess", None):
+        ranges, driver_errors = _reprocess(args, out, state, ranges, files, progress)
     if not ranges and not driver_errors:
         progress.say(f"binlog ingest: nothing new in {len(files)} file(s); {out} is up to date")
         return None
     return Job(out, opts, progress, started, checkpoint, state, ranges, active, driver_errors,
                files, state["runs"] + 1)
+
+
+def _reprocess(args, out: Path, state: dict, ranges: dict, files: list, progress):
+    """The work of a reprocessing run: the selected files from their start, nothing
+    else (new files wait for the next run).  Their checkpoint entries are dropped here,
+    in memory; the commit replaces them and removes their earlier rows (``reprocess``)."""
+    from .reprocess import select
+
+    paths = select(out, state, errors=bool(args.reprocess_errors), specs=list(args.reprocess or []))
+    gone = [p for p in paths if p not in files]
+    if gone:
+        raise UsageError(f"cannot reprocess {', '.join(gone)}: not among the sources given "
+                         f"(give the same sources as the runs that ingested it)")
+    if not paths:
+        progress.say("binlog ingest: no file to reprocess", always=True)
+        return {}, []
+    names = sorted({state["files"][p]["name"] for p in paths})
+    for path in paths:
+        del state["files"][path]
+    state["replacing"] = {"run": state["runs"] + 1, "names": names}
+    progress.say(f"binlog ingest: reprocessing {len(paths)} file(s): {', '.join(names)}", always=True)
+    return {p: (None, None) for p in paths}, []
+
+
+def finish_replacing(checkpoint: Checkpoint, state: dict, out: Path, progress) -> None:
+    """A reprocessing run committed but did not finish removing the rows it replaced
+    (a crash): remove them now, before anything else (``reprocess``)."""
+    replacing = state.get("replacing")
+    if not replacing or replacing["run"] > state["runs"]:
+        state.pop("replacing", None)
+        return
+    from .reprocess import remove_replaced
+
+    changed = remove_replaced(out, replacing["run"], replacing["names"])
+    state.pop("replacing")
+    checkpoint.save(state)
+    progress.say(f"binlog ingest: run {replacing['run']} reprocessed {', '.join(replacing['names'])}: "
+                 f"removed their earlier rows ({len(changed)} files or tables)", always=True)
 
 
 @dataclass
@@ -384,7 +427,8 @@ def _plan(opts, progress, ranges, state, active):
 
     t_scan = time.time()
     plan = build_plan(opts, ranges=ranges, tracked=state.get("tracked_ddl"), active=frozenset(active),
-                      progress=scanned, chains=state.get("chains"))
+                      progress=scanned, chains=state.get("chains"),
+                      follow_chain=not state.get("replacing"))
     t_scan = time.time() - t_scan
     progress.done(f"binlog ingest: pre-scan {len(plan.scans)} file(s), {scan_bytes[1] / 1e6:.1f} MB, "
                   f"{len(plan.splits)} split(s) in {t_scan:.1f} s")
@@ -476,6 +520,9 @@ def commit_run(args, plan, state, active, driver_errors, error_rows, stats, run,
     checkpoint.save_run(run, summary)
     checkpoint.save(state)
     checkpoint.end()
+    # a reprocessing run: the checkpoint says so (state["replacing"]) until the earlier
+    # rows of its files are gone; a crash here is finished by the next run
+    finish_replacing(checkpoint, state, out, Progress(enabled=not args.no_progress))
     _print_summary(Progress(enabled=True), summary, out, error_rows + driver_errors)
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary, indent=1))

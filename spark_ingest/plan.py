@@ -125,7 +125,8 @@ def tracked_snapshot(store) -> dict:
 
 
 def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict | None = None,
-               active: frozenset = frozenset(), progress=None, chains: dict | None = None) -> ReadPlan:
+               active: frozenset = frozenset(), progress=None, chains: dict | None = None,
+               follow_chain: bool = True) -> ReadPlan:
     """Plan a read.  ``ranges`` {path: (start, end)} restricts it to byte ranges of some
     files (incremental ingest; the position options are then not used); ``tracked``:
     {sequence key: DDL versions from earlier runs} (see ``tracked_snapshot``); ``active``:
@@ -133,7 +134,8 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     transaction, and a partial event at their end is no error; ``chains``: {sequence key:
     ``Continuity.state()``} where earlier runs left each sequence.  A binlog missing from
     a sequence (issue 16 item 1: ``binlog.continuity``) is a GapError here, before any
-    task runs, unless ``opts.allow_gaps``."""
+    task runs, unless ``opts.allow_gaps``.  ``follow_chain=False``: files read again
+    (ingest --reprocess), whose chain earlier runs checked: no check, no new state."""
     from schema_store.snapshot import export_snapshot, snapshot_json
 
     if not opts.paths:
@@ -157,7 +159,9 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     stores: dict = {}
     states: dict = {}
     for gi, (key, files) in enumerate(groups):
-        chain = Continuity(allow_gaps=opts.allow_gaps, on_warning=warnings.append)
+        # (reprocessing: a chain that accepts anything, its warnings dropped)
+        chain = (Continuity(allow_gaps=opts.allow_gaps, on_warning=warnings.append) if follow_chain
+                 else Continuity(allow_gaps=True))
         chain.restore((chains or {}).get(key))
         planner.chain = chain
         resolver = None
@@ -167,7 +171,8 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
             r = work(path)
             if r is not None and not planner.file(path, r, gi, resolver, last=path == files[-1]):
                 break                # --stop-datetime ends this sequence here
-        states[key] = chain.state()
+        if follow_chain:
+            states[key] = chain.state()
         snapshots.append(snapshot_json(resolver.store) if resolver is not None else None)
         if resolver is not None:
             stores[key] = resolver.store
