@@ -84,6 +84,32 @@ def _decimal_text(value) -> str:
     return format(value, "f")
 
 
+#: A value at least this large is checksummed in pieces, never encoded whole (issue 15
+#: item 5): bytes and views as they are, text encoded a piece of characters at a time
+#: (slicing a str cuts between characters, so the pieces' bytes are the whole's).
+LARGE_VALUE = 1 << 20
+_PIECE = 1 << 20
+
+
+def value_pieces(value, col):
+    """The bytes of ``encode_value(value, col)``, in pieces for a large value."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        if col.type not in (T.GEOMETRY, T.NULL, T.VECTOR):
+            yield value                           # zlib.crc32 takes any buffer, uncopied
+            return
+    elif isinstance(value, str) and len(value) >= LARGE_VALUE and col.type in _STREAMED_TEXT:
+        codec = col.encoding or _codec_of(col) or "utf-8"
+        for i in range(0, len(value), _PIECE):
+            yield value[i:i + _PIECE].encode(codec)
+        return
+    yield encode_value(value, col)
+
+
+# the types whose str values encode_value encodes in the column's charset
+_STREAMED_TEXT = frozenset({T.VARCHAR, T.VAR_STRING, T.STRING, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
+                            T.LONG_BLOB, T.BLOB_COMPRESSED, T.VARCHAR_COMPRESSED})
+
+
 def encode_value(value, col) -> bytes:
     """The bytes ``encode(column)`` gives for one decoded value (binlog.column.Column)."""
     if value is None:
@@ -138,9 +164,9 @@ def row_checksum(row: dict | None, columns) -> int | None:
     for col in columns:
         if col.key not in row:
             return None
-        data = encode_value(row[col.key], col)
-        if data:
-            crc = zlib.crc32(data, crc)
+        for data in value_pieces(row[col.key], col):
+            if data:
+                crc = zlib.crc32(data, crc)
     return crc
 
 

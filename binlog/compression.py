@@ -54,9 +54,17 @@ def check_declared_size(size: int, compressed_len: int, what: str, limit: int = 
                                   f"{compressed_len} compressed bytes can hold")
 
 
+#: Inflated sizes from which zlib_exact makes one buffer of exactly the declared size:
+#: ``decompressobj`` collects its output in growing blocks and joins them at the end, so a
+#: 200 MiB rows part briefly needs 400 MiB (issue 15 item 5).
+ONE_BUFFER = 16 << 20
+
+
 def zlib_exact(stream: bytes, size: int, what: str, limit: int = MAX_UNCOMPRESSED, wbits: int = zlib.MAX_WBITS) -> bytes:
     """Inflate a zlib stream that must yield exactly ``size`` bytes."""
     check_declared_size(size, len(stream), what, limit)
+    if size >= ONE_BUFFER:
+        return _zlib_one_buffer(stream, size, what, wbits)
     inflater = zlib.decompressobj(wbits)
     try:
         out = inflater.decompress(stream, size + 1)
@@ -66,6 +74,32 @@ def zlib_exact(stream: bytes, size: int, what: str, limit: int = MAX_UNCOMPRESSE
         raise MalformedEventError(f"{what}: zlib data gives {len(out)}{'+' if not inflater.eof else ''}"
                                   f" bytes, header says {size}")
     return out
+
+
+def _zlib_one_buffer(stream: bytes, size: int, what: str, wbits: int) -> bytes:
+    """A large inflate in one buffer: first the stream is inflated through a 1 MiB window
+    and counted (nothing kept: a stream that gives more than ``size`` never allocates
+    more), then ``zlib.decompress`` with ``bufsize=size`` fills its one output block and
+    CPython hands that block back as the bytes, uncopied (Modules/zlibmodule.c,
+    _BlocksOutputBuffer_Finish's single-block path).  Twice the CPU, once the memory."""
+    inflater = zlib.decompressobj(wbits)
+    data, count = stream, 0
+    try:
+        while count <= size:
+            out = inflater.decompress(data, _ZSTD_STEP)
+            count += len(out)
+            data = inflater.unconsumed_tail
+            if inflater.eof or (not out and not data):
+                break
+    except zlib.error as exc:
+        raise MalformedEventError(f"{what}: corrupt zlib data ({exc})") from exc
+    if count != size or not inflater.eof:
+        raise MalformedEventError(f"{what}: zlib data gives {count}{'+' if not inflater.eof else ''}"
+                                  f" bytes, header says {size}")
+    try:
+        return zlib.decompress(stream, wbits, size)
+    except zlib.error as exc:
+        raise MalformedEventError(f"{what}: corrupt zlib data ({exc})") from exc
 
 
 def zstd_exact(stream: bytes, size: int | None, what: str, limit: int = MAX_UNCOMPRESSED) -> bytes | bytearray:

@@ -26,6 +26,7 @@ from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
 from .events.rows import UPDATE, RowsEvent
 from .events.table_map import TableMapEvent
+from .types.strings import LARGE_VIEWS
 
 
 # The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
@@ -186,6 +187,9 @@ def speed_spec(col: Column) -> tuple:
     if kind in (K_DT2, K_TIME2, K_TS2, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES) and not (
             isinstance(n, int) and 0 <= n <= 6):
         kind = K_PY
+    if kind == K_BLOB and t != T.GEOMETRY and col.length >= 3 and col.encoding is None \
+            and LARGE_VIEWS.get() is not None:
+        kind = K_PY      # MEDIUM/LONGBLOB: decode_blob gives large values as views, not copies
     encoding = None if t == T.GEOMETRY else col.encoding
     labels = col.enum_values if t == T.ENUM else None
     precision = n if isinstance(n, int) else 0

@@ -151,6 +151,14 @@ def run(args) -> int:
         writer = json_writer(args, out, schema)
     else:
         writer = record_writer(args, out, schema)
+    views = None
+    if args.format in ("json", "sql", "flashback"):
+        # these writers write large values in pieces: a LONGBLOB can stay a view of the
+        # rows data instead of a copy of it (issue 15 item 5)
+        from ..output.json_lines import LARGE_VALUE
+        from ..types.strings import LARGE_VIEWS
+
+        views = LARGE_VIEWS.set(LARGE_VALUE)
     try:
         if args.format == "debezium" and not args.split_updates:
             for record in with_progress(reader, reader.records(), args,
@@ -177,6 +185,8 @@ def run(args) -> int:
             writer.end_open_record()    # json: a record streamed whole up to its commit fields
         raise
     finally:
+        if views is not None:
+            LARGE_VIEWS.reset(views)
         out.flush()
         warn_unmatched(reader)
         if args.stats:

@@ -109,7 +109,11 @@ class JsonLinesWriter:
             return
         self.out.write(b"".join((
             self._prefix(change), image_json(change.before, plan, render),
-            b',"after":', image_json(change.after, plan, render), b"}\n")))
+            b',"after":', image_json(change.after, plan, render), self._tail(change))))
+
+    def _tail(self, change) -> bytes:
+        """What ends a row record's line (a subclass adds fields before the brace)."""
+        return b"}\n"
 
     def _write_pieces(self, change) -> None:
         """A record holding large binary values: each such value stands as a token in
@@ -130,7 +134,7 @@ class JsonLinesWriter:
             return image_json(row, plan, render)
 
         line = b"".join((self._prefix(change), image(change.before), b',"after":',
-                         image(change.after), b"}\n"))
+                         image(change.after), self._tail(change)))
         pattern = re.compile(b"(" + b"|".join(re.escape(t) for t in values) + b")")
         with deferred():
             for part in pattern.split(line):

@@ -280,7 +280,7 @@ class RowValues:
 
 def _string_bytes(value, col) -> bytes | None:
     """The stored bytes of a string value (for byte-exact comparison), else None."""
-    if isinstance(value, (bytes, bytearray)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if isinstance(value, str) and col.type not in TEMPORAL_TYPES | {T.ENUM, T.SET, T.JSON}:
         codec = col.encoding or CHARSET_CODECS.get(charset_of(col) or "")

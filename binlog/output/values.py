@@ -36,7 +36,7 @@ def json_text(value) -> str:
     def default(v):
         if isinstance(v, Decimal):
             return float(v)
-        if isinstance(v, (bytes, bytearray)):
+        if isinstance(v, (bytes, bytearray, memoryview)):
             return bytes(v).decode("utf-8", "replace")
         return str(v)
 
@@ -81,7 +81,7 @@ def render_row(row: dict | None, plan, render_bytes) -> dict | None:
         value = out.get(key)
         if value is None:
             continue
-        if isinstance(value, (bytes, bytearray)):
+        if isinstance(value, (bytes, bytearray, memoryview)):     # (views: large BLOBs)
             out[key] = _render_bytes(value, col, render_bytes)
         elif isinstance(value, Decimal):
             out[key] = format(value, "f")   # exact digits, never exponent form (0E-30)
@@ -126,7 +126,7 @@ def json_default(value):
         return format(value, "f")
     if hasattr(value, "as_json"):
         return value.as_json()
-    if isinstance(value, (bytes, bytearray)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).hex()
     raise TypeError(f"cannot render {type(value).__name__}")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import orjson
 
 from ..output.json_lines import JsonLinesWriter
-from ..output.values import json_default
 
 
 class ChecksumJsonWriter(JsonLinesWriter):
@@ -18,9 +17,12 @@ class ChecksumJsonWriter(JsonLinesWriter):
         record["checksum"] = change_checksums(change)
         return record
 
-    def write(self, change) -> None:
-        self.out.write(orjson.dumps(self.record(change), default=json_default,
-                                    option=orjson.OPT_APPEND_NEWLINE))
+    def _tail(self, change) -> bytes:
+        # the line of JsonLinesWriter.write, large values in pieces, with the checksums
+        # (computed piece by piece: binlog.checksum) before its closing brace
+        from ..checksum import change_checksums
+
+        return b',"checksum":' + orjson.dumps(change_checksums(change)) + b"}\n"
 
 
 class SplitUpdatesWriter:
