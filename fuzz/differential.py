@@ -34,6 +34,7 @@ from pathlib import Path
 from binlog import TableFilter, rows
 from binlog.constants import LEGACY_TEMPORAL_TYPES
 from binlog.errors import BinlogError
+from binlog.reader import RowCount
 from binlog.stream import NEED_DATA, EventStream
 
 HERE = Path(__file__).resolve().parent
@@ -247,6 +248,7 @@ def check_rows(case: RowsCase) -> str:
     got = _decode(event, plan)
     if got != reference:
         raise Difference(f"decode_rows differs:\n  compiled {got}\n  pure     {reference}")
+    _check_counts(event, plan, case, table_map, reference)
     walked = _walk(event, plan)
     if walked is None:
         return "error" if reference[0] == "error" else "fallback"
@@ -256,6 +258,43 @@ def check_rows(case: RowsCase) -> str:
     if walked != reference[1]:
         raise Difference(f"_speedups.decode_event differs:\n  compiled {walked}\n  pure     {reference}")
     return "compiled"
+
+
+def _count(event, plan) -> tuple:
+    if isinstance(plan, BinlogError):
+        return ("error", error_key(plan))
+    try:
+        return ("count", rows.count_rows(event, plan))
+    except BinlogError as exc:
+        return ("error", error_key(exc))
+
+
+def _check_counts(event, plan, case: RowsCase, table_map, reference: tuple) -> None:
+    """``binlog stats``' row count (rows.count_rows: binlog/_scan.c count_rows over the
+    value lengths, else a decode) on both paths; and the count of an event that
+    decodes is its number of rows.  (An event whose values the decoder rejects may
+    still count: count_rows frames, it does not validate values.)"""
+    if not hasattr(rows, "count_rows"):
+        return
+    with pure():
+        expected = _count(event, _plan(case, table_map))
+    got = _count(event, plan)
+    if got != expected:
+        raise Difference(f"count_rows differs:\n  compiled {got}\n  pure     {expected}")
+    if reference[0] == "rows" and expected != ("count", len(reference[1])):
+        raise Difference(f"count_rows says {expected}, the event decodes to {len(reference[1])} rows")
+    scan = sys.modules.get("binlog.scan")
+    if scan is None or scan.compiled is None or isinstance(plan, BinlogError) or event.partial \
+            or event.width != len(plan.columns):
+        return
+    before = rows._count_walk(plan, event.present)
+    after = rows._count_walk(plan, event.after_present) if event.kind == "update" else before
+    if before is None or after is None:
+        return
+    args = (event.data, rows._KIND_CODES[event.kind], before[1], before[0], after[1], after[0])
+    if scan.compiled.count_rows(*args) != scan.count_rows_py(*args):
+        raise Difference(f"_scan.count_rows {scan.compiled.count_rows(*args)}, "
+                         f"count_rows_py {scan.count_rows_py(*args)}")
 
 
 def _walk(event, plan):
@@ -287,6 +326,9 @@ def _walk(event, plan):
 # samples' tables, so that filtered rows events are skipped between kept ones.
 FILTER = 0x10
 EXCLUDE_TABLES = ["%.%i%", "%.t1"]
+# Option bit 0x80 (fuzz_binlog.py's names target; unused by fuzz/target.py): binlog stats'
+# reading, rows counted (binlog/_scan.c count_rows), not decoded; one line per count.
+COUNT = 0x80
 
 
 def dump(data: bytes, path: Path) -> tuple:
@@ -308,9 +350,12 @@ def dump(data: bytes, path: Path) -> tuple:
                                      verify_checksums=not options & target.NO_VERIFY,
                                      schema=target._schema() if options & target.TRACK_DDL == target.TRACK_DDL
                                      else None,
-                                     table_filter=TableFilter(exclude=EXCLUDE_TABLES) if options & FILTER else None)
+                                     table_filter=TableFilter(exclude=EXCLUDE_TABLES) if options & FILTER else None,
+                                     count_rows=bool(options & COUNT))
         for item in reader.items():
-            if isinstance(item, target.RowChange):
+            if isinstance(item, RowCount):
+                sink.write(f"{item.file} {item.pos} {item.db}.{item.table} {item.op} {item.count}\n".encode())
+            elif isinstance(item, target.RowChange):
                 writer.write(item)
             elif text:
                 writer.event(item)
@@ -389,7 +434,8 @@ def sample_cases(path: Path) -> list[RowsCase]:
 # --- one input as bytes (atheris, the regression corpus) -----------------------------
 #
 # byte 0 >= 0x80: a dump: the rest is fuzz/target.py's option byte and a binlog file.
-# byte 0 < 0x80: a RowsCase: bit 0 known_zero; byte 1 the FORMAT_DESCRIPTION (index in
+# byte 0 in 0x40-0x7F: a skip_run case (skip_case_from_bytes).
+# byte 0 < 0x40: a RowsCase: bit 0 known_zero; byte 1 the FORMAT_DESCRIPTION (index in
 # SAMPLES); byte 2 the rows event type; byte 3 the number n of schema attributes,
 # then n x (column index, attribute, value) - attribute 0 precision, 1 unsigned,
 # 2 encoding (ENCODINGS[value]), 3 enum_values (a list - as a schema object may give
@@ -397,6 +443,7 @@ def sample_cases(path: Path) -> list[RowsCase]:
 # body, and the rows event body to the end.
 
 DUMP = 0x80
+SKIP_RUN = 0x40
 # Samples whose rows events seed the RowsCase inputs and whose FORMAT_DESCRIPTIONs a case
 # picks from: every column type of MariaDB 10.11 (with and without checksums), legacy
 # temporals with their DDL, MySQL 5.1/5.6/8.0 (JSON, BIT, v1/v2 rows).
@@ -474,6 +521,11 @@ def check_bytes(data: bytes, path: Path) -> None:
     if data and data[0] & DUMP:
         check_dump(data[1:], path)
         return
+    if data and data[0] & SKIP_RUN:
+        case = skip_case_from_bytes(data[1:])
+        if case is not None:
+            check_skip_run(case)
+        return
     case = case_from_bytes(data)
     if case is not None:
         check_rows(case)
@@ -490,5 +542,113 @@ def seed_inputs() -> list[bytes]:
             out.append(case_to_bytes(case))
     for path in make_seeds.sources():
         out.extend(bytes([DUMP]) + seed for seed in make_seeds.seeds_of(path)[::4])
+    for name in SAMPLES:
+        out.extend(skip_seeds(HERE.parent / name))
     return out
 
+
+def skip_seeds(path: Path, limit: int = 16384) -> list[bytes]:
+    """skip_run inputs over a sample's events after its FORMAT_DESCRIPTION: table ids
+    of its rows events filtered, or every rows event skipped, with and without a
+    timestamp limit and the strict chain."""
+    import make_seeds
+
+    from binlog.events.rows import ROWS_EVENT_TYPES
+
+    frames = make_seeds.frames(path)
+    if len(frames) < 2 or frames[0][2] != 15:
+        return []
+    data = path.read_bytes()
+    start = frames[1][0]
+    buf = data[start:start + limit]
+    crc = 0x01 if fdes()[SAMPLES.index(str(path.relative_to(HERE.parent)))][1] else 0
+    tables = [int.from_bytes(data[o + 19:o + 21], "little") for o, _, t in frames if t in ROWS_EVENT_TYPES]
+    firsts = [o - start for o, _, t in frames if t in ROWS_EVENT_TYPES and o - start < min(limit, 1 << 16)]
+    out = []
+    for k, flags in enumerate((0x00, 0x02 | 0x08, 0x40 | 0x08, 0x04 | 0x80 | 0x02, 0x20)):
+        if not firsts:
+            break
+        at = firsts[k * 7 % len(firsts)]
+        ts = int.from_bytes(buf[at:at + 4], "little") + 1
+        head = bytes([SKIP_RUN, flags | crc, 2]) + ts.to_bytes(4, "little")
+        head += tables[k % len(tables)].to_bytes(2, "little") + at.to_bytes(2, "little") + b"\xff\xff\xff\xff"
+        out.append(head + buf)
+    return out
+
+
+
+# --- binlog/_scan.c skip_run: the compiled header walk against scan.skip_run_py --------
+
+@dataclass
+class SkipCase:
+    """Arguments of ``scan.skip_run`` (see binlog/_scan.c) over ``buf``, within their
+    documented ranges; the bytes are what a hostile binlog controls."""
+    buf: bytes
+    pos: int
+    end: int
+    offset: int
+    widths: bytes
+    checksum_len: int
+    table_ids: frozenset | None
+    all_rows: bool
+    before_ts: int
+    stop_ts: int
+    stop_offset: int
+    last_log_pos: int
+    chain_run: int
+    strict_chain: bool
+
+    def args(self) -> tuple:
+        return (self.buf, self.pos, self.end, self.offset, self.widths, 19, self.checksum_len,
+                self.table_ids, self.all_rows, self.before_ts, self.stop_ts, self.stop_offset,
+                self.last_log_pos, self.chain_run, self.strict_chain)
+
+
+def rows_widths(width: int = 6) -> bytes:
+    """skip_run's widths: the table_id width of every rows event type code, 0 elsewhere."""
+    from binlog.events.rows import ROWS_EVENT_TYPES
+
+    return bytes(width if code in ROWS_EVENT_TYPES else 0 for code in range(256))
+
+
+def check_skip_run(case: SkipCase) -> str:
+    """Compiled skip_run against skip_run_py: the same result, or the same exception
+    type.  Returns "skipped" (no compiled module), "none" or "stepped"."""
+    scan = sys.modules.get("binlog.scan")
+    if scan is None:
+        try:
+            import binlog.scan as scan
+        except ImportError:
+            return "skipped"
+    if scan.compiled is None:
+        return "skipped"
+    outcomes = []
+    for walk in (scan.compiled.skip_run, scan.skip_run_py):
+        try:
+            outcomes.append(("result", walk(*case.args())))
+        except Exception as exc:
+            outcomes.append(("raised", type(exc).__name__))
+    if outcomes[0] != outcomes[1]:
+        raise Difference(f"skip_run differs:\n  compiled {outcomes[0]}\n  pure     {outcomes[1]}")
+    return "none" if outcomes[0] == ("result", None) else "stepped"
+
+
+def skip_case_from_bytes(data: bytes) -> SkipCase | None:
+    """byte 0: flags (0x01 CRC, 0x02 all_rows, 0x04 strict_chain, 0x08 no table_ids,
+    0x10 4-byte table ids, 0x20 stop_offset, 0x40 before_ts, 0x80 stop_ts); byte 1
+    chain_run; bytes 2-5 u32 LE the timestamp both limits derive from; bytes 6-7 u16 LE
+    a filtered table id (and the next one); bytes 8-9 u16 LE where the walk starts in
+    the buffer; bytes 10-13 u32 LE last_log_pos (0xFFFFFFFF: none); the buffer."""
+    if len(data) < 14:
+        return None
+    flags, chain_run = data[0], data[1]
+    ts = int.from_bytes(data[2:6], "little")
+    table = int.from_bytes(data[6:8], "little")
+    buf = data[14:]
+    pos = min(int.from_bytes(data[8:10], "little"), len(buf))
+    last = int.from_bytes(data[10:14], "little")
+    return SkipCase(buf, pos, len(buf), pos, rows_widths(4 if flags & 0x10 else 6),
+                    4 if flags & 0x01 else 0, None if flags & 0x08 else frozenset({table, table + 1}),
+                    bool(flags & 0x02), ts if flags & 0x40 else -1, ts + 60 if flags & 0x80 else -1,
+                    pos + (ts & 0xFFFF) if flags & 0x20 else -1, -1 if last == 0xFFFFFFFF else last,
+                    chain_run & 7, bool(flags & 0x04))

@@ -2,7 +2,9 @@
 reference gives - the same rows of the same types, or the same typed error (class,
 file, offsets, event type, table, column) - on rows events of every column type with
 mutated metadata and row bytes, legacy temporals of every precision, and whole dumps of
-mutated sample binlogs (JSON and text output byte for byte).
+mutated sample binlogs (JSON and text output byte for byte, a table filter on or off);
+binlog stats' row counts (binlog/_scan.c count_rows) and the compiled header walk
+(binlog/_scan.c skip_run) against their pure references (binlog/scan.py).
 
 The long-running counterpart is fuzz/fuzz_differential.py (atheris, ``make fuzz``, also
 under AddressSanitizer/UBSan); both run fuzz/differential.py.  Inputs that found a
@@ -33,7 +35,7 @@ pytestmark = [pytest.mark.skipif(not diff.compiled_available(),
 
 REGRESSIONS = sorted((Path(__file__).parent / "differential_regressions").glob("*.bin"))
 SEEDS = diff.seed_inputs()
-ROWS_SEEDS = [s for s in SEEDS if not s[0] & diff.DUMP]
+ROWS_SEEDS = [s for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN)]
 DUMP_SEEDS = [s[1:] for s in SEEDS if s[0] & diff.DUMP]
 _TMP = Path(tempfile.mkdtemp(prefix="binlog-differential-"))
 _SETTINGS = dict(deadline=None, database=None,
@@ -260,3 +262,17 @@ def test_generated_rows_events(case):
        mutations=st.lists(_mutation, min_size=1, max_size=4))
 def test_dump_output_identical(seed, options, mutations):
     diff.check_dump(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "dump.binlog")
+
+
+# --- binlog/_scan.c skip_run: mutated runs of sample events, every parameter -----------
+
+SKIP_SEEDS = [s[1:] for s in SEEDS if not s[0] & diff.DUMP and s[0] & diff.SKIP_RUN]
+
+
+@settings(max_examples=300, **_SETTINGS)
+@given(seed=st.sampled_from(SKIP_SEEDS), head=st.lists(_mutation, max_size=2),
+       buf=st.lists(_mutation, max_size=4))
+def test_skip_run_compiled_equals_pure(seed, head, buf):
+    head_bytes = target.mutate(seed[:14], head)[:14].ljust(14, b"\0")
+    case = diff.skip_case_from_bytes(head_bytes + target.mutate(seed[14:], buf))
+    event(diff.check_skip_run(case))
