@@ -760,16 +760,11 @@ class Applier:
         """The transaction's row changes and statement-logged changes, in binlog order:
         ``parts`` as the pipeline rendered them, else rendered here (the pipeline is
         stopped, or the transaction has no rows)."""
-        self._check_tables(tx)
         for kind, item in (self._parts(tx) if parts is None else parts):
             if kind == "rows":
                 self._execute(item, tx)
             else:
                 self._execute_statement(item, tx)
-
-    def _check_tables(self, tx) -> None:
-        for table in dict.fromkeys((self.rewrite.db(ch.db), ch.table) for ch in tx.changes):
-            self._check_triggers(*table)
 
     def _parts(self, tx):
         """("rows", Batch) and ("statement", Statement) of a transaction, in binlog order."""
@@ -801,6 +796,8 @@ class Applier:
         import pymysql
 
         sql, rows = batch.sql, batch.rows
+        first = rows[0][1]
+        self._check_triggers(self.rewrite.db(first.db), first.table)
         try:
             with self.conn.cursor() as cur:
                 affected = cur.execute(sql)

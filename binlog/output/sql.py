@@ -265,17 +265,47 @@ def literal_function(col):
     return enum_or_set if t in (T.ENUM, T.SET) else text_or_bytes
 
 
-class RowValues:
-    """``(v1, v2, ...)`` of complete row images of one table version: the literal
-    function of each written column chosen once (``literal_function``)."""
+def _inline(col, i: int) -> str:
+    """An expression for the literal of value ``v{i}`` of ``col`` with the decoder's
+    usual type written out (the code RowValues compiles), falling back to ``f{i}``, the
+    column's literal_function, for anything else."""
+    v, f, t = f"v{i}", f"f{i}", col.type
+    if t in INT_TYPES:
+        return f"(str({v}) if {v}.__class__ is int else {f}({v}))"
+    if t == T.NEWDECIMAL:
+        return f"(format({v}, 'f') if {v}.__class__ is Decimal else {f}({v}))"
+    if t in TEMPORAL_TYPES or (t in (T.VARCHAR, T.VAR_STRING, T.STRING, T.BLOB, T.TINY_BLOB,
+                                     T.MEDIUM_BLOB, T.LONG_BLOB, T.ENUM, T.SET)
+                               and charset_of(col) in UTF8_CHARSETS):
+        return f"(Q + {v} + Q if {v}.__class__ is str and search({v}) is None else {f}({v}))"
+    return f"{f}({v})"
 
-    __slots__ = ("steps",)
+
+class RowValues:
+    """``(v1, v2, ...)`` of complete row images of one table version.  The function that
+    writes them is compiled once per table version: one expression per column, the
+    decoder's usual value type written out (``_inline``), ``literal_function`` for the
+    rest, so the text is always ``literal``'s.  Only generated names go into the code;
+    column keys (names from the binlog) are passed in as values."""
+
+    __slots__ = ("many",)
 
     def __init__(self, items):
-        self.steps = tuple((col.key, literal_function(col)) for col in items)
+        env: dict = {"Decimal": Decimal, "Q": "'", "search": _SPECIAL.search}
+        loads, parts = [], []
+        for i, col in enumerate(items):
+            env[f"k{i}"] = col.key
+            env[f"f{i}"] = literal_function(col)
+            loads.append(f"(v{i} := row[k{i}])")
+            parts.append("{" + _inline(col, i) + "}")
+        # the loads run first, in a tuple whose value is dropped; then one f-string
+        body = (f"def many(rows):\n    return [f\"({', '.join(parts)})\" "
+                f"for row in rows if ({', '.join(loads)},)]\n")
+        exec(compile(body, "<binlog.output.sql.RowValues>", "exec"), env)   # noqa: S102
+        self.many = env["many"]
 
     def __call__(self, row) -> str:
-        return "(" + ", ".join([f(row[k]) for k, f in self.steps]) + ")"
+        return self.many((row,))[0]
 
 
 def _string_bytes(value, col) -> bytes | None:
@@ -329,7 +359,7 @@ class SqlRenderer:
         return out
 
     # -- multi-row statements (binlog apply) -------------------------------------------
-    def _template(self, change, replace: bool | None):
+    def insert_template(self, change, replace: bool | None = None):
         """(head, RowValues) of complete after images of the change's table version,
         cached by plan and key choice (a DDL gives new ones); ``head`` is what ``insert``
         writes before ``VALUES``."""
@@ -354,7 +384,7 @@ class SqlRenderer:
     def insert_parts(self, change, row, *, replace: bool | None = None) -> tuple[str, str]:
         """(head, values): ``insert`` is ``head + " VALUES " + values``."""
         if len(row) == len(change.plan.columns):
-            head, values = self._template(change, replace)
+            head, values = self.insert_template(change, replace)
             return head, values(row)
         head, _, values = self.insert(change, row, replace=replace).partition(" VALUES ")
         return head, values

@@ -25,7 +25,7 @@ name the row the target refuses.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..output.sql import quote_ident
 
@@ -98,20 +98,27 @@ def _inserts(r, rows) -> Iterator[Batch]:
     def single(change):
         return r.insert(change, change.after)
 
+    first = rows[0][1]
+    images = [ch.after for _, ch in rows]
+    width = len(first.plan.columns)
+    if all(len(image) == width for image in images):     # one table version: one template
+        head, values = r.insert_template(first)
+        pairs: Iterable = zip([head] * len(rows), values.many(images), strict=True)
+    else:
+        pairs = (r.insert_parts(ch, ch.after) for _, ch in rows)
     chunk: list = []
-    values: list[str] = []
-    size, head = 0, ""
-    for i, ch in rows:
-        h, v = r.insert_parts(ch, ch.after)
-        if chunk and (h != head or size + len(v) > MAX_STATEMENT_BYTES):
-            yield Batch(head + " VALUES " + ", ".join(values), chunk, single)
-            chunk, values, size = [], [], 0
-        head = h
+    texts: list[str] = []
+    size, last = 0, ""
+    for (i, ch), (h, v) in zip(rows, pairs, strict=True):
+        if chunk and (h != last or size + len(v) > MAX_STATEMENT_BYTES):
+            yield Batch(last + " VALUES " + ", ".join(texts), chunk, single)
+            chunk, texts, size = [], [], 0
+        last = h
         chunk.append((i, ch))
-        values.append(v)
+        texts.append(v)
         size += len(v) + 2
     if chunk:
-        yield Batch(head + " VALUES " + ", ".join(values), chunk, single)
+        yield Batch(last + " VALUES " + ", ".join(texts), chunk, single)
 
 
 def _delete_batch(r, chunk, keys) -> Batch:
