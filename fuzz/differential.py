@@ -78,6 +78,26 @@ def pure() -> Iterator[None]:
             setattr(module, attr, value)
 
 
+def compiled_calls(run) -> set[str]:
+    """Names of the functions of compiled ``binlog._*`` modules that ``run()`` calls:
+    none may be called under ``pure()`` (a compiled path that pure() does not switch
+    off would be compared with itself)."""
+    called: set[str] = set()
+
+    def profile(frame, what, arg):
+        if what == "c_call":
+            owner = getattr(arg, "__self__", None)
+            if isinstance(owner, types.ModuleType) and owner.__name__.startswith("binlog._"):
+                called.add(f"{owner.__name__}.{arg.__name__}")
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return called
+
+
 def compiled_available() -> bool:
     return bool(compiled_bindings())
 

@@ -276,3 +276,14 @@ def test_skip_run_compiled_equals_pure(seed, head, buf):
     head_bytes = target.mutate(seed[:14], head)[:14].ljust(14, b"\0")
     case = diff.skip_case_from_bytes(head_bytes + target.mutate(seed[14:], buf))
     event(diff.check_skip_run(case))
+
+
+@pytest.mark.parametrize("options", [0x00, 0x20, 0x80 | 0x10, 0x48 | 0x02], ids=["json", "text", "count", "ddl-skip"])
+def test_pure_mode_calls_no_compiled_function(options):
+    """pure() switches every compiled path off (else the tests above would compare a
+    compiled path with itself), and the compiled runs do use them."""
+    data = bytes([options]) + (REPO / "samples/mariadb-10.11/types_full.binlog").read_bytes()
+    compiled = diff.compiled_calls(lambda: diff.dump(data, _TMP / "calls.binlog"))
+    with diff.pure():
+        assert diff.compiled_calls(lambda: diff.dump(data, _TMP / "calls.binlog")) == set()
+    assert compiled
