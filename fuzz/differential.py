@@ -388,16 +388,58 @@ def dump(data: bytes, path: Path) -> tuple:
     return (sink.getvalue(), error, damage, incomplete)
 
 
+# The command line's dump, in-process: --format by option bits 0x20 and 0x80 (json,
+# text, sql, debezium: every writer the batch path can feed), the other bits as dump().
+_CLI_FORMATS = {0x00: "json", 0x20: "text", 0x80: "sql", 0xA0: "debezium"}
+
+
+def cli_dump(data: bytes, path: Path) -> tuple:
+    """``binlog dump`` run through ``binlog.cli.main``: (exit status, stdout bytes,
+    stderr text)."""
+    from binlog import cli
+
+    if not data:
+        return (0, b"", "")
+    options, body = data[0], data[1:]
+    if options & target.FIX_CRC:
+        body = target.fix_crcs(body)
+    path.write_bytes(body)
+    argv = ["dump", "--quiet", "--format", _CLI_FORMATS[options & 0xA0], str(path)]
+    if options & target.SKIP:
+        argv += ["--on-error", "skip"]
+    if options & target.NO_VERIFY:
+        argv.append("--no-verify-checksum")
+    if options & target.TRACK_DDL != target.TRACK_DDL:
+        argv.append("--no-track-ddl")
+    if options & FILTER:
+        for pattern in EXCLUDE_TABLES:
+            argv += ["--exclude-table", pattern]
+    stdout, stderr = io.TextIOWrapper(io.BytesIO(), write_through=True), io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout, stderr
+    try:
+        status = cli.main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+    stdout.flush()
+    return (status, stdout.buffer.getvalue(), stderr.getvalue())
+
+
 def check_dump(data: bytes, path: Path) -> None:
-    """Dump ``data`` on both paths; raise Difference if output or errors differ."""
-    with pure():
-        reference = dump(data, path)
-    got = dump(data, path)
-    if got != reference:
-        raise Difference(f"dump differs:\n  compiled {_short(got)}\n  pure     {_short(reference)}")
+    """Dump ``data`` on both paths, through the reader and through the command line;
+    raise Difference if output or errors differ."""
+    for run in (dump, cli_dump):
+        with pure():
+            reference = run(data, path)
+        got = run(data, path)
+        if got != reference:
+            raise Difference(f"{run.__name__} differs:\n  compiled {_short(got)}\n  pure     {_short(reference)}")
 
 
 def _short(outcome: tuple) -> str:
+    if len(outcome) == 3:
+        status, out, err = outcome
+        return f"exit {status}, {len(out)} bytes {out[-300:]!r}, stderr {err[-500:]!r}"
     out, error, damage, incomplete = outcome
     return f"{len(out)} bytes {out[-300:]!r}, error {error}, damage {damage}, incomplete {incomplete}"
 

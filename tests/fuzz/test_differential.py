@@ -2,7 +2,9 @@
 reference gives - the same rows of the same types, or the same typed error (class,
 file, offsets, event type, table, column) - on rows events of every column type with
 mutated metadata and row bytes, legacy temporals of every precision, and whole dumps of
-mutated sample binlogs (JSON and text output byte for byte, a table filter on or off);
+mutated sample binlogs (through the reader and through ``binlog dump`` in-process: JSON,
+text, SQL and Debezium output byte for byte, exit status and stderr, a table filter on
+or off);
 binlog stats' row counts (binlog/_scan.c count_rows) and the compiled header walk
 (binlog/_scan.c skip_run) against their pure references (binlog/scan.py).
 
@@ -76,7 +78,7 @@ _schema_attr = st.one_of(
 )
 
 
-@settings(max_examples=600, **_SETTINGS)
+@settings(max_examples=400, **_SETTINGS)
 @given(seed=st.sampled_from(ROWS_SEEDS), rows=st.lists(_mutation, max_size=4),
        table_map=st.lists(_mutation, max_size=2), schema=st.lists(st.tuples(st.integers(0, 12), _schema_attr),
                                                                  max_size=2),
@@ -249,7 +251,7 @@ def rows_case(draw):
                          schema, known_zero=draw(st.booleans()) if fde_index == 0 else True)
 
 
-@settings(max_examples=600, **_SETTINGS)
+@settings(max_examples=400, **_SETTINGS)
 @given(case=rows_case())
 def test_generated_rows_events(case):
     event(diff.check_rows(case))
@@ -257,7 +259,7 @@ def test_generated_rows_events(case):
 
 # --- whole dumps of mutated sample windows: output bytes ------------------------------
 
-@settings(max_examples=200, **_SETTINGS)
+@settings(max_examples=120, **_SETTINGS)
 @given(seed=st.sampled_from(DUMP_SEEDS), options=st.integers(0, 255),
        mutations=st.lists(_mutation, min_size=1, max_size=4))
 def test_dump_output_identical(seed, options, mutations):
@@ -278,12 +280,14 @@ def test_skip_run_compiled_equals_pure(seed, head, buf):
     event(diff.check_skip_run(case))
 
 
-@pytest.mark.parametrize("options", [0x00, 0x20, 0x80 | 0x10, 0x48 | 0x02], ids=["json", "text", "count", "ddl-skip"])
-def test_pure_mode_calls_no_compiled_function(options):
+@pytest.mark.parametrize("run", [diff.dump, diff.cli_dump], ids=["reader", "cli"])
+@pytest.mark.parametrize("options", [0x00, 0x20, 0x80 | 0x10, 0xA0 | 0x48 | 0x02],
+                         ids=["json", "text", "count-or-sql", "debezium-ddl-skip"])
+def test_pure_mode_calls_no_compiled_function(run, options):
     """pure() switches every compiled path off (else the tests above would compare a
     compiled path with itself), and the compiled runs do use them."""
     data = bytes([options]) + (REPO / "samples/mariadb-10.11/types_full.binlog").read_bytes()
-    compiled = diff.compiled_calls(lambda: diff.dump(data, _TMP / "calls.binlog"))
+    compiled = diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog"))
     with diff.pure():
-        assert diff.compiled_calls(lambda: diff.dump(data, _TMP / "calls.binlog")) == set()
+        assert diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog")) == set()
     assert compiled
