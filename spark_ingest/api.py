@@ -67,7 +67,9 @@ class BinlogRead:
         """Tables with row changes in the read (a Spark job over the records)."""
         from pyspark.sql import functions as F
 
-        rows = (self.changes.where(F.col("op") != "error").select("db", "table").distinct()
+        # row changes only: statement and DDL rows name a table (or none) too
+        rows = (self.changes.where(F.col("op").isin("insert", "update", "delete"))
+                .select("db", "table").distinct()
                 .orderBy("db", "table").collect())
         return [(r.db, r.table) for r in rows]
 

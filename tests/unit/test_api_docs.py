@@ -91,3 +91,12 @@ def test_checksums_are_verified_by_default(tmp_path):
     with pytest.raises(ChecksumMismatchError):
         list(BinlogReader([str(tmp_path / "bad.binlog")]).changes())
     assert list(BinlogReader([str(tmp_path / "bad.binlog")], verify_checksums=False).changes())
+
+
+def test_every_data_source_option_is_documented():
+    from spark_ingest.options import OPTION_NAMES
+
+    text = PAGE.read_text(encoding="utf-8")
+    table = text[text.index("| option | default | meaning |"):]
+    missing = [name for name in OPTION_NAMES if f"`{name}`" not in table]
+    assert missing == []
