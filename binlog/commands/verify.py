@@ -122,6 +122,22 @@ def from_target(raw, col):
     return bytes(raw)
 
 
+def target_converter(col):
+    """``from_target(raw, col)`` for a non-NULL raw value, chosen once per column."""
+    from ..constants import ColumnType as T
+
+    t = col.type
+    if t in (T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR, T.ENUM, T.SET):
+        return int
+    if t in (T.FLOAT, T.DOUBLE):
+        return float
+    if t in (T.DATE, T.DATETIME2, T.TIMESTAMP2, T.TIME2, T.JSON):
+        return lambda raw: raw.decode("utf-8")
+    if t in (T.NEWDECIMAL, T.BIT):
+        return lambda raw: from_target(raw, col)
+    return bytes
+
+
 def from_record(value, col):
     """A value of a JSON record (dump's rendering) -> a canonical value for ``col``."""
     from ..constants import BINARY_COLLATION, ColumnType as T
@@ -185,6 +201,7 @@ class Verifier:
         self._live = {}
         self.unknown_tables = set()
         self.unverifiable = 0
+        self._checksums: dict = {}
 
     def live(self, db, table):
         from ..replay.keys import load_live_tables
@@ -232,10 +249,17 @@ class Verifier:
             warn(f"{logged} statement-logged change(s) (binlog_format STATEMENT/MIXED): the "
                  f"binlog does not say which rows they changed, so those rows are not verified")
 
+    def _row_checksum(self, plan):
+        """The compiled checksum of a table version (the plan is held: its id stays its)."""
+        from ..checksum import RowChecksum
+
+        entry = self._checksums.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
+        return entry[1]
+
     def _expect(self, change, out: dict) -> None:
         """Record what ``change`` leaves in the target (the last change of a row wins)."""
-        from ..checksum import row_checksum
-
         keys = self.keys
         live = self.live(change.db, change.table)
         if live is None:
@@ -262,7 +286,7 @@ class Verifier:
         if change.op == "delete":
             table[k[0]] = Expected(k[0], k[1], None, origin)
         else:
-            crc = row_checksum(change.after, cols)
+            crc = self._row_checksum(change.plan)(change.after)
             table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
 
     @staticmethod
@@ -348,7 +372,7 @@ class Verifier:
 
     # -- comparison ----------------------------------------------------------------------
     def compare(self, expected: dict) -> int:
-        from ..checksum import encode_value, row_checksum
+        from ..checksum import RowChecksum, encode_value
         from ..output.sql import quote_ident
 
         checked = equal = 0
@@ -359,6 +383,8 @@ class Verifier:
             key_names = live.not_null_uniques()[0]
             ident = [live.index(n) for n in key_names]
             exprs = ", ".join(select_expr(c, quote_ident(c.name)) for c in pcols)
+            converters = [(c.key, target_converter(c)) for c in pcols]
+            checksum = RowChecksum(pcols)
             items = list(rows.values())
             found: dict = {}
             for start in range(0, len(items), CHUNK):
@@ -372,9 +398,10 @@ class Verifier:
                         for e in chunk)
                 sql = f"SELECT {exprs} FROM {quote_ident(db)}.{quote_ident(table)} WHERE {cond}"
                 for raw in self._query(sql):
-                    values = {c.key: from_target(v, c) for c, v in zip(pcols, raw, strict=True)}
+                    values = {k: None if v is None else f(v)
+                              for (k, f), v in zip(converters, raw, strict=True)}
                     key = tuple(encode_value(values[pcols[i].key], pcols[i]) for i in ident)
-                    found[key] = row_checksum(values, pcols)
+                    found[key] = checksum(values)
             for e in items:
                 checked += 1
                 actual = found.get(e.key, "missing")

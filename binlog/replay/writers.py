@@ -10,19 +10,34 @@ class ChecksumJsonWriter(JsonLinesWriter):
     """JSON Lines with ``"checksum": {"current": N, "previous": N}``: the TiCDC CRC32 of
     the after and before images (null when there is no image, or a partial one)."""
 
-    def record(self, change) -> dict:
-        from ..checksum import change_checksums
+    _checksums: dict | None = None
 
+    def record(self, change) -> dict:
         record = super().record(change)
-        record["checksum"] = change_checksums(change)
+        checksum = self._checksum(change.plan)
+        record["checksum"] = {"current": checksum(change.after), "previous": checksum(change.before)}
         return record
+
+    def _checksum(self, plan):
+        """checksum.RowChecksum of a table version, compiled once (the plan is held, so
+        its id is not taken by another while cached)."""
+        from ..checksum import RowChecksum
+
+        if self._checksums is None:
+            self._checksums = {}
+        entry = self._checksums.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            if len(self._checksums) > 4096:
+                self._checksums.clear()
+            entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
+        return entry[1]
 
     def _tail(self, change) -> bytes:
         # the line of JsonLinesWriter.write, large values in pieces, with the checksums
         # (computed piece by piece: binlog.checksum) before its closing brace
-        from ..checksum import change_checksums
-
-        return b',"checksum":' + orjson.dumps(change_checksums(change)) + b"}\n"
+        checksum = self._checksum(change.plan)
+        return (b',"checksum":' + orjson.dumps({"current": checksum(change.after),
+                                                "previous": checksum(change.before)}) + b"}\n")
 
 
 class SplitUpdatesWriter:

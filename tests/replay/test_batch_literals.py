@@ -1,6 +1,7 @@
 """apply's compiled row literals (output.sql.RowValues / literal_function) write exactly
 the text of ``literal`` for every value of every sample binlog, and its multi-row INSERTs
-are the single-row statements' VALUES joined."""
+are the single-row statements' VALUES joined; verify-rows' compiled row checksum
+(checksum.RowChecksum) gives row_checksum's value for every image."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -74,3 +75,22 @@ def test_surprise_values_take_the_literal_path():
                          (T.NEWDECIMAL, Decimal("-0.00"))):
         col = Column(index=0, binlog_type=type_, type=type_, name="c")
         assert literal_function(col)(value) == literal(value, col)
+
+
+def _outcome(function, *args):
+    try:
+        return function(*args)
+    except Exception as exc:        # noqa: BLE001 - the same error type is the expectation
+        return type(exc)
+
+
+@pytest.mark.parametrize("path", SAMPLES + sorted((REPO / "samples" / "mysql-test").glob("*.0*")),
+                         ids=lambda p: p.name)
+def test_compiled_row_checksum_equals_row_checksum(path):
+    """verify-rows' RowChecksum gives row_checksum's value (or error) for every image."""
+    from binlog.checksum import RowChecksum, row_checksum
+
+    for ch in _changes(path):
+        compiled = RowChecksum(ch.plan.columns)
+        for image in (ch.before, ch.after):
+            assert _outcome(compiled, image) == _outcome(row_checksum, image, ch.plan.columns)
