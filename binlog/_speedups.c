@@ -14,6 +14,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
+#include <stdlib.h>
 
 enum {
     K_PY = 0, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR,
@@ -30,6 +32,11 @@ typedef struct {
      * can be part of a reference cycle.  Python decoders and columns are passed with
      * each call instead (the `steps` tuple of DecodePlan.walk). */
     PyObject *key, *encoding, *labels;
+    /* encode_rows: the key as a JSON member prefix (b'"key":', NULL when orjson could not
+     * write the key) and as a text assignment prefix (b'###   @`key`='); raw: a character
+     * column of unknown charset, whose bytes are written as {"bytes_hex": ...}. */
+    PyObject *jkey, *tkey;
+    int raw;
 } Step;
 
 typedef struct {
@@ -58,9 +65,172 @@ static void walk_free(PyObject *capsule) {
     for (Py_ssize_t i = 0; i < w->count; i++) {
         Step *s = &w->steps[i];
         Py_XDECREF(s->key); Py_XDECREF(s->encoding); Py_XDECREF(s->labels);
+        Py_XDECREF(s->jkey); Py_XDECREF(s->tkey);
     }
     PyMem_Free(w->steps);
     PyMem_Free(w);
+}
+
+/* ---- output buffers and escaping (encode_rows) ---------------------------------------- */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+/* An event whose output would pass this is left to the per-row path (which streams rows
+ * out one by one): a hostile event of tiny rows must not make one huge buffer. */
+#define MAX_OUTPUT ((Py_ssize_t)256 << 20)
+/* json_lines.LARGE_VALUE: a binary value this large is written in pieces by Python. */
+#define LARGE_VALUE ((Py_ssize_t)1 << 20)
+#define SAFE_INTEGER 9007199254740991LL   /* routing.SAFE_INTEGER, 2^53 - 1 */
+
+static int buf_grow(Buf *b, Py_ssize_t n) {
+    Py_ssize_t cap = b->cap ? b->cap : 8192;
+    if (n > PY_SSIZE_T_MAX / 4 - b->len) { PyErr_NoMemory(); return -1; }
+    while (cap - b->len < n) cap *= 2;
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) { PyErr_NoMemory(); return -1; }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+#define RESERVE(b, n) do { \
+    if ((b)->cap - (b)->len < (Py_ssize_t)(n) && buf_grow((b), (Py_ssize_t)(n)) < 0) return -1; \
+} while (0)
+
+static int put(Buf *b, const char *s, Py_ssize_t n) {
+    RESERVE(b, n);
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+static int put_bytes(Buf *b, PyObject *bytes) {
+    return put(b, PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes));
+}
+
+static const char HEXDIGITS[] = "0123456789abcdef";
+
+/* A JSON string of valid UTF-8, escaped as orjson escapes it: ", \ and the control
+ * characters (\b \t \n \f \r by name, the others as \u00XX); everything else raw. */
+static int json_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 8) { PyErr_NoMemory(); return -1; }
+    RESERVE(b, n * 6 + 2);
+    char *o = b->p + b->len;
+    *o++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') { *o++ = (char)c; continue; }
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\t': *o++ = 't'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\r': *o++ = 'r'; break;
+        default:
+            *o++ = 'u'; *o++ = '0'; *o++ = '0';
+            *o++ = HEXDIGITS[c >> 4]; *o++ = HEXDIGITS[c & 15];
+        }
+    }
+    *o++ = '"';
+    b->len = o - b->p;
+    return 0;
+}
+
+/* A quoted text literal as output/text.py _literal writes a str: \ and ' escaped. */
+static int text_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 4) { PyErr_NoMemory(); return -1; }
+    RESERVE(b, n * 2 + 2);
+    char *o = b->p + b->len;
+    *o++ = '\'';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '\\' || c == '\'') *o++ = '\\';
+        *o++ = (char)c;
+    }
+    *o++ = '\'';
+    b->len = o - b->p;
+    return 0;
+}
+
+/* Strict UTF-8 as CPython's decoder takes it: no overlong forms, no surrogates, nothing
+ * past U+10FFFF (Unicode 15 table 3-7). */
+static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) { i++; continue; }
+        if (c < 0xC2) return 0;
+        if (c < 0xE0) {
+            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+            continue;
+        }
+        if (c < 0xF0) {
+            if (n - i < 3) return 0;
+            unsigned c1 = s[i + 1];
+            if (c == 0xE0 ? (c1 < 0xA0 || c1 > 0xBF) : c == 0xED ? (c1 < 0x80 || c1 > 0x9F)
+                                                               : (c1 & 0xC0) != 0x80)
+                return 0;
+            if ((s[i + 2] & 0xC0) != 0x80) return 0;
+            i += 3;
+            continue;
+        }
+        if (c < 0xF5) {
+            if (n - i < 4) return 0;
+            unsigned c1 = s[i + 1];
+            if (c == 0xF0 ? (c1 < 0x90 || c1 > 0xBF) : c == 0xF4 ? (c1 < 0x80 || c1 > 0x8F)
+                                                               : (c1 & 0xC0) != 0x80)
+                return 0;
+            if ((s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80) return 0;
+            i += 4;
+            continue;
+        }
+        return 0;
+    }
+    return 1;
+}
+
+/* The member prefixes of a step's key (see Step): b'"key":' as orjson writes a str key
+ * (none for a key orjson refuses: surrogates), and the text format's assignment
+ * b'###   @`key`=' (b'###   @3=' for a key that is a column number) in UTF-8 with
+ * surrogateescape, as TextWriter._emit encodes.  raw: Column.charset_unknown. */
+static int step_keys(Step *s, PyObject *col) {
+    PyObject *key = s->key;
+    if (!key || !PyUnicode_Check(key)) return 0;
+    Py_ssize_t n;
+    const char *utf = PyUnicode_AsUTF8AndSize(key, &n);
+    if (utf) {
+        Buf b = {0};
+        if (json_str(&b, (const unsigned char *)utf, n) < 0 || put(&b, ":", 1) < 0) {
+            PyMem_Free(b.p);
+            return -1;
+        }
+        s->jkey = PyBytes_FromStringAndSize(b.p, b.len);
+        PyMem_Free(b.p);
+        if (!s->jkey) return -1;
+    } else {
+        PyErr_Clear();
+    }
+    PyObject *enc = PyUnicode_AsEncodedString(key, "utf-8", "surrogateescape");
+    if (!enc) return -1;
+    int number = PyBytes_GET_SIZE(enc) > 0 && PyBytes_AS_STRING(enc)[0] == '@';
+    s->tkey = PyBytes_FromFormat(number ? "###   %s=" : "###   @`%s`=", PyBytes_AS_STRING(enc));
+    if (s->tkey && (Py_ssize_t)strlen(PyBytes_AS_STRING(enc)) != PyBytes_GET_SIZE(enc)) {
+        Py_CLEAR(s->tkey);          /* a NUL in the name: left to Python */
+    }
+    Py_DECREF(enc);
+    if (PyErr_Occurred()) return -1;
+    PyObject *raw = PyObject_GetAttrString(col, "charset_unknown");
+    if (!raw) return -1;
+    s->raw = PyObject_IsTrue(raw);
+    Py_DECREF(raw);
+    return s->raw < 0 ? -1 : 0;
 }
 
 static PyObject *opt(PyObject *o) {
@@ -106,6 +276,11 @@ static PyObject *compile_walk(PyObject *self, PyObject *args) {
         (void)decoder; (void)col;     /* taken per call from the steps tuple */
         s->utf8 = enc != Py_None && PyUnicode_Check(enc) &&
                   PyUnicode_CompareWithASCIIString(enc, "utf-8") == 0;
+        if (step_keys(s, col) < 0) {
+            w->count = i + 1;
+            walk_free(PyCapsule_New(w, "binlog.walk", NULL));
+            return NULL;
+        }
     }
     return PyCapsule_New(w, "binlog.walk", walk_free);
 }
@@ -122,26 +297,73 @@ static inline uint64_t le(const unsigned char *p, int n) {
     return v;
 }
 
+/* Decimal digits without printf (the batch path formats tens of millions of values):
+ * v with at least `width` digits, zero-padded; returns the length written. */
+static int udigits(char *out, uint64_t v, int width) {
+    char tmp[24];
+    int n = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    int len = 0;
+    while (len < width - n) out[len++] = '0';
+    while (n) out[len++] = tmp[--n];
+    return len;
+}
+
 static int frac_text(char *out, int64_t usec, int n) {
     if (n == 0) return 0;
-    return sprintf(out, ".%0*lld", n, (long long)(usec / DIV[n]));
+    out[0] = '.';
+    return 1 + udigits(out + 1, (uint64_t)(usec / DIV[n]), n);
+}
+
+static int datetime_fmt(char *buf, long long year, long long month, long long day,
+                        long long hour, long long minute, long long second, int64_t usec, int n) {
+    if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) {
+        int len = snprintf(buf, 64, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", year, month,
+                           day, hour, minute, second);
+        return len + frac_text(buf + len, usec, n);
+    }
+    int len = udigits(buf, (uint64_t)year, 4);
+    buf[len++] = '-';
+    len += udigits(buf + len, (uint64_t)month, 2);
+    buf[len++] = '-';
+    len += udigits(buf + len, (uint64_t)day, 2);
+    buf[len++] = ' ';
+    len += udigits(buf + len, (uint64_t)hour, 2);
+    buf[len++] = ':';
+    len += udigits(buf + len, (uint64_t)minute, 2);
+    buf[len++] = ':';
+    len += udigits(buf + len, (uint64_t)second, 2);
+    return len + frac_text(buf + len, usec, n);
 }
 
 static PyObject *datetime_text(long long year, long long month, long long day, long long hour,
                                long long minute, long long second, int64_t usec, int n) {
     char buf[96];
-    int len = snprintf(buf, 64, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", year, month, day,
-                       hour, minute, second);
-    len += frac_text(buf + len, usec, n);
+    int len = datetime_fmt(buf, year, month, day, hour, minute, second, usec, n);
     return PyUnicode_FromStringAndSize(buf, len);
+}
+
+static int time_fmt(char *buf, int negative, long long hours, long long minutes,
+                    long long seconds, int64_t usec, int n) {
+    if (hours < 0 || minutes < 0 || seconds < 0) {
+        int len = snprintf(buf, 64, "%s%02lld:%02lld:%02lld", negative ? "-" : "", hours,
+                           minutes, seconds);
+        return len + frac_text(buf + len, usec, n);
+    }
+    int len = 0;
+    if (negative) buf[len++] = '-';
+    len += udigits(buf + len, (uint64_t)hours, 2);
+    buf[len++] = ':';
+    len += udigits(buf + len, (uint64_t)minutes, 2);
+    buf[len++] = ':';
+    len += udigits(buf + len, (uint64_t)seconds, 2);
+    return len + frac_text(buf + len, usec, n);
 }
 
 static PyObject *time_text(int negative, long long hours, long long minutes, long long seconds,
                            int64_t usec, int n) {
     char buf[96];
-    int len = snprintf(buf, 64, "%s%02lld:%02lld:%02lld", negative ? "-" : "", hours, minutes,
-                       seconds);
-    len += frac_text(buf + len, usec, n);
+    int len = time_fmt(buf, negative, hours, minutes, seconds, usec, n);
     return PyUnicode_FromStringAndSize(buf, len);
 }
 
@@ -158,22 +380,28 @@ static void civil(int64_t z, long long *y, long long *m, long long *d) {
     *y = yoe + era * 400 + (*m <= 2);
 }
 
-static PyObject *timestamp_text(uint64_t seconds, int64_t usec, int n) {
+static int timestamp_fmt(char *buf, uint64_t seconds, int64_t usec, int n) {
     if (seconds == 0 && usec == 0) {
-        char buf[48];
-        int len = sprintf(buf, "0000-00-00 00:00:00");
-        len += frac_text(buf + len, 0, n);
-        return PyUnicode_FromStringAndSize(buf, len);
+        memcpy(buf, "0000-00-00 00:00:00", 19);
+        return 19 + frac_text(buf + 19, 0, n);
     }
     long long y, m, d;
     civil((int64_t)(seconds / 86400), &y, &m, &d);
     uint64_t rem = seconds % 86400;
-    return datetime_text(y, m, d, rem / 3600, rem / 60 % 60, rem % 60, usec, n);
+    return datetime_fmt(buf, y, m, d, rem / 3600, rem / 60 % 60, rem % 60, usec, n);
 }
 
-static PyObject *decimal_value(const unsigned char *p, int precision, int scale, int *size_out) {
+static PyObject *timestamp_text(uint64_t seconds, int64_t usec, int n) {
+    char buf[96];
+    int len = timestamp_fmt(buf, seconds, usec, n);
+    return PyUnicode_FromStringAndSize(buf, len);
+}
+
+/* The digits of a DECIMAL as format(Decimal, "f") writes them, into text[128]; -1 when
+ * invalid (the pure decoder raises). */
+static int decimal_fmt(char *text, const unsigned char *p, int precision, int scale, int *size_out) {
     if (!(precision > 0 && precision <= 65 && scale >= 0 && scale <= 30 && scale <= precision))
-        return NULL;
+        return -1;
     int intg = precision - scale, intg0 = intg / 9, intg0x = intg % 9;
     int frac0 = scale / 9, frac0x = scale % 9;
     int size = DIG2BYTES[intg0x] + intg0 * 4 + frac0 * 4 + DIG2BYTES[frac0x];
@@ -190,25 +418,25 @@ static PyObject *decimal_value(const unsigned char *p, int precision, int scale,
     if (intg0x) {
         uint32_t g = (uint32_t)be(raw, DIG2BYTES[intg0x]);
         off += DIG2BYTES[intg0x];
-        if (g >= POW10[intg0x]) return NULL;
-        ilen += sprintf(ints + ilen, "%u", g);
+        if (g >= POW10[intg0x]) return -1;
+        ilen += udigits(ints + ilen, g, 1);
     }
     for (int i = 0; i < intg0; i++) {
         uint32_t g = (uint32_t)be(raw + off, 4);
         off += 4;
-        if (g >= POW10[9]) return NULL;
-        ilen += sprintf(ints + ilen, "%09u", g);
+        if (g >= POW10[9]) return -1;
+        ilen += udigits(ints + ilen, g, 9);
     }
     for (int i = 0; i < frac0; i++) {
         uint32_t g = (uint32_t)be(raw + off, 4);
         off += 4;
-        if (g >= POW10[9]) return NULL;
-        flen += sprintf(fracs + flen, "%09u", g);
+        if (g >= POW10[9]) return -1;
+        flen += udigits(fracs + flen, g, 9);
     }
     if (frac0x) {
         uint32_t g = (uint32_t)be(raw + off, DIG2BYTES[frac0x]);
-        if (g >= POW10[frac0x]) return NULL;
-        flen += sprintf(fracs + flen, "%0*u", frac0x, g);
+        if (g >= POW10[frac0x]) return -1;
+        flen += udigits(fracs + flen, g, frac0x);
     }
     /* integer digits without leading zeros, at least one digit */
     int start = 0;
@@ -216,9 +444,22 @@ static PyObject *decimal_value(const unsigned char *p, int precision, int scale,
     if (ilen == 0) { ints[0] = '0'; ilen = 1; }
     for (int i = start; i < ilen; i++) if (ints[i] != '0') nonzero = 1;
     for (int i = 0; i < flen; i++) if (fracs[i] != '0') nonzero = 1;
+    int len = 0;
+    if (negative && nonzero) text[len++] = '-';
+    memcpy(text + len, ints + start, ilen - start);
+    len += ilen - start;
+    if (scale) {
+        text[len++] = '.';
+        memcpy(text + len, fracs, flen);
+        len += flen;
+    }
+    return len;
+}
+
+static PyObject *decimal_value(const unsigned char *p, int precision, int scale, int *size_out) {
     char text[128];
-    int len = sprintf(text, "%s%.*s", negative && nonzero ? "-" : "", ilen - start, ints + start);
-    if (scale) len += sprintf(text + len, ".%.*s", flen, fracs);
+    int len = decimal_fmt(text, p, precision, scale, size_out);
+    if (len < 0) return NULL;
     return PyObject_CallFunction(DecimalType, "s#", text, (Py_ssize_t)len);
 }
 
@@ -564,9 +805,616 @@ fallback:
     return NULL;
 }
 
+/* ---- encode_rows: a rows event straight into output lines ------------------------------ */
+
+typedef struct {
+    Buf b;
+    int text;            /* 0: --format json, 1: --format text */
+    int bigint;          /* --bigint-as-string */
+    int base64;          /* --binary-encoding base64 */
+    PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
+} Enc;
+
+#define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
+#define PUTS(lit) PUT(lit, (Py_ssize_t)sizeof(lit) - 1)
+
+static int put_quoted(Enc *e, const char *s, int n) {
+    char q = e->text ? '\'' : '"';
+    RESERVE(&e->b, n + 2);
+    e->b.p[e->b.len++] = q;
+    memcpy(e->b.p + e->b.len, s, n);
+    e->b.len += n;
+    e->b.p[e->b.len++] = q;
+    return 0;
+}
+
+/* An integer; with --bigint-as-string one beyond +-(2^53 - 1) as the string of its
+ * digits (routing.BigintsAsStrings), quoted as the format quotes strings. */
+static int put_int(Enc *e, int64_t v) {
+    char tmp[32];
+    int n = 0;
+    if (v < 0) tmp[n++] = '-';
+    n += udigits(tmp + n, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 1);
+    if (e->bigint && (v > SAFE_INTEGER || v < -SAFE_INTEGER)) return put_quoted(e, tmp, n);
+    PUT(tmp, n);
+    return 0;
+}
+
+static int put_uint(Enc *e, uint64_t v) {
+    char tmp[32];
+    int n = udigits(tmp, v, 1);
+    if (e->bigint && v > (uint64_t)SAFE_INTEGER) return put_quoted(e, tmp, n);
+    PUT(tmp, n);
+    return 0;
+}
+
+static const double POW10D[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                   1e11, 1e12, 1e13, 1e14, 1e15};
+
+/* The shortest digits of a double (repr's and orjson's: both write the shortest string
+ * that reads back to it) without dtoa for the common case: |d| < 2^53 with at most 15
+ * decimals.  r = d x 10^p rounded, for the smallest p whose r / 10^p reads back as d
+ * (exact: r and 10^p are exact doubles, so the division is correctly rounded, as strtod
+ * is: Clinger's fast path); r well away from a tie, so it is the nearest p-decimal.
+ * Otherwise dtoa (PyOS_double_to_string 'r').  Out: digits D (no leading or trailing
+ * zero) and k with |d| = 0.D x 10^k. */
+static int shortest(double a, char *D, int *nd, int *k) {
+    if (a < 9007199254740992.0) {
+        for (int p = 0; p <= 15; p++) {
+            double m = a * POW10D[p];
+            if (m >= 9007199254740992.0) break;
+            double r = nearbyint(m);
+            if (fabs(m - r) > 0.25 || r == 0 || r / POW10D[p] != a) continue;
+            char tmp[24];
+            int n = udigits(tmp, (uint64_t)r, 1);
+            int lead = 0;
+            *k = n - p;
+            while (n > 1 && tmp[n - 1] == '0') n--;
+            memcpy(D, tmp + lead, n);
+            *nd = n;
+            return 0;
+        }
+    }
+    char *r = PyOS_double_to_string(a, 'r', 0, 0, NULL);
+    if (!r) return -1;
+    /* r: digits[.digits][e[+-]digits] */
+    char digits[40];
+    int n = 0, point = -1, exp10 = 0;
+    const char *c = r;
+    for (; *c && *c != 'e'; c++) {
+        if (*c == '.') { point = n; continue; }
+        if (n < 38) digits[n++] = *c;
+    }
+    if (*c == 'e') exp10 = atoi(c + 1);
+    PyMem_Free(r);
+    if (point < 0) point = n;
+    int lead = 0;
+    while (lead < n - 1 && digits[lead] == '0') lead++;
+    *k = point - lead + exp10;
+    n -= lead;
+    while (n > 1 && digits[lead + n - 1] == '0') n--;
+    memcpy(D, digits + lead, n);
+    *nd = n;
+    return 0;
+}
+
+/* A double: text as Python's repr; JSON as orjson writes it (the same shortest digits,
+ * 0.D x 10^k written plainly for -5 < k <= 16 (repr: -4 < k), else d.ddde[+-]x (repr:
+ * e+XX / e-XX, two digits at least); NaN and infinities: null in JSON, repr's nan/inf). */
+static int put_double(Enc *e, double d) {
+    if (isnan(d) || isinf(d)) {
+        if (!e->text) { PUTS("null"); return 0; }
+        if (isnan(d)) PUTS("nan"); else if (d > 0) PUTS("inf"); else PUTS("-inf");
+        return 0;
+    }
+    if (d == 0) {
+        if (signbit(d)) PUTS("-0.0"); else PUTS("0.0");
+        return 0;
+    }
+    char D[40], out[80];
+    int n, k;
+    if (shortest(fabs(d), D, &n, &k) < 0) return -1;
+    int len = 0;
+    if (signbit(d)) out[len++] = '-';
+    if (k > (e->text ? -4 : -5) && k <= 0) {
+        out[len++] = '0'; out[len++] = '.';
+        for (int i = 0; i < -k; i++) out[len++] = '0';
+        memcpy(out + len, D, n); len += n;
+    } else if (k > 0 && k <= 16) {
+        if (n <= k) {
+            memcpy(out + len, D, n); len += n;
+            for (int i = n; i < k; i++) out[len++] = '0';
+            out[len++] = '.'; out[len++] = '0';
+        } else {
+            memcpy(out + len, D, k); len += k;
+            out[len++] = '.';
+            memcpy(out + len, D + k, n - k); len += n - k;
+        }
+    } else {
+        out[len++] = D[0];
+        if (n > 1) { out[len++] = '.'; memcpy(out + len, D + 1, n - 1); len += n - 1; }
+        int x = k - 1;
+        out[len++] = 'e';
+        if (x < 0) { out[len++] = '-'; x = -x; } else if (x > 0 || e->text) out[len++] = '+';
+        len += udigits(out + len, (uint64_t)x, e->text ? 2 : 1);
+    }
+    PUT(out, len);
+    return 0;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Binary bytes as values._render_bytes writes them: hex or base64, as a string, or for
+ * text of unknown charset the raw-bytes object {"bytes_hex":"..."} (both formats). */
+static int put_binary(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 4) { PyErr_NoMemory(); return -1; }
+    if (s->raw) {
+        if (e->base64) PUTS("{\"bytes_base64\":\""); else PUTS("{\"bytes_hex\":\"");
+    } else {
+        PUT(e->text ? "'" : "\"", 1);
+    }
+    if (e->base64) {
+        RESERVE(&e->b, (n + 2) / 3 * 4);
+        char *o = e->b.p + e->b.len;
+        Py_ssize_t i = 0;
+        for (; i + 3 <= n; i += 3) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            *o++ = B64[v >> 18]; *o++ = B64[(v >> 12) & 63];
+            *o++ = B64[(v >> 6) & 63]; *o++ = B64[v & 63];
+        }
+        if (n - i == 1) {
+            uint32_t v = (uint32_t)p[i] << 16;
+            *o++ = B64[v >> 18]; *o++ = B64[(v >> 12) & 63]; *o++ = '='; *o++ = '=';
+        } else if (n - i == 2) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+            *o++ = B64[v >> 18]; *o++ = B64[(v >> 12) & 63]; *o++ = B64[(v >> 6) & 63];
+            *o++ = '=';
+        }
+        e->b.len = o - e->b.p;
+    } else {
+        RESERVE(&e->b, 2 * n);
+        char *o = e->b.p + e->b.len;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            *o++ = HEXDIGITS[p[i] >> 4];
+            *o++ = HEXDIGITS[p[i] & 15];
+        }
+        e->b.len = o - e->b.p;
+    }
+    if (s->raw) PUTS("\"}"); else PUT(e->text ? "'" : "\"", 1);
+    return 0;
+}
+
+static int put_utf8(Enc *e, const unsigned char *p, Py_ssize_t n) {
+    return e->text ? text_str(&e->b, p, n) : json_str(&e->b, p, n);
+}
+
+static int put_unicode(Enc *e, PyObject *u) {
+    Py_ssize_t n;
+    const char *utf = PyUnicode_AsUTF8AndSize(u, &n);
+    if (!utf) return -1;           /* surrogates: Python says what happens */
+    return put_utf8(e, (const unsigned char *)utf, n);
+}
+
+/* A character or binary string value (decode_varchar/decode_string/decode_blob's to_text). */
+static int put_text(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t n) {
+    if (!s->encoding) {
+        if (!e->text && n >= LARGE_VALUE) return -1;   /* JsonLinesWriter writes it in pieces */
+        return put_binary(e, s, p, n);
+    }
+    if (s->utf8) {
+        if (!utf8_valid(p, n)) return -1;   /* the pure decoder raises the typed error */
+        return put_utf8(e, p, n);
+    }
+    PyObject *u = text_value(s, p, n);
+    if (!u) return -1;
+    int rc = put_unicode(e, u);
+    Py_DECREF(u);
+    return rc;
+}
+
+/* A value of a Python decoder: decoded by it, rendered by the writer's render(). */
+static int put_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *ppos,
+                      Py_ssize_t end) {
+    if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return -1;
+    PyObject *col = PyTuple_GET_ITEM(pystep, 4);
+    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, *ppos,
+                                        end, col);
+    if (!r) return -1;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return -1; }
+    Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+    if (np < *ppos || np > end) { Py_DECREF(r); return -1; }
+    PyObject *out = PyObject_CallFunctionObjArgs(e->render, PyTuple_GET_ITEM(r, 0), col, NULL);
+    Py_DECREF(r);
+    if (!out) return -1;
+    if (!PyBytes_Check(out)) { Py_DECREF(out); return -1; }
+    int rc = put_bytes(&e->b, out);
+    Py_DECREF(out);
+    if (rc == 0) *ppos = np;
+    return rc;
+}
+
+#undef NEED
+#define NEED(k) do { if (end - pos < (Py_ssize_t)(k)) return -1; } while (0)
+
+/* One non-NULL value, decoded as value() decodes it, written as the format writes it;
+ * -1 (with or without an exception) means: fall back. */
+static int put_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
+                     const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
+    Py_ssize_t pos = *ppos;
+    const unsigned char *p = data + pos;
+    char tmp[128];
+    int n = s->n, len, rc;
+    switch (s->kind) {
+    case K_TINY:
+        NEED(1);
+        rc = put_int(e, s->is_unsigned ? (int64_t)p[0] : (int64_t)(signed char)p[0]);
+        pos += 1; break;
+    case K_SHORT:
+        NEED(2);
+        rc = put_int(e, s->is_unsigned ? (int64_t)(uint16_t)le(p, 2) : (int64_t)(int16_t)le(p, 2));
+        pos += 2; break;
+    case K_INT24: {
+        NEED(3);
+        int64_t u = (int64_t)le(p, 3);
+        rc = put_int(e, s->is_unsigned ? u : (u & 0x800000 ? u - 0x1000000 : u));
+        pos += 3; break;
+    }
+    case K_LONG:
+        NEED(4);
+        rc = put_int(e, s->is_unsigned ? (int64_t)(uint32_t)le(p, 4) : (int64_t)(int32_t)le(p, 4));
+        pos += 4; break;
+    case K_LONGLONG:
+        NEED(8);
+        rc = s->is_unsigned ? put_uint(e, le(p, 8)) : put_int(e, (int64_t)le(p, 8));
+        pos += 8; break;
+    case K_FLOAT: {
+        NEED(4);
+        uint32_t u = (uint32_t)le(p, 4);
+        float f;
+        memcpy(&f, &u, 4);
+        rc = put_double(e, (double)f);
+        pos += 4; break;
+    }
+    case K_DOUBLE: {
+        NEED(8);
+        uint64_t u = le(p, 8);
+        double d;
+        memcpy(&d, &u, 8);
+        rc = put_double(e, d);
+        pos += 8; break;
+    }
+    case K_YEAR:
+        NEED(1);
+        rc = put_int(e, p[0] ? 1900 + p[0] : 0);
+        pos += 1; break;
+    case K_DATE: {
+        NEED(3);
+        uint32_t d = (uint32_t)le(p, 3);
+        len = udigits(tmp, d >> 9, 4);
+        tmp[len++] = '-';
+        len += udigits(tmp + len, (d >> 5) & 15, 2);
+        tmp[len++] = '-';
+        len += udigits(tmp + len, d & 31, 2);
+        rc = put_quoted(e, tmp, len);
+        pos += 3; break;
+    }
+    case K_TS0:
+        NEED(4);
+        rc = put_quoted(e, tmp, timestamp_fmt(tmp, le(p, 4), 0, 0));
+        pos += 4; break;
+    case K_DT0: {
+        NEED(8);
+        uint64_t x = le(p, 8);
+        uint64_t d = x / 1000000, t = x % 1000000;
+        if (d / 10000 > 9999) return -1;
+        len = datetime_fmt(tmp, d / 10000, d / 100 % 100, d % 100, t / 10000, t / 100 % 100,
+                           t % 100, 0, 0);
+        rc = put_quoted(e, tmp, len);
+        pos += 8; break;
+    }
+    case K_TIME0: {
+        NEED(3);
+        int32_t x = (int32_t)le(p, 3);
+        if (x & 0x800000) x -= 0x1000000;
+        int neg = x < 0;
+        int32_t a = neg ? -x : x;
+        rc = put_quoted(e, tmp, time_fmt(tmp, neg, a / 10000, a / 100 % 100, a % 100, 0, 0));
+        pos += 3; break;
+    }
+    case K_TS_HIRES: {
+        int size = 4 + SEC_PART_BYTES[n];
+        NEED(size);
+        uint64_t part = be(p + 4, SEC_PART_BYTES[n]);
+        if ((int64_t)part >= POW[n]) return -1;
+        rc = put_quoted(e, tmp, timestamp_fmt(tmp, be(p, 4), (int64_t)part * DIV[n], n));
+        pos += size; break;
+    }
+    case K_DT_HIRES: {
+        int size = DATETIME_HIRES_BYTES[n];
+        NEED(size);
+        unsigned __int128 x = (unsigned __int128)be(p, size) * (uint64_t)DIV[n];
+        uint64_t usec = (uint64_t)(x % 1000000); x /= 1000000;
+        uint64_t second = (uint64_t)(x % 60); x /= 60;
+        uint64_t minute = (uint64_t)(x % 60); x /= 60;
+        uint64_t hour = (uint64_t)(x % 24); x /= 24;
+        uint64_t day = (uint64_t)(x % 32); x /= 32;
+        uint64_t month = (uint64_t)(x % 13); x /= 13;
+        if (x > 9999) return -1;
+        len = datetime_fmt(tmp, (long long)x, month, day, hour, minute, second, (int64_t)usec, n);
+        rc = put_quoted(e, tmp, len);
+        pos += size; break;
+    }
+    case K_TIME_HIRES: {
+        static const int64_t ZERO[7] = {3020400LL, 30204000LL, 302040000LL, 3020400000LL,
+                                        30204000000LL, 302040000000LL, 3020400000000LL};
+        int size = TIME_HIRES_BYTES[n];
+        NEED(size);
+        int64_t x = ((int64_t)be(p, size) - ZERO[n]) * DIV[n];
+        int neg = x < 0;
+        int64_t a = neg ? -x : x;
+        int64_t secs = a / 1000000, usec = a % 1000000;
+        if (secs > TIME_MAX_VALUE_SECONDS) return -1;
+        len = time_fmt(tmp, neg, secs / 3600, secs / 60 % 60, secs % 60, usec, n);
+        rc = put_quoted(e, tmp, len);
+        pos += size; break;
+    }
+    case K_TS2: {
+        int size = 4 + FSP_BYTES[n];
+        NEED(size);
+        int64_t usec = n ? (int64_t)be(p + 4, FSP_BYTES[n]) * FSP_MULT[n] : 0;
+        if (usec >= 1000000) return -1;
+        rc = put_quoted(e, tmp, timestamp_fmt(tmp, be(p, 4), usec, n));
+        pos += size; break;
+    }
+    case K_DT2: {
+        int size = 5 + FSP_BYTES[n];
+        NEED(size);
+        int64_t intpart = (int64_t)be(p, 5) - 0x8000000000LL;
+        int64_t usec = 0;
+        if (n) {
+            int fb = FSP_BYTES[n];
+            int64_t f = (int64_t)be(p + 5, fb);
+            if (f & ((int64_t)1 << (8 * fb - 1))) f -= (int64_t)1 << (8 * fb);
+            usec = f * FSP_MULT[n];
+        }
+        if (intpart < 0 || usec < 0 || usec >= 1000000) return -1;
+        int64_t ymd = intpart >> 17, ym = ymd >> 5, hms = intpart & 0x1FFFF;
+        len = datetime_fmt(tmp, ym / 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63,
+                           hms & 63, usec, n);
+        rc = put_quoted(e, tmp, len);
+        pos += size; break;
+    }
+    case K_TIME2: {
+        int size = 3 + FSP_BYTES[n];
+        NEED(size);
+        int64_t packed;
+        if (n >= 5) {
+            packed = (int64_t)be(p, 6) - 0x800000000000LL;
+        } else {
+            int64_t intpart = (int64_t)be(p, 3) - 0x800000;
+            int64_t frac = 0;
+            if (n) {
+                frac = (int64_t)be(p + 3, FSP_BYTES[n]);
+                if (intpart < 0 && frac) {
+                    intpart += 1;
+                    frac -= n <= 2 ? 0x100 : 0x10000;
+                }
+            }
+            packed = intpart * ((int64_t)1 << 24) + frac * FSP_MULT[n];
+        }
+        int neg = packed < 0;
+        if (neg) packed = -packed;
+        int64_t hms = packed >> 24, usec = packed & 0xFFFFFF;
+        if (usec >= 1000000) return -1;
+        len = time_fmt(tmp, neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n);
+        rc = put_quoted(e, tmp, len);
+        pos += size; break;
+    }
+    case K_VARCHAR:
+    case K_STRING: {
+        int prefix = s->length <= 255 ? 1 : 2;
+        NEED(prefix);
+        Py_ssize_t vlen = (Py_ssize_t)le(p, prefix);
+        pos += prefix;
+        NEED(vlen);
+        if (s->length && vlen > s->length) return -1;
+        if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
+            /* BINARY(N) padded back to N bytes with 0x00, as decode_string does */
+            unsigned char *padded = PyMem_Malloc(s->length);
+            if (!padded) { PyErr_NoMemory(); return -1; }
+            memcpy(padded, data + pos, vlen);
+            memset(padded + vlen, 0, s->length - vlen);
+            rc = put_text(e, s, padded, s->length);
+            PyMem_Free(padded);
+        } else {
+            rc = put_text(e, s, data + pos, vlen);
+        }
+        pos += vlen; break;
+    }
+    case K_BLOB: {
+        int prefix = s->length;
+        if (prefix < 1 || prefix > 4) return -1;
+        NEED(prefix);
+        Py_ssize_t vlen = (Py_ssize_t)le(p, prefix);
+        pos += prefix;
+        NEED(vlen);
+        rc = put_text(e, s, data + pos, vlen);
+        pos += vlen; break;
+    }
+    case K_DECIMAL: {
+        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30)) return -1;
+        int intg = s->precision - s->scale, frac = s->scale;
+        int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
+        NEED(size);
+        if (size == 0) return -1;
+        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
+        if (len < 0) return -1;
+        rc = e->text ? put(&e->b, tmp, len) : put_quoted(e, tmp, len);
+        pos += size; break;
+    }
+    case K_BIT: {
+        int blen = s->length;
+        if (blen < 0 || blen > 8) return -1;
+        NEED(blen);
+        rc = put_uint(e, be(p, blen));
+        pos += blen; break;
+    }
+    case K_ENUM: {
+        int elen = s->length;
+        if (elen != 1 && elen != 2) return -1;
+        NEED(elen);
+        long idx = (long)le(p, elen);
+        pos += elen;
+        if (!s->labels) {
+            rc = put_int(e, idx);
+        } else if (idx == 0) {
+            rc = put_utf8(e, (const unsigned char *)"", 0);
+        } else {
+            if (idx > PyTuple_GET_SIZE(s->labels)) return -1;
+            PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+            if (!PyUnicode_Check(label)) return -1;
+            rc = put_unicode(e, label);
+        }
+        break;
+    }
+    default:    /* K_PY */
+        return put_python(e, pystep, data_obj, ppos, end);
+    }
+    if (rc == 0) *ppos = pos;
+    return rc;
+}
+
+/* One row image: {"key":value,...} (JSON) or its ###   @`key`=value lines (text). */
+static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_obj,
+                     const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
+    Py_ssize_t pos = *ppos;
+    if (end - pos < w->nbytes) return -1;
+    const unsigned char *nulls = data + pos;
+    pos += w->nbytes;
+    if (!e->text) PUTS("{");
+    for (Py_ssize_t i = 0; i < w->count; i++) {
+        const Step *s = &w->steps[i];
+        PyObject *k = e->text ? s->tkey : s->jkey;
+        if (!k) return -1;
+        if (!e->text && i) PUTS(",");
+        if (put_bytes(&e->b, k) < 0) return -1;
+        if (nulls[s->null_byte] & s->null_mask) {
+            if (e->text) PUTS("NULL"); else PUTS("null");
+        } else if (put_value(e, s, PyTuple_GET_ITEM(pysteps, i), data_obj, data, &pos, end) < 0) {
+            return -1;
+        }
+        if (e->text) PUTS("\n");
+        if (e->b.len > MAX_OUTPUT) return -1;
+    }
+    if (!e->text) PUTS("}");
+    *ppos = pos;
+    return 0;
+}
+
+/* The rows of one event, line by line (see the docstring in `methods`). */
+static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *steps,
+                    PyObject *steps_after, PyObject *data_obj, PyObject *head, PyObject *mid,
+                    PyObject *tail, Py_ssize_t *last_start, Py_ssize_t *count) {
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
+    Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
+    while (pos < end) {
+        Py_ssize_t start = pos;
+        *last_start = e->b.len;
+        if (put_bytes(&e->b, head) < 0) return -1;
+        if (e->text) {
+            if (kind != 0) {
+                PUTS("### WHERE\n");
+                if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
+            }
+            if (kind != 2) {
+                PUTS("### SET\n");
+                if (put_image(e, kind == 1 ? wa : w, kind == 1 ? steps_after : steps, data_obj,
+                              data, &pos, end) < 0)
+                    return -1;
+            }
+        } else {
+            if (kind == 0) PUTS("null");
+            else if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
+            PUTS(",\"after\":");
+            if (kind == 2) PUTS("null");
+            else if (put_image(e, kind == 1 ? wa : w, kind == 1 ? steps_after : steps, data_obj,
+                               data, &pos, end) < 0)
+                return -1;
+            char tmp[32];
+            PUTS(",\"row\":");
+            PUT(tmp, udigits(tmp, (uint64_t)*count, 1));
+            if (put_bytes(&e->b, mid) < 0) return -1;
+            if (pos < end && put_bytes(&e->b, tail) < 0) return -1;
+        }
+        if (pos == start || e->b.len > MAX_OUTPUT) return -1;
+        (*count)++;
+    }
+    return 0;
+}
+
+/* encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid,
+ *             tail, render) -> (bytes, last_start, count) */
+static PyObject *encode_rows(PyObject *self, PyObject *args) {
+    PyObject *data_obj, *cap, *cap_after, *steps, *steps_after, *head, *mid, *tail, *render;
+    int kind, text, flags;
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!iiO!O!O!O", &PyBytes_Type, &data_obj, &kind, &cap,
+                          &cap_after, &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &text,
+                          &flags, &PyBytes_Type, &head, &PyBytes_Type, &mid, &PyBytes_Type,
+                          &tail, &render))
+        return NULL;
+    if (kind < 0 || kind > 2) {
+        PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2");
+        return NULL;
+    }
+    Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
+    if (!w) return NULL;
+    Walk *wa = w;
+    PyObject *psa = steps;
+    if (kind == 1) {
+        wa = PyCapsule_GetPointer(cap_after, "binlog.walk");
+        if (!wa) return NULL;
+        psa = steps_after;
+    }
+    if (PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count) {
+        PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
+        return NULL;
+    }
+    Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render};
+    Py_ssize_t last_start = -1, count = 0;
+    int rc = put_rows(&e, kind, w, wa, steps, psa, data_obj, head, mid, tail, &last_start, &count);
+    if (rc < 0) {
+        PyMem_Free(e.b.p);
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
+        PyErr_Clear();
+        PyErr_SetNone(Fallback);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(e.b.p, e.b.len);
+    PyMem_Free(e.b.p);
+    if (!out) return NULL;
+    return Py_BuildValue("(Nnn)", out, last_start, count);
+}
+
 static PyMethodDef methods[] = {
     {"compile_walk", compile_walk, METH_VARARGS, "Compile a row-image walk for decode_event."},
     {"decode_event", decode_event, METH_VARARGS, "Decode all row images of one rows event."},
+    {"encode_rows", encode_rows, METH_VARARGS,
+     "encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid, tail,\n"
+     "            render) -> (bytes, last_start, count)\n\n"
+     "All rows of one rows event (kind 0 insert, 1 update, 2 delete; walks and steps as for\n"
+     "decode_event) straight into output bytes, no Python object per row or value.\n"
+     "text=0: JSON lines, each  head + before + ',\"after\":' + after + ',\"row\":' + N + mid,\n"
+     "then tail on every row but the last (the caller holds the last line open: its commit\n"
+     "fields are not known yet); an image is null or {\"key\":value,...} as\n"
+     "json_lines.image_json writes it.  text=1: per row head, then '### WHERE\\n' and/or\n"
+     "'### SET\\n' and one '###   @`key`=literal\\n' per column (output/text.py).\n"
+     "flags: 1 --bigint-as-string, 2 --binary-encoding base64.  render(value, column) ->\n"
+     "bytes writes a value of a column the C walk does not decode (its Python decoder\n"
+     "does).  last_start: offset of the last row's output (-1: no row); count: rows.\n"
+     "Raises Fallback on anything it does not write exactly as the Python writers do\n"
+     "(invalid text, a binary value of 1 MiB or more in JSON, over 256 MiB of output,\n"
+     "a damaged image): the caller decodes the event in Python, which raises the typed\n"
+     "error."},
     {NULL, NULL, 0, NULL}
 };
 

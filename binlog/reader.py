@@ -234,6 +234,10 @@ class BinlogReader:
         options, hooks = _settings(options, hooks, settings)
         self.options = options
         self.hooks = hooks
+        # row_encoder(change, event) -> rows.EncodedRows | None: set by a writer with a
+        # batch path (binlog dump --format json|text); the rows of an event it encodes
+        # are given out as one EncodedRows item instead of RowChanges.
+        self.row_encoder: Any = None
         self.source = source if isinstance(source, BinlogSource) else FileSource(
             source, follow=options.follow, follow_timeout=options.follow_timeout,
             poll_interval=options.poll_interval, on_idle=hooks.on_idle,
@@ -526,6 +530,15 @@ class BinlogReader:
         header = event.header
         decode: Callable[[RowsEvent, DecodePlan], Any] = (
             count_rows if self.options.count_rows else decode_rows)
+        if self.row_encoder is not None:
+            # the batch path: the writer's encoder gives all rows as output bytes, or None
+            head = RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
+                             plan.db, plan.table, event.kind, None, None, plan)
+            encoded = self.row_encoder(head, event)
+            if encoded is not None:
+                self.stats.rows[plan.qualified_name] += encoded.count
+                yield encoded
+                return
         try:
             # The whole event is decoded before any of its rows is given out: a row is
             # only trusted once the event's bytes were consumed exactly.

@@ -248,6 +248,39 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
     return out
 
 
+@dataclass(slots=True)
+class EncodedRows:
+    """All rows of one rows event as output bytes (``encode_rows``): what a writer's
+    ``encode_rows`` gives the reader and gets back, in item order, in ``write_encoded``.
+    ``change``: the event's RowChange with no images (file, pos, db, table, op...);
+    ``last_start``: where the last row's output starts; ``count``: rows."""
+    change: Any
+    data: bytes
+    last_start: int
+    count: int
+
+
+def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head: bytes,
+                mid: bytes, tail: bytes, render) -> tuple | None:
+    """The batch path: every row of ``event`` straight into output lines by the compiled
+    encoder (``_speedups.encode_rows``: its docstring gives the layout, ``flags`` and
+    ``render``), as (bytes, last_start, count); None when it cannot - no compiled module,
+    a partial-JSON or empty event, or anything the encoder leaves to Python (it falls
+    back): then ``decode_rows`` decodes the event and raises the typed error if any."""
+    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns):
+        return None
+    walk = plan.walk(event.present)
+    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
+    if walk[2] is None or not (walk[0] or walk_after[0]):
+        return None
+    try:
+        return _speedups.encode_rows(event.data, _KIND_CODES[event.kind], walk[2], walk_after[2],
+                                     walk[1], walk_after[1], int(text), flags, head, mid, tail,
+                                     render)
+    except _speedups.Fallback:
+        return None
+
+
 class _ValueError(Exception):
     """Carries a decoder's BinlogError out of the hot loop with where it happened."""
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import ON_ERROR_CHOICES
@@ -109,6 +110,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..interrupts import GuardedOutput
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
+    from ..rows import EncodedRows
 
     if args.output_dir is not None and args.format not in ("json", "debezium"):
         from ..errors import UsageError
@@ -159,6 +161,9 @@ def run(args) -> int:
         from ..types.strings import LARGE_VIEWS
 
         views = LARGE_VIEWS.set(LARGE_VALUE)
+    if args.output_dir is None and os.environ.get("BINLOG_BATCH", "1") != "0":
+        # the compiled batch path (json/text): whole rows events straight to lines
+        reader.row_encoder = getattr(writer, "encode_rows", None)
     try:
         if args.format == "debezium" and not args.split_updates:
             for record in with_progress(reader, reader.records(), args,
@@ -172,6 +177,8 @@ def run(args) -> int:
                                       output_is_terminal=_is_terminal(sys.stdout)):
                 if isinstance(item, RowChange):
                     writer.write(item)
+                elif isinstance(item, EncodedRows):
+                    writer.write_encoded(item)
                 elif isinstance(item, StatementChange):
                     # json (split): a line; text/sql: the QUERY event itself says it all
                     if hasattr(writer, "statement"):
@@ -216,10 +223,12 @@ def record_writer(args, out, schema=None):
             writer = DebeziumWriter(stream, on_warning=warn)
         elif args.format == "json":
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
-                                   with_types=args.with_types, rewrite_db=rewrite)
+                                   with_types=args.with_types, rewrite_db=rewrite,
+                                   bigint_as_string=args.bigint_as_string)
             return BigintsAsStrings(writer) if args.bigint_as_string else writer
         else:
-            writer = TextWriter(stream, args.binary_encoding)
+            writer = TextWriter(stream, args.binary_encoding,
+                                bigint_as_string=args.bigint_as_string, rewrite_db=rewrite)
         writer = BigintsAsStrings(writer) if args.bigint_as_string else writer
         return RewriteDb(writer, rewrite) if rewrite else writer
 

@@ -28,7 +28,10 @@ from ..constants import ColumnType as T
 from ..events import QueryEvent, XidEvent
 from ..events.gtid import XaPrepareEvent
 from ..events.query import COMMIT, XA_COMMIT, transaction_control
-from .json_lines import JsonLinesWriter, _large_values
+from .json_lines import JsonLinesWriter, _large_values, value_json
+
+# what _flush adds to a row that is not the last of its transaction
+_NOT_LAST = b',"commit":false,"xid":null,"end_pos":null}\n'
 
 _NAMES = {
     T.TINY: "tinyint", T.SHORT: "smallint", T.INT24: "mediumint", T.LONG: "int",
@@ -131,10 +134,14 @@ class CdcJsonWriter:
     Give it every item of the reader (``write`` for rows, ``event`` for the rest)."""
 
     def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
-                 rewrite_db=None):
+                 rewrite_db=None, bigint_as_string: bool = False):
         from ..replay.rewrite import DbRewrite
 
         self.out = out
+        # the batch path writes integers as --bigint-as-string does (routing.BigintsAsStrings
+        # does it for the rows given one by one)
+        self.bigint_as_string = bigint_as_string
+        self.binary_encoding = binary_encoding
         # --rewrite-db ({FROM: TO} or a DbRewrite): after the key lookup (binlog names)
         self.rewrite = rewrite_db if isinstance(rewrite_db, DbRewrite) else DbRewrite(rewrite_db)
         self.lines = JsonLinesWriter(io.BytesIO(), binary_encoding)
@@ -166,6 +173,33 @@ class CdcJsonWriter:
         buffer = self.lines.out = io.BytesIO()
         self.lines.write(shown)
         self._held = buffer.getvalue()[:-2] + fields      # without its closing "}\n"
+
+    def encode_rows(self, change, event):
+        """The batch path (the reader's ``row_encoder``): every row of the rows event
+        ``event`` as the lines ``write`` would write for them, built by the compiled
+        encoder (rows.encode_rows); ``change`` is the event's RowChange without images.
+        A rows.EncodedRows, or None when the encoder leaves the event to ``write``."""
+        from ..rows import EncodedRows, encode_rows
+
+        plan = change.plan
+        db = self.rewrite.db(change.db)
+        head = self.lines._prefix(change if db == change.db else replace(change, db=db))
+        extra: dict = {"pk": self.fields.pk(change)}
+        if self.with_types:
+            extra["types"] = self.fields.types(change)
+        mid = b"," + orjson.dumps(extra)[1:-1]
+        flags = (1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
+        render = value_json(plan, self.lines.render_bytes, self.bigint_as_string)
+        encoded = encode_rows(event, plan, False, flags, head, mid, _NOT_LAST, render)
+        return None if encoded is None else EncodedRows(change, *encoded)
+
+    def write_encoded(self, item) -> None:
+        """The lines of ``encode_rows``: all but the last written, the last held back
+        (without its closing brace) until its commit fields are known."""
+        self._flush(False, None, None)
+        if item.last_start:
+            self.out.write(memoryview(item.data)[:item.last_start])
+        self._held = item.data[item.last_start:]
 
     def statement(self, record) -> None:
         """A statement-logged change or DDL: its line (json_lines.statement_record), after

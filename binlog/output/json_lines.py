@@ -12,6 +12,7 @@ import secrets
 import orjson
 
 from ..interrupts import deferred
+from .routing import SAFE_INTEGER
 from .values import _render_keys, bytes_renderer, iso_ts, json_default, render_row
 
 #: A binary value at least this large is written in pieces, never rendered whole: a
@@ -29,6 +30,25 @@ def image_json(row, plan, render_bytes) -> bytes:
     """One row image as the JSON object of a line (``null`` for no image); the Spark
     records carry the same bytes (spark_ingest.records)."""
     return _dumps(render_row(row, plan, render_bytes), default=json_default, option=_OPTIONS)
+
+
+class _LargeValue(Exception):
+    """A value the batch path leaves to the per-row writer (it is written in pieces)."""
+
+
+def value_json(plan, render_bytes, bigint_as_string: bool = False):
+    """``render(value, column) -> bytes``: one decoded value as its JSON text in a line
+    (render_row + json_default, and routing.BigintsAsStrings with ``bigint_as_string``);
+    the compiled batch path (``rows.encode_rows``) calls it for the values of columns
+    it leaves to their Python decoders."""
+    def render(value, col) -> bytes:
+        if bigint_as_string and type(value) is int and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
+            value = str(value)
+        elif isinstance(value, (bytes, bytearray, memoryview)) and len(value) >= LARGE_VALUE:
+            raise _LargeValue()
+        row = render_row({col.key: value}, plan, render_bytes) or {}
+        return _dumps(row[col.key], default=json_default, option=_OPTIONS)
+    return render
 
 
 def statement_record(record, render_bytes) -> dict:

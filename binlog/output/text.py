@@ -29,6 +29,7 @@ from ..events import (
     XaPrepareEvent,
     XidEvent,
 )
+from .routing import SAFE_INTEGER
 from .values import RawBytes, bytes_renderer, render_row
 
 _SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}
@@ -101,6 +102,18 @@ def _literal(value) -> str:
     return f"'{text}'"
 
 
+def value_text(plan, render_bytes, bigint_as_string: bool = False):
+    """``render(value, column) -> bytes``: one decoded value as its literal in the text
+    format (render_row + _literal, routing.BigintsAsStrings with ``bigint_as_string``);
+    the compiled batch path calls it for the columns it leaves to Python decoders."""
+    def render(value, col) -> bytes:
+        if bigint_as_string and type(value) is int and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
+            value = str(value)
+        row = render_row({col.key: value}, plan, render_bytes) or {}
+        return _literal(row[col.key]).encode("utf-8", "surrogateescape")
+    return render
+
+
 def _session_line(event) -> str | None:
     """``# session: sql_mode=..., time_zone=...``: what the status vars say the statement
     ran under (a damaged status block is named, not hidden)."""
@@ -116,9 +129,15 @@ def _session_line(event) -> str | None:
 
 
 class TextWriter:
-    def __init__(self, out, binary_encoding: str = "hex"):
+    def __init__(self, out, binary_encoding: str = "hex", *, bigint_as_string: bool = False,
+                 rewrite_db=None):
         self.out = out
         self.render_bytes = bytes_renderer(binary_encoding)
+        # for the batch path (encode_rows); the rows given one by one come through
+        # routing.BigintsAsStrings and routing.RewriteDb instead
+        self.bigint_as_string = bigint_as_string
+        self.rewrite = rewrite_db      # a replay.rewrite.DbRewrite, or None
+        self._flags = (1 if bigint_as_string else 0) | (2 if binary_encoding == "base64" else 0)
 
     def _emit(self, text: str) -> None:
         self.out.write(text.encode("utf-8", "surrogateescape"))
@@ -151,6 +170,22 @@ class TextWriter:
             lines.append("### SET")
             lines.extend(self._assignments(after))
         self._emit("\n".join(lines) + "\n")
+
+    def encode_rows(self, change, event):
+        """The batch path (the reader's ``row_encoder``): every row of the rows event
+        ``event`` as ``write`` would write it, by the compiled encoder (rows.encode_rows);
+        a rows.EncodedRows, or None when the encoder leaves the event to ``write``."""
+        from ..rows import EncodedRows, encode_rows
+
+        db = self.rewrite.db(change.db) if self.rewrite else change.db
+        head = f"### {_SQL_VERB[change.op]} `{db}`.`{change.table}`\n"
+        encoded = encode_rows(event, change.plan, True, self._flags,
+                              head.encode("utf-8", "surrogateescape"), b"", b"",
+                              value_text(change.plan, self.render_bytes, self.bigint_as_string))
+        return None if encoded is None else EncodedRows(change, *encoded)
+
+    def write_encoded(self, item) -> None:
+        self.out.write(item.data)
 
     @staticmethod
     def _assignments(row: dict) -> list[str]:
