@@ -90,9 +90,9 @@ class BinlogReader(_Reader):
         """The schema store read (and, with DDL tracking, written) by this reader."""
         return getattr(self.schema, "store", None)
 
-    def items(self, *, statements: bool = False) -> Iterator:
+    def items(self, *, statements: bool = False, batches: bool = False) -> Iterator:
         try:
-            yield from super().items(statements=statements)
+            yield from super().items(statements=statements, batches=batches)
         except BinlogError as exc:
             exc.hint = python_hint(exc.hint)
             raise

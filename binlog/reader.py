@@ -92,6 +92,28 @@ class RowCount:
 
 
 @dataclass(slots=True)
+class RowBatch:
+    """The row changes of one rows event at once (``records(batches=True)``): the fields
+    each of its ``RowChange``s would repeat, once, and ``rows``: [(before, after), ...]
+    in the event's order (row i is the RowChange with ``row = i``)."""
+    file: str
+    pos: int
+    ts: int
+    server_id: int
+    gtid: str | None
+    db: str
+    table: str
+    op: str
+    rows: list
+    plan: DecodePlan
+
+    def changes(self) -> Iterator[RowChange]:
+        for index, (before, after) in enumerate(self.rows):
+            yield RowChange(self.file, self.pos, self.ts, self.server_id, self.gtid, self.db,
+                            self.table, self.op, before, after, self.plan, index)
+
+
+@dataclass(slots=True)
 class StatementChange:
     """A QUERY event that is not transaction control: a statement-logged change
     (``op="statement"``: binlog_format STATEMENT/MIXED, LOAD DATA, GRANT...) or DDL
@@ -252,6 +274,7 @@ class BinlogReader:
         self._plans: dict[tuple, DecodePlan] = {}
         self._inferred: dict[tuple, dict[int, int]] = {}
         self._charset_warned: set[tuple] = set()
+        self._batches = False            # items(batches=): RowBatch per rows event
 
     # The options as attributes, as callers of the keyword form have always read them.
     verify_checksums = property(lambda self: self.options.verify_checksums)
@@ -278,19 +301,23 @@ class BinlogReader:
             if isinstance(item, RowChange):
                 yield item
 
-    def records(self) -> Iterator:
+    def records(self, *, batches: bool = False) -> Iterator:
         """Everything a change consumer needs, in binlog order: ``RowChange``s and
-        ``StatementChange``s (statement-logged changes and DDL)."""
-        for item in self.items(statements=True):
-            if isinstance(item, (RowChange, StatementChange)):
+        ``StatementChange``s (statement-logged changes and DDL); with ``batches``, one
+        ``RowBatch`` per rows event instead of its RowChanges (no object per row)."""
+        kinds = (RowBatch if batches else RowChange, StatementChange)
+        for item in self.items(statements=True, batches=batches):
+            if isinstance(item, kinds):
                 yield item
 
-    def items(self, *, statements: bool = False) -> Iterator:
+    def items(self, *, statements: bool = False, batches: bool = False) -> Iterator:
         """Every event given out (``SourceEvent``) and, after each rows event, its
-        ``RowChange``s, over all binlogs of the source; with ``statements``, after each
-        QUERY event that is a statement-logged change or DDL its ``StatementChange``."""
+        ``RowChange``s (with ``batches``: its ``RowBatch``), over all binlogs of the
+        source; with ``statements``, after each QUERY event that is a statement-logged
+        change or DDL its ``StatementChange``."""
+        self._batches = batches
         if not statements:
-            for item in self.items(statements=True):
+            for item in self.items(statements=True, batches=batches):
                 if not isinstance(item, StatementChange):
                     yield item
             return
@@ -560,6 +587,11 @@ class BinlogReader:
                                plan.db, plan.table, event.kind, rows)
             return
         self.stats.rows[plan.qualified_name] += len(rows)
+        if self._batches:
+            if rows:
+                yield RowBatch(name, header.offset, header.timestamp, header.server_id, gtid,
+                               plan.db, plan.table, event.kind, rows, plan)
+            return
         for index, (before, after) in enumerate(rows):
             yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
                             plan.db, plan.table, event.kind, before, after, plan, index)

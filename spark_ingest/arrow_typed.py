@@ -21,13 +21,14 @@ import math
 import os
 import re
 from datetime import datetime, timezone
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from functools import lru_cache
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from binlog.output.values import json_default, render_row
+from binlog.output.values import _render_bytes, _render_keys, json_default
 
 from .paths import inside, table_dir_name
 from .writer import DEFAULT_PARTITION, escape_path_name
@@ -127,11 +128,15 @@ _DATETIME = re.compile(r"^(\d{4,7})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2}
 _EPOCH = datetime(1970, 1, 1)
 
 
+# UTF8String.trimAll: every character <= U+0020 at either end
+_TRIMMED = "".join(chr(c) for c in range(0x21))
+
+
 def _trim(text: str) -> str:
-    # UTF8String.trimAll: every character <= U+0020 at either end
-    return text.strip("".join(chr(c) for c in range(0x21)))
+    return text.strip(_TRIMMED)
 
 
+@lru_cache(maxsize=4096)        # rows of a batch mostly share a few days
 def _days(year: int, month: int, day: int) -> int | None:
     """Days since 1970-01-01 of a proleptic Gregorian date (year 0 included, as Java's
     LocalDate); None for an invalid date (0000-00-00, 2024-02-30)."""
@@ -169,11 +174,15 @@ def cast_decimal(precision: int, scale: int):
             value = Decimal(_trim(text))
         except InvalidOperation:
             return None
-        if not value.is_finite():
-            return None
-        value = value.quantize(quantum, rounding=ROUND_HALF_UP)
-        return value if abs(value) < limit else None
+        if not value.is_finite() or value.adjusted() > precision - scale:
+            return None             # (also what would not fit _WIDE's digits)
+        value = value.quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE)
+        return value if value.copy_abs() < limit else None
     return cast
+
+
+# Room for DECIMAL(38,s)'s digits: the default context's 28 made quantize raise on them
+_WIDE = Context(prec=80)
 
 
 def cast_float(text):
@@ -183,19 +192,49 @@ def cast_float(text):
         return None
 
 
+def _canonical(text: str, size: int) -> bool:
+    """``YYYY-MM-DD`` (size 10) or ``YYYY-MM-DD HH:MM:SS`` (19), ASCII digits, optionally
+    followed by ``.`` and 1-6 digits: the text ``binlog dump`` gives, which the regular
+    expressions below read the same way as these slices."""
+    n = len(text)
+    if not (n == size or (size == 19 and 21 <= n <= 26 and text[19] == ".")):
+        return False
+    if text[4] != "-" or text[7] != "-" or not text.isascii():
+        return False
+    if size == 10:
+        return (text[:4] + text[5:7] + text[8:]).isdigit()
+    return (text[10] in " T" and text[13] == ":" and text[16] == ":"
+            and (text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
+                 + text[20:]).isdigit())
+
+
 def cast_date(text):
-    m = _DATE.match(_trim(text))
+    text = _trim(text)
+    if _canonical(text, 10):
+        return _days(int(text[:4]), int(text[5:7]), int(text[8:]))
+    return _date_pattern(text)
+
+
+def _date_pattern(text: str) -> int | None:
+    m = _DATE.match(text)
     if m is None:
         return None
-    days = _days(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
-    return None if days is None else days
+    return _days(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
 
 
 def _micros(text) -> int | None:
-    m = _DATETIME.match(_trim(text))
-    if m is None:
-        return None
-    y, mo, d, h, mi, s, frac = m.groups()
+    text = _trim(text)
+    if not _canonical(text, 19):
+        return _micros_pattern(text)
+    return _micros_of(text[:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19], text[20:])
+
+
+def _micros_pattern(text: str) -> int | None:
+    m = _DATETIME.match(text)
+    return None if m is None else _micros_of(*m.groups())
+
+
+def _micros_of(y, mo, d, h, mi, s, frac) -> int | None:
     days = _days(int(y), int(mo), int(d))
     h, mi, s = int(h or 0), int(mi or 0), int(s or 0)
     if days is None or h > 23 or mi > 59 or s > 59:
@@ -266,48 +305,166 @@ def _text_value(value) -> str | None:
     return jackson_text(json_default(value))
 
 
+def typed_value(value, cast):
+    """One rendered image value as its typed column holds it: steps 2 and 3."""
+    text = _text_value(value)
+    return None if text is None else cast(text)
+
+
+# -- a whole column at once ---------------------------------------------------------------
+#
+# The steps above for every value of a column, with shortcuts where a value's Python type
+# says what they give (each one equal to the full steps; tests/spark/test_arrow_typed.py
+# checks them against ``typed_value``): a string is its own text, so only the cast runs;
+# an int in an integer column's range is itself; a float is itself in a FLOAT or DOUBLE
+# column (Jackson's shortest digits read back give the same double).
+
+def _column_caster(spark_type: str, cast):
+    """values -> typed values of a column of ``spark_type`` (``cast``: ``caster``'s)."""
+    def general(values):
+        return [cast(v) if type(v) is str else (None if v is None else typed_value(v, cast))
+                for v in values]
+
+    if spark_type == "string":
+        return lambda values: [v if type(v) is str or v is None else typed_value(v, cast)
+                               for v in values]
+    if spark_type in _INT_RANGES:
+        bits = _INT_RANGES[spark_type]
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return lambda values: [v if type(v) is int and lo <= v <= hi else
+                               None if v is None else typed_value(v, cast) for v in values]
+    if spark_type in ("float", "double"):
+        return lambda values: [v if type(v) is float or v is None else typed_value(v, cast)
+                               for v in values]
+    if _DECIMAL.match(spark_type):
+        # a DECIMAL value's text is its exact digits (json_default)
+        return lambda values: [cast(v) if type(v) is str else cast(format(v, "f"))
+                               if type(v) is Decimal else None if v is None else typed_value(v, cast)
+                               for v in values]
+    return general
+
+
+def _render_columns(plan) -> dict:
+    """{key: Column} of the columns whose values ``render_row`` changes (bytes, DECIMAL,
+    partial JSON), cached on the plan."""
+    cols = getattr(plan, "_typed_render", None)
+    if cols is None:
+        cols = plan._typed_render = dict(_render_keys(plan))
+    return cols
+
+
+def _rendered(value, col, render_bytes, binary: bool):
+    """A decoded value as ``render_row`` renders it in column ``col``; for a BINARY
+    column the bytes themselves (what the hex or base64 text casts back to)."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        if binary and not col.charset_unknown:
+            return _Typed(bytes(value))
+        return _render_bytes(value, col, render_bytes)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if hasattr(value, "as_json"):
+        return value.as_json()
+    return value
+
+
+class _Typed:
+    """A value already typed (the bytes of a BINARY column): passed through the casts."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 # -- the rows of one table --------------------------------------------------------------
 
 class TableRows:
-    """Typed rows of one table, column by column, for one (table, day)."""
+    """Typed rows of one table, for one (table, day): the changes' fields and their row
+    images as they come, typed column by column when the rows are written."""
 
-    def __init__(self, columns, schema: pa.Schema, casts):
+    def __init__(self, columns, schema: pa.Schema, casts, render_bytes=None):
         self.columns = columns
         self.schema = schema
-        self.casts = casts
+        self.casts = [_column_caster(kind, cast) for (_, kind), cast in zip(columns, casts, strict=True)]
+        self.render_bytes = render_bytes
         self.meta: list[list] = [[] for _ in META_COLUMNS]
-        self.after: list[list] = [[] for _ in columns]
-        self.before: list = []
+        self.images: list = []           # the image typed into the columns, per row
+        self.befores: list = []          # the before image of an update, else None
+        self.plans: list = []            # the decode plan of raw images; None: rendered
+        self.plan_set: dict = {}         # id -> each plan in plans
+        self._plan = None
+        self.some_rendered = False       # rows added with rendered images
 
     def __len__(self) -> int:
         return len(self.meta[0])
 
-    def _typed(self, image: dict) -> list:
-        out = []
-        for (name, _), cast in zip(self.columns, self.casts, strict=True):
-            text = _text_value(image.get(name))
-            out.append(None if text is None else cast(text))
-        return out
-
-    def add(self, change, before: dict | None, after: dict | None) -> None:
+    def add(self, change, before: dict | None, after: dict | None, plan=None) -> None:
+        """A row change; ``before``/``after`` decoded by ``plan``, or rendered images
+        (``render_row``'s, or JSON read back) when ``plan`` is None."""
         for column, value in zip(self.meta, (change.file, change.pos, change.ts * 1_000_000,
                                              change.server_id, change.gtid, change.op), strict=True):
             column.append(value)
-        image = before if change.op == "delete" else after
-        values = self._typed(image) if image is not None else [None] * len(self.columns)
-        for column, value in zip(self.after, values, strict=True):
-            column.append(value)
-        if self.columns:
-            if change.op == "update":
-                old = self._typed(before) if before is not None else [None] * len(self.columns)
-                self.before.append(dict(zip([n for n, _ in self.columns], old, strict=True)))
+        self.images.append(before if change.op == "delete" else after)
+        self.befores.append(before if change.op == "update" and self.columns else None)
+        self.plans.append(plan)
+        if plan is None:
+            self.some_rendered = True
+        elif plan is not self._plan:
+            self._plan = plan
+            self.plan_set[id(plan)] = plan
+
+    def add_rows(self, batch) -> None:
+        """The rows of a ``reader.RowBatch`` (decoded images, its plan), as ``add``."""
+        rows, n, op, plan = batch.rows, len(batch.rows), batch.op, batch.plan
+        for column, value in zip(self.meta, (batch.file, batch.pos, batch.ts * 1_000_000,
+                                             batch.server_id, batch.gtid, op), strict=True):
+            column += [value] * n
+        if op == "delete":
+            self.images += [before for before, _ in rows]
+        else:
+            self.images += [after for _, after in rows]
+        if op == "update" and self.columns:
+            self.befores += [before for before, _ in rows]
+        else:
+            self.befores += [None] * n
+        self.plans += [plan] * n
+        if plan is not self._plan:
+            self._plan = plan
+            self.plan_set[id(plan)] = plan
+
+    def _values(self, images, name: str, kind: str, column_cast) -> list:
+        values = [None if image is None else image.get(name) for image in images]
+        renders = {key: _render_columns(plan).get(name) for key, plan in self.plan_set.items()}
+        if any(col is not None for col in renders.values()):
+            binary, render = kind == "binary", self.render_bytes
+            if len(self.plan_set) == 1 and not self.some_rendered:
+                col = renders.popitem()[1]
+                values = [_rendered(v, col, render, binary) for v in values]
             else:
-                self.before.append(None)
+                cols = [None if plan is None else renders[id(plan)] for plan in self.plans]
+                values = [v if col is None else _rendered(v, col, render, binary)
+                          for v, col in zip(values, cols, strict=True)]
+            typed = [v for v in values if type(v) is _Typed]
+            if typed:
+                out = column_cast([None if type(v) is _Typed else v for v in values])
+                return [v.value if type(v) is _Typed else o for v, o in zip(values, out, strict=True)]
+        return column_cast(values)
+
+    def _arrays(self, images) -> list:
+        return [pa.array(self._values(images, name, kind, cast), field.type)
+                for (name, kind), cast, field in zip(self.columns, self.casts,
+                                                     list(self.schema)[len(META_COLUMNS):], strict=False)]
 
     def table(self) -> pa.Table:
-        arrays = [pa.array(values, field.type) for values, field in zip(self.meta + self.after, self.schema, strict=False)]
+        arrays = [pa.array(values, field.type) for values, field in zip(self.meta, self.schema, strict=False)]
+        arrays += self._arrays(self.images)
         if self.columns:
-            arrays.append(pa.array(self.before, self.schema.field("_before").type))
+            struct = self.schema.field("_before").type
+            mask = pa.array([b is None for b in self.befores], pa.bool_())
+            arrays.append(pa.StructArray.from_arrays(self._arrays(self.befores), fields=list(struct),
+                                                     mask=mask))
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
@@ -335,6 +492,7 @@ class TypedWriter:
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
+        self._last_ts, self._last_day = None, ""
 
     def _table(self, db, table):
         key = (db, table)
@@ -349,25 +507,47 @@ class TypedWriter:
         return self.tables[key]
 
     def add(self, change) -> None:
+        """A decoded row change (``reader.RowChange``): its images are rendered and typed
+        column by column when its rows are written."""
         if change.op not in TYPED_OPS:
             return
-        if self._table(change.db, change.table) is None:
-            self.schemaless.add((change.db, change.table))
+        self._add(change, change.before, change.after, change.plan)
+
+    def add_batch(self, batch) -> None:
+        """The rows of one rows event (``reader.RowBatch``), as ``add`` takes each."""
+        if batch.op not in TYPED_OPS:
             return
-        before = render_row(change.before, change.plan, self.render_bytes)
-        after = render_row(change.after, change.plan, self.render_bytes)
-        self.add_images(change, before, after)
+        key = (batch.db, batch.table, self._day(batch.ts))
+        rows = self.rows.get(key)
+        if rows is None:
+            table = self._table(batch.db, batch.table)
+            if table is None:
+                self.schemaless.add((batch.db, batch.table))
+                return
+            rows = self.rows[key] = TableRows(*table, render_bytes=self.render_bytes)
+        rows.add_rows(batch)
+        if len(rows) >= ROWS_PER_GROUP:
+            self._flush(key)
 
     def add_images(self, change, before, after) -> None:
-        key = (change.db, change.table, _utc_day(change.ts))
+        """A change with rendered images (``render_row``'s, or JSON read back)."""
+        self._add(change, before, after, None)
+
+    def _day(self, ts: int) -> str:
+        if ts != self._last_ts:
+            self._last_ts, self._last_day = ts, _utc_day(ts)
+        return self._last_day
+
+    def _add(self, change, before, after, plan) -> None:
+        key = (change.db, change.table, self._day(change.ts))
         rows = self.rows.get(key)
         if rows is None:
             table = self._table(change.db, change.table)
             if table is None:
                 self.schemaless.add((change.db, change.table))
                 return
-            rows = self.rows[key] = TableRows(*table)
-        rows.add(change, before, after)
+            rows = self.rows[key] = TableRows(*table, render_bytes=self.render_bytes)
+        rows.add(change, before, after, plan)
         if len(rows) >= ROWS_PER_GROUP:
             self._flush(key)
 

@@ -47,7 +47,7 @@ import pyarrow as pa
 
 from binlog.errors import BinlogError
 from binlog.output.cdc import PlanFields, transaction_end
-from binlog.output.json_lines import image_json, statement_record
+from binlog.output.json_lines import image_json, images_json, statement_record
 from binlog.output.values import bytes_renderer, json_default
 
 from .prescan import ERROR_KEYS
@@ -182,6 +182,30 @@ class BatchBuilder:
         self.types.append(self._types_json(change))
         self.pending = len(self.pos) - 1
 
+    def add_rows(self, batch) -> None:
+        """A ``reader.RowBatch``: the rows of one rows event, as ``add`` takes each (the
+        event's fields repeated, the images' JSON made in one pass)."""
+        rows, n = batch.rows, len(batch.rows)
+        if not n:
+            return
+        self.file += [batch.file] * n
+        self.pos += [batch.pos] * n
+        self.ts += [batch.ts * 1_000_000] * n
+        self.server_id += [batch.server_id] * n
+        self.gtid += [batch.gtid] * n
+        self.db += [batch.db] * n
+        self.table += [batch.table] * n
+        self.op += [batch.op] * n
+        self.before += images_json([before for before, _ in rows], batch.plan, self.render_bytes)
+        self.after += images_json([after for _, after in rows], batch.plan, self.render_bytes)
+        self.row += range(n)
+        self.pk += [self.fields.pk(batch)] * n
+        self.commit += [False] * n
+        self.xid += [None] * n
+        self.end_pos += [None] * n
+        self.types += [self._types_json(batch)] * n
+        self.pending = len(self.pos) - 1
+
     def add_statement(self, record) -> None:
         """A ``reader.StatementChange``: its JSON record's extra keys go in ``after``."""
         full = statement_record(record, self.render_bytes)
@@ -300,11 +324,12 @@ def make_schema(snapshot: str | None):
 
 
 def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None,
-               on_change=None):
+               on_rows=None):
     """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
-    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_change`` is also
-    given every decoded row change (the local engine's typed tables)."""
-    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
+    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_rows`` is also
+    given every decoded rows event's ``reader.RowBatch`` (the local engine's typed
+    tables)."""
+    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch, StatementChange
     from binlog.replay.keys import KeyCatalog
     from binlog.sources.file import FileSource
 
@@ -336,11 +361,11 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         position = None
         builder.broken()
         try:
-            for item in reader.items(statements=True):
-                if isinstance(item, RowChange):
-                    builder.add(item)
-                    if on_change is not None:
-                        on_change(item)
+            for item in reader.items(statements=True, batches=True):
+                if isinstance(item, RowBatch):
+                    builder.add_rows(item)
+                    if on_rows is not None:
+                        on_rows(item)
                 elif isinstance(item, StatementChange):
                     builder.add_statement(item)
                 else:

@@ -51,6 +51,17 @@ def value_json(plan, render_bytes, bigint_as_string: bool = False):
     return render
 
 
+def images_json(rows, plan, render_bytes) -> list:
+    """``image_json`` of each row image of a list (None stays None): the rows of one
+    rows event, which share ``plan``."""
+    if not _render_keys(plan):
+        # render_row leaves such rows as they are (DECIMAL and partial JSON: json_default)
+        return [None if row is None else _dumps(row, default=json_default, option=_OPTIONS)
+                for row in rows]
+    return [None if row is None else _dumps(render_row(row, plan, render_bytes), default=json_default,
+                                            option=_OPTIONS) for row in rows]
+
+
 def statement_record(record, render_bytes) -> dict:
     """The JSON object of a statement-logged change (``op: "statement"``) or DDL (``op:
     "ddl"``): the statement's text (``sql``; ``sql_hex`` too when its bytes are not valid
