@@ -25,7 +25,7 @@ from hypothesis import given, settings, strategies as st
 from spark_helpers import SAMPLES, SCHEMA_DDL
 
 from binlog.output.values import bytes_renderer, render_row
-from binlog.reader import BinlogReader, RowBatch, RowChange
+from binlog.reader import BinlogReader, RowBatch, RowChange, StatementChange
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 from spark_ingest import arrow_typed
@@ -45,17 +45,25 @@ def _reader(path: Path) -> BinlogReader:
     return BinlogReader([str(path)], schema=SchemaResolver(store), on_error="skip")
 
 
-def _table(builder: BatchBuilder, records, add_rows: bool) -> pa.Table:
-    batches = []
-    for record in records:
-        if isinstance(record, RowBatch if add_rows else RowChange):
-            (builder.add_rows if add_rows else builder.add)(record)
+def _table(path: Path, encoding: str, batches: bool) -> pa.Table:
+    """The change records of a binlog as ``records.read_split`` builds them: row by row
+    (``BatchBuilder.add``) or by rows event (``add_rows``)."""
+    from binlog.replay.keys import KeyCatalog
+
+    reader = _reader(path)
+    builder = BatchBuilder(encoding, keys=KeyCatalog(schema=reader.schema), with_types=True)
+    out = []
+    for item in reader.items(statements=True, batches=batches):
+        if isinstance(item, (RowBatch, RowChange)):
+            (builder.add_rows if batches else builder.add)(item)
+        elif isinstance(item, StatementChange):
+            builder.add_statement(item)
         else:
-            builder.add_statement(record)
-        if len(builder) >= 50:
-            batches.append(builder.batch())
-    batches.append(builder.batch())
-    return pa.Table.from_batches(batches)
+            builder.event(item)
+        if builder.complete() >= 50:
+            out.append(builder.batch())
+    out.append(builder.batch(final=True))
+    return pa.Table.from_batches(out)
 
 
 def test_the_samples_are_found():
@@ -65,8 +73,9 @@ def test_the_samples_are_found():
 @pytest.mark.parametrize("encoding", ["hex", "base64"])
 @pytest.mark.parametrize("path", BINLOGS, ids=lambda p: p.name)
 def test_change_records_of_batches_equal_the_per_row_records(path, encoding):
-    per_row = _table(BatchBuilder(encoding), _reader(path).records(), add_rows=False)
-    batched = _table(BatchBuilder(encoding), _reader(path).records(batches=True), add_rows=True)
+    per_row = _table(path, encoding, batches=False)
+    batched = _table(path, encoding, batches=True)
+    assert batched.num_rows == per_row.num_rows
     assert batched.equals(per_row)
 
 
