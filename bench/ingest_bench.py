@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# The tree before issue 20's batch path (the "today" of the issue).
-DEFAULT_BASELINE = "678c60a"
+# main just before the batch path landed (the "today" of issue 20, with the CDC fields)
+DEFAULT_BASELINE = "23f8607"
 DEFAULT_DATA = Path("/work/bench-data/mysql56/mariadb-bin.000002")
 DEFAULT_SCHEMA = Path("/work/bench-data/legacy/schema.sql")
 XID_EVENT = 16

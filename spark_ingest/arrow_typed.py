@@ -87,10 +87,15 @@ def java_double(value: float) -> str:
 
 
 def _shortest(value: float) -> tuple[str, int]:
-    """The shortest round-tripping digits of ``value`` and the exponent of the first."""
-    _, digits, exponent = Decimal(repr(value)).as_tuple()
-    text = "".join(map(str, digits))
-    return text.rstrip("0") or "0", len(digits) + exponent - 1
+    """The shortest round-tripping digits of a positive finite ``value`` (``repr``'s)
+    and the exponent of the first."""
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    # leading zeros (0.001) move the first digit right of the point
+    first = len(whole) - 1 - (len(whole) + len(fraction) - len(digits)) + int(exponent or 0)
+    return digits.rstrip("0") or "0", first
 
 
 def jackson_text(value) -> str | None:
@@ -326,7 +331,9 @@ def _column_caster(spark_type: str, cast):
                 for v in values]
 
     if spark_type == "string":
-        return lambda values: [v if type(v) is str or v is None else typed_value(v, cast)
+        # jackson_text: an int as str(); a float as Double.toString
+        return lambda values: [v if type(v) is str or v is None else str(v) if type(v) is int
+                               else java_double(v) if type(v) is float else typed_value(v, cast)
                                for v in values]
     if spark_type in _INT_RANGES:
         bits = _INT_RANGES[spark_type]

@@ -159,10 +159,9 @@ class _Change:
 
     __slots__ = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op")
 
-    def __init__(self, rec: dict, db: str, table: str):
-        self.file, self.pos, self.server_id = rec["file"], rec["pos"], rec["server_id"]
-        self.gtid, self.op, self.db, self.table = rec["gtid"], rec["op"], db, table
-        self.ts = rec["ts"]
+    def __init__(self, file, pos, ts, server_id, gtid, op, db: str, table: str):
+        self.file, self.pos, self.ts, self.server_id = file, pos, ts, server_id
+        self.gtid, self.op, self.db, self.table = gtid, op, db, table
 
 
 def write_schemaless_tables(names, changes_dir: Path, tables_dir: Path, run: int, opts) -> None:
@@ -196,10 +195,12 @@ def write_schemaless_table(changes_dir: Path, tables_dir: Path, run: int, db: st
     data = ds.dataset(str(where), format="parquet").to_table(
         columns=["file", "pos", "ts", "server_id", "gtid", "op", "before", "after"])
     data = data.set_column(2, "ts", pc.divide(data.column("ts").cast(pa.int64()), 1_000_000))
-    records = data.to_pylist()
+    # column by column: no dict per record
+    files, poss, tss, server_ids, gtids, ops, befores, afters = (
+        data.column(name).to_pylist() for name in data.column_names)
     keys: set = set()
-    for rec in records:
-        image = rec["after"] if rec["after"] is not None else rec["before"]
+    for before, after in zip(befores, afters, strict=True):
+        image = after if after is not None else before
         if image is not None:
             keys.update(orjson.loads(image))
 
@@ -208,12 +209,13 @@ def write_schemaless_table(changes_dir: Path, tables_dir: Path, run: int, db: st
     columns = [(k, "string") for k in sorted(keys, key=order)]
     writer = TypedWriter(str(tables_dir), run, 0, lambda *_: columns, zone=opts.zone,
                          binary_encoding=opts.binary_encoding)
-    for rec in records:
-        if rec["op"] not in ("insert", "update", "delete"):
+    loads = orjson.loads
+    for i, op in enumerate(ops):
+        if op not in ("insert", "update", "delete"):
             continue
-        before = orjson.loads(rec["before"]) if rec["before"] is not None else None
-        after = orjson.loads(rec["after"]) if rec["after"] is not None else None
-        writer.add_images(_Change(rec, db, table), before, after)
+        before, after = befores[i], afters[i]
+        writer.add_images(_Change(files[i], poss[i], tss[i], server_ids[i], gtids[i], op, db, table),
+                          None if before is None else loads(before), None if after is None else loads(after))
     writer.close()
 
 

@@ -220,3 +220,21 @@ def test_a_decimal_38_value_is_cast_not_an_error():
     cast = caster("decimal(38,10)")
     assert cast("1234567890123456789012345678.5") == Decimal("1234567890123456789012345678.5")
     assert cast("12345678901234567890123456789.5") is None
+
+
+def _shortest_by_decimal(value: float):
+    """The first form of ``_shortest``: the digits of Decimal(repr(value))."""
+    _, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits))
+    return text.rstrip("0") or "0", len(digits) + exponent - 1
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(min_value=0, exclude_min=True, allow_infinity=False))
+def test_shortest_digits_equal_decimals(value):
+    assert arrow_typed._shortest(value) == _shortest_by_decimal(value)
+
+
+def test_shortest_digits_of_edge_values():
+    for value in (5e-324, 1.7976931348623157e308, 0.001, 1e-3, 100.0, 1e20, 1.5e-5, 123.45, 1e16, 0.1):
+        assert arrow_typed._shortest(value) == _shortest_by_decimal(value), value
