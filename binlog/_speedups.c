@@ -83,7 +83,8 @@ typedef struct {
 #define MAX_OUTPUT ((Py_ssize_t)256 << 20)
 /* json_lines.LARGE_VALUE: a binary value this large is written in pieces by Python. */
 #define LARGE_VALUE ((Py_ssize_t)1 << 20)
-#define SAFE_INTEGER 9007199254740991LL   /* routing.SAFE_INTEGER, 2^53 - 1 */
+#define SAFE_INTEGER 9007199254740991LL
+#define KEEP ((Py_ssize_t)4 << 20)       /* encode_rows keeps its buffer up to this size */   /* routing.SAFE_INTEGER, 2^53 - 1 */
 
 static int buf_grow(Buf *b, Py_ssize_t n) {
     Py_ssize_t cap = b->cap ? b->cap : 8192;
@@ -299,14 +300,30 @@ static inline uint64_t le(const unsigned char *p, int n) {
 
 /* Decimal digits without printf (the batch path formats tens of millions of values):
  * v with at least `width` digits, zero-padded; returns the length written. */
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 static int udigits(char *out, uint64_t v, int width) {
     char tmp[24];
-    int n = 0;
-    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
-    int len = 0;
-    while (len < width - n) out[len++] = '0';
-    while (n) out[len++] = tmp[--n];
-    return len;
+    int n = 24;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        n -= 2;
+        memcpy(tmp + n, DIGIT_PAIRS + 2 * r, 2);
+    }
+    if (v >= 10) {
+        n -= 2;
+        memcpy(tmp + n, DIGIT_PAIRS + 2 * v, 2);
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    int digits = 24 - n, len = 0;
+    while (len < width - digits) out[len++] = '0';
+    memcpy(out + len, tmp + n, digits);
+    return len + digits;
 }
 
 static int frac_text(char *out, int64_t usec, int n) {
@@ -1379,18 +1396,33 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
         return NULL;
     }
+    /* One buffer kept between calls (up to KEEP bytes): no growing per event.  A call
+     * made from inside another (through render) takes a buffer of its own. */
+    static Buf kept;
+    static int kept_busy;
+    int own = !kept_busy;
     Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render};
+    if (own) {
+        e.b = kept;
+        e.b.len = 0;
+        kept_busy = 1;
+    }
     Py_ssize_t last_start = -1, count = 0;
     int rc = put_rows(&e, kind, w, wa, steps, psa, data_obj, head, mid, tail, &last_start, &count);
-    if (rc < 0) {
+    PyObject *out = rc < 0 ? NULL : PyBytes_FromStringAndSize(e.b.p, e.b.len);
+    if (own && e.b.cap <= KEEP) {
+        kept = e.b;
+    } else {
         PyMem_Free(e.b.p);
+        if (own) memset(&kept, 0, sizeof kept);
+    }
+    if (own) kept_busy = 0;
+    if (rc < 0) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
         PyErr_Clear();
         PyErr_SetNone(Fallback);
         return NULL;
     }
-    PyObject *out = PyBytes_FromStringAndSize(e.b.p, e.b.len);
-    PyMem_Free(e.b.p);
     if (!out) return NULL;
     return Py_BuildValue("(Nnn)", out, last_start, count);
 }

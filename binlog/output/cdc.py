@@ -149,6 +149,7 @@ class CdcJsonWriter:
         self.fields = PlanFields(keys)
         self.with_types = with_types
         self._held: bytes | None = None   # the record held back, without its commit fields
+        self._batch: dict = {}            # id(plan) -> what encode_rows prepares per plan
 
     def write(self, change) -> None:
         self._flush(False, None, None)
@@ -184,21 +185,30 @@ class CdcJsonWriter:
         plan = change.plan
         db = self.rewrite.db(change.db)
         head = self.lines._prefix(change if db == change.db else replace(change, db=db))
-        extra: dict = {"pk": self.fields.pk(change)}
-        if self.with_types:
-            extra["types"] = self.fields.types(change)
-        mid = b"," + orjson.dumps(extra)[1:-1]
+        pk = self.fields.pk(change)
+        cached = self._batch.get(id(plan))
+        if cached is None or cached[0] is not plan or cached[1] is not pk:
+            # per plan (and its pk list): the fields after "row" and the value renderer
+            extra: dict = {"pk": pk}
+            if self.with_types:
+                extra["types"] = self.fields.types(change)
+            cached = self._batch[id(plan)] = (
+                plan, pk, b"," + orjson.dumps(extra)[1:-1],
+                value_json(plan, self.lines.render_bytes, self.bigint_as_string))
         flags = (1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
-        render = value_json(plan, self.lines.render_bytes, self.bigint_as_string)
-        encoded = encode_rows(event, plan, False, flags, head, mid, _NOT_LAST, render)
+        encoded = encode_rows(event, plan, False, flags, head, cached[2], _NOT_LAST, cached[3])
         return None if encoded is None else EncodedRows(change, *encoded)
 
     def write_encoded(self, item) -> None:
         """The lines of ``encode_rows``: all but the last written, the last held back
         (without its closing brace) until its commit fields are known."""
-        self._flush(False, None, None)
-        if item.last_start:
+        held, self._held = self._held, None
+        if held is None and not item.last_start:
+            pass
+        elif held is None:
             self.out.write(memoryview(item.data)[:item.last_start])
+        else:       # the row held back is not the last of its transaction: one write
+            self.out.write(b"".join((held, _NOT_LAST, memoryview(item.data)[:item.last_start])))
         self._held = item.data[item.last_start:]
 
     def statement(self, record) -> None:

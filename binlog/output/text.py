@@ -138,6 +138,7 @@ class TextWriter:
         self.bigint_as_string = bigint_as_string
         self.rewrite = rewrite_db      # a replay.rewrite.DbRewrite, or None
         self._flags = (1 if bigint_as_string else 0) | (2 if binary_encoding == "base64" else 0)
+        self._batch: dict = {}      # (id(plan), op, db) -> (plan, head line, renderer)
 
     def _emit(self, text: str) -> None:
         self.out.write(text.encode("utf-8", "surrogateescape"))
@@ -177,11 +178,15 @@ class TextWriter:
         a rows.EncodedRows, or None when the encoder leaves the event to ``write``."""
         from ..rows import EncodedRows, encode_rows
 
-        db = self.rewrite.db(change.db) if self.rewrite else change.db
-        head = f"### {_SQL_VERB[change.op]} `{db}`.`{change.table}`\n"
-        encoded = encode_rows(event, change.plan, True, self._flags,
-                              head.encode("utf-8", "surrogateescape"), b"", b"",
-                              value_text(change.plan, self.render_bytes, self.bigint_as_string))
+        plan = change.plan
+        key = (id(plan), change.op, change.db)
+        cached = self._batch.get(key)
+        if cached is None or cached[0] is not plan:
+            db = self.rewrite.db(change.db) if self.rewrite else change.db
+            head = f"### {_SQL_VERB[change.op]} `{db}`.`{change.table}`\n"
+            cached = self._batch[key] = (plan, head.encode("utf-8", "surrogateescape"),
+                                         value_text(plan, self.render_bytes, self.bigint_as_string))
+        encoded = encode_rows(event, plan, True, self._flags, cached[1], b"", b"", cached[2])
         return None if encoded is None else EncodedRows(change, *encoded)
 
     def write_encoded(self, item) -> None:
