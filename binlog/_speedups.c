@@ -101,9 +101,14 @@ static int buf_grow(Buf *b, Py_ssize_t n) {
     if ((b)->cap - (b)->len < (Py_ssize_t)(n) && buf_grow((b), (Py_ssize_t)(n)) < 0) return -1; \
 } while (0)
 
-static int put(Buf *b, const char *s, Py_ssize_t n) {
+static inline int put(Buf *b, const char *s, Py_ssize_t n) {
     RESERVE(b, n);
-    memcpy(b->p + b->len, s, n);
+    char *o = b->p + b->len;
+    if (n <= 16) {
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = s[i];     /* keys, numbers: no call */
+    } else {
+        memcpy(o, s, n);
+    }
     b->len += n;
     return 0;
 }
@@ -164,6 +169,11 @@ static int text_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
 static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
+        if (n - i >= 8) {       /* ASCII, eight bytes at a time */
+            uint64_t chunk;
+            memcpy(&chunk, s + i, 8);
+            if (!(chunk & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
         unsigned c = s[i];
         if (c < 0x80) { i++; continue; }
         if (c < 0xC2) return 0;
@@ -305,6 +315,13 @@ static const char DIGIT_PAIRS[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* v < 100 as two digits */
+static inline int d2(char *out, unsigned v) {
+    out[0] = DIGIT_PAIRS[2 * v];
+    out[1] = DIGIT_PAIRS[2 * v + 1];
+    return 2;
+}
+
 static int udigits(char *out, uint64_t v, int width) {
     char tmp[24];
     int n = 24;
@@ -339,17 +356,34 @@ static int datetime_fmt(char *buf, long long year, long long month, long long da
                            day, hour, minute, second);
         return len + frac_text(buf + len, usec, n);
     }
-    int len = udigits(buf, (uint64_t)year, 4);
-    buf[len++] = '-';
-    len += udigits(buf + len, (uint64_t)month, 2);
-    buf[len++] = '-';
-    len += udigits(buf + len, (uint64_t)day, 2);
-    buf[len++] = ' ';
-    len += udigits(buf + len, (uint64_t)hour, 2);
-    buf[len++] = ':';
-    len += udigits(buf + len, (uint64_t)minute, 2);
-    buf[len++] = ':';
-    len += udigits(buf + len, (uint64_t)second, 2);
+    int len;
+    if (year < 10000 && month < 100 && day < 100 && hour < 100 && minute < 100 && second < 100) {
+        d2(buf, (unsigned)(year / 100));
+        d2(buf + 2, (unsigned)(year % 100));
+        buf[4] = '-';
+        d2(buf + 5, (unsigned)month);
+        buf[7] = '-';
+        d2(buf + 8, (unsigned)day);
+        buf[10] = ' ';
+        d2(buf + 11, (unsigned)hour);
+        buf[13] = ':';
+        d2(buf + 14, (unsigned)minute);
+        buf[16] = ':';
+        d2(buf + 17, (unsigned)second);
+        len = 19;
+    } else {
+        len = udigits(buf, (uint64_t)year, 4);
+        buf[len++] = '-';
+        len += udigits(buf + len, (uint64_t)month, 2);
+        buf[len++] = '-';
+        len += udigits(buf + len, (uint64_t)day, 2);
+        buf[len++] = ' ';
+        len += udigits(buf + len, (uint64_t)hour, 2);
+        buf[len++] = ':';
+        len += udigits(buf + len, (uint64_t)minute, 2);
+        buf[len++] = ':';
+        len += udigits(buf + len, (uint64_t)second, 2);
+    }
     return len + frac_text(buf + len, usec, n);
 }
 
