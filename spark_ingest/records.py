@@ -182,10 +182,16 @@ class BatchBuilder:
         self.types.append(self._types_json(change))
         self.pending = len(self.pos) - 1
 
-    def add_rows(self, batch) -> None:
+    def add_rows(self, batch, befores=None, afters=None) -> None:
         """A ``reader.RowBatch``: the rows of one rows event, as ``add`` takes each (the
-        event's fields repeated, the images' JSON made in one pass)."""
-        rows, n = batch.rows, len(batch.rows)
+        event's fields repeated, the images' JSON made in one pass); or, with
+        ``befores``/``afters`` (their JSON, from ``EncodedImages``), ``batch`` holds the
+        event's fields only."""
+        if befores is None:
+            rows = batch.rows
+            befores = images_json([before for before, _ in rows], batch.plan, self.render_bytes)
+            afters = images_json([after for _, after in rows], batch.plan, self.render_bytes)
+        n = len(befores)
         if not n:
             return
         self.file += [batch.file] * n
@@ -196,8 +202,8 @@ class BatchBuilder:
         self.db += [batch.db] * n
         self.table += [batch.table] * n
         self.op += [batch.op] * n
-        self.before += images_json([before for before, _ in rows], batch.plan, self.render_bytes)
-        self.after += images_json([after for _, after in rows], batch.plan, self.render_bytes)
+        self.before += befores
+        self.after += afters
         self.row += range(n)
         self.pk += [self.fields.pk(batch)] * n
         self.commit += [False] * n
@@ -205,6 +211,10 @@ class BatchBuilder:
         self.end_pos += [None] * n
         self.types += [self._types_json(batch)] * n
         self.pending = len(self.pos) - 1
+
+    def add_encoded(self, item: "EncodedImages") -> None:
+        """An ``EncodedImages``: a rows event's images written by the compiled encoder."""
+        self.add_rows(item.change, item.befores, item.afters)
 
     def add_statement(self, record) -> None:
         """A ``reader.StatementChange``: its JSON record's extra keys go in ``after``."""
@@ -265,6 +275,74 @@ class BatchBuilder:
         if self.pending is not None:
             self.pending = None if final else self.pending - cut
         return out
+
+
+class EncodedImages:
+    """The row images of one rows event as JSON, written by the compiled encoder
+    (``_speedups.encode_rows``, the batch path of ``binlog dump --format json``) without
+    a Python object per row or value: what the reader gives out for the event when
+    ``images_encoder`` is its ``row_encoder``.  ``change``: the event's fields (a
+    RowChange without images); ``befores``/``afters``: per row, JSON bytes or None."""
+
+    __slots__ = ("change", "befores", "afters", "count")
+
+    def __init__(self, change, befores: list, afters: list):
+        self.change, self.befores, self.afters = change, befores, afters
+        self.count = len(befores)
+
+
+# Each image is encoded as the before image of a delete row: ``SEPARATOR + image +
+# _DELETE_TAIL + row number``.  The separator is a byte JSON output never holds (the
+# encoder, like orjson, escapes every control character).
+_SEPARATOR = b"\x00"
+_DELETE_TAIL = b',"after":null,"row":'
+
+
+def images_encoder(binary_encoding: str = "hex"):
+    """A reader's ``row_encoder`` giving an ``EncodedImages`` per rows event, or None
+    when the encoder cannot (no compiled module, partial JSON, an update whose after
+    images hold other columns than its before images, anything it falls back on): the
+    reader then decodes the event and gives a RowBatch (or the typed error)."""
+    from binlog import rows as rows_module
+    from binlog.output.json_lines import value_json
+
+    render_bytes = bytes_renderer(binary_encoding)
+    flags = 2 if binary_encoding == "base64" else 0
+    renders: dict = {}
+
+    def encode(change, event):
+        speedups = rows_module._speedups
+        if speedups is None or event.partial or not event.data:
+            return None
+        plan = change.plan
+        if event.width != len(plan.columns):
+            return None
+        walk = plan.walk(event.present)
+        if event.kind == "update" and plan.walk(event.after_present) is not walk:
+            return None
+        if walk[2] is None or not walk[0]:
+            return None
+        render = renders.get(id(plan))
+        if render is None or render[0] is not plan:
+            render = renders[id(plan)] = (plan, value_json(plan, render_bytes))
+        try:
+            # every image read as a delete's: an insert's after images and an update's
+            # before/after pairs have the layout of a delete's before images
+            data, _, count = speedups.encode_rows(event.data, 2, walk[2], walk[2], walk[1], walk[1],
+                                                  0, flags, _SEPARATOR, b"", b"", render[1])
+        except speedups.Fallback:
+            return None
+        images = [chunk[:chunk.rindex(_DELETE_TAIL)] for chunk in data.split(_SEPARATOR)[1:]]
+        if len(images) != count:
+            return None
+        if event.kind == "insert":
+            return EncodedImages(change, [None] * count, images)
+        if event.kind == "delete":
+            return EncodedImages(change, images, [None] * count)
+        if count % 2:
+            return None
+        return EncodedImages(change, images[0::2], images[1::2])
+    return encode
 
 
 class SplitFailed(Exception):
@@ -358,6 +436,9 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                                 keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
+        if on_rows is None:
+            # nothing needs the decoded values: the images are written by compiled code
+            reader.row_encoder = images_encoder(opts.binary_encoding)
         position = None
         builder.broken()
         try:
@@ -366,6 +447,8 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                     builder.add_rows(item)
                     if on_rows is not None:
                         on_rows(item)
+                elif isinstance(item, EncodedImages):
+                    builder.add_encoded(item)
                 elif isinstance(item, StatementChange):
                     builder.add_statement(item)
                 else:

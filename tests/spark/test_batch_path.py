@@ -30,7 +30,7 @@ from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 from spark_ingest import arrow_typed
 from spark_ingest.arrow_typed import TableRows, caster, table_schema, typed_value
-from spark_ingest.records import BatchBuilder
+from spark_ingest.records import BatchBuilder, EncodedImages, images_encoder
 
 REPO = Path(__file__).resolve().parents[2]
 BINLOGS = sorted(SAMPLES.glob("*.binlog")) + sorted((REPO / "samples" / "mysql-test").glob("*.0000*"))
@@ -45,17 +45,22 @@ def _reader(path: Path) -> BinlogReader:
     return BinlogReader([str(path)], schema=SchemaResolver(store), on_error="skip")
 
 
-def _table(path: Path, encoding: str, batches: bool) -> pa.Table:
+def _table(path: Path, encoding: str, batches: bool, encoded: bool = False) -> pa.Table:
     """The change records of a binlog as ``records.read_split`` builds them: row by row
-    (``BatchBuilder.add``) or by rows event (``add_rows``)."""
+    (``BatchBuilder.add``), by rows event (``add_rows``), or, with ``encoded``, from the
+    images the compiled encoder writes (``add_encoded``; events it leaves: ``add_rows``)."""
     from binlog.replay.keys import KeyCatalog
 
     reader = _reader(path)
+    if encoded:
+        reader.row_encoder = images_encoder(encoding)
     builder = BatchBuilder(encoding, keys=KeyCatalog(schema=reader.schema), with_types=True)
     out = []
     for item in reader.items(statements=True, batches=batches):
         if isinstance(item, (RowBatch, RowChange)):
             (builder.add_rows if batches else builder.add)(item)
+        elif isinstance(item, EncodedImages):
+            builder.add_encoded(item)
         elif isinstance(item, StatementChange):
             builder.add_statement(item)
         else:
@@ -77,6 +82,25 @@ def test_change_records_of_batches_equal_the_per_row_records(path, encoding):
     batched = _table(path, encoding, batches=True)
     assert batched.num_rows == per_row.num_rows
     assert batched.equals(per_row)
+    encoded = _table(path, encoding, batches=True, encoded=True)
+    assert encoded.equals(per_row)
+
+
+def test_the_encoder_writes_the_images_of_the_samples():
+    """The compiled encoder is what the data source's images come from (not every
+    event left to the Python path), unless there is no compiled module."""
+    from binlog import rows as rows_module
+
+    if rows_module._speedups is None:
+        pytest.skip("no compiled module (BINLOG_PURE=1 or not built): the Python path is tested")
+    encoded = decoded = 0
+    for path in BINLOGS:
+        reader = _reader(path)
+        reader.row_encoder = images_encoder()
+        for item in reader.items(statements=True, batches=True):
+            encoded += isinstance(item, EncodedImages)
+            decoded += isinstance(item, RowBatch)
+    assert encoded > decoded > 0
 
 
 def test_a_batch_gives_the_row_changes_of_its_event():
