@@ -207,3 +207,22 @@ def test_sql_for_one_table_creates_its_database_on_an_empty_target(mariadb_facto
     other = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", "sql",
                             "--table", "zz.t", str(CHECKSUM_NONE)], capture_output=True, timeout=120)
     assert not [line for line in other.stdout.splitlines() if line.startswith(b"CREATE DATABASE")]
+
+
+def test_timestamp_offset_in_text_equals_json_and_is_refused_for_sql():
+    """--timestamp-offset: text shows the same ISO 8601 values as json (their values are
+    checked against a server in tests/server/test_timestamp_offset.py); SQL literals stay
+    UTC wall-clock values, so sql/flashback refuse the option (exit 2)."""
+    args = ("--timestamp-offset", "--timezone", "Europe/Berlin", "--table", "tf.timestamps", TYPES_FULL)
+    rows = records(dump(*args))
+    values = {v for r in rows for image in (r["before"], r["after"]) if image
+              for k, v in image.items() if k.startswith("ts") and v}
+    zero = {v for v in values if v.startswith("0000-00-00 00:00:00")}     # no instant: as it is
+    assert zero and values - zero
+    assert all(v[10] == "T" and v[-6:] in ("+01:00", "+02:00") for v in values - zero)
+    text = dump("--format", "text", *args)
+    assert text.returncode == 0, text.stderr
+    assert all(f"'{v}'" in text.stdout for v in values)
+    for fmt in ("sql", "flashback"):
+        refused = dump("--format", fmt, "--timestamp-offset", TYPES_FULL)
+        assert refused.returncode == 2 and "--timestamp-offset" in refused.stderr
