@@ -28,6 +28,7 @@ from ..constants import ColumnType as T
 from ..events import QueryEvent, XidEvent
 from ..events.gtid import XaPrepareEvent
 from ..events.query import COMMIT, XA_COMMIT, transaction_control
+from ..rows import EncodedRows, encode_rows
 from .json_lines import JsonLinesWriter, _large_values, value_json
 
 # what _flush adds to a row that is not the last of its transaction
@@ -180,8 +181,6 @@ class CdcJsonWriter:
         ``event`` as the lines ``write`` would write for them, built by the compiled
         encoder (rows.encode_rows); ``change`` is the event's RowChange without images.
         A rows.EncodedRows, or None when the encoder leaves the event to ``write``."""
-        from ..rows import EncodedRows, encode_rows
-
         plan = change.plan
         db = self.rewrite.db(change.db)
         head = self.lines._prefix(change if db == change.db else replace(change, db=db))

@@ -107,6 +107,7 @@ class JsonLinesWriter:
         self.out = out            # a binary stream
         self.render_bytes = bytes_renderer(binary_encoding)
         self._head_key: tuple | None = None
+        self._ts: tuple = (None, "")
         self._head = b""
 
     def record(self, change) -> dict:
@@ -126,7 +127,9 @@ class JsonLinesWriter:
     def _prefix(self, change) -> bytes:
         key = (change.file, change.pos, change.op, change.gtid, change.db, change.table)
         if key != self._head_key:
-            head = {"file": change.file, "pos": change.pos, "ts": iso_ts(change.ts),
+            if change.ts != self._ts[0]:     # events of one second share their text
+                self._ts = (change.ts, iso_ts(change.ts))
+            head = {"file": change.file, "pos": change.pos, "ts": self._ts[1],
                     "server_id": change.server_id, "gtid": change.gtid, "db": change.db,
                     "table": change.table, "op": change.op}
             self._head = _dumps(head)[:-1] + b',"before":'

@@ -29,6 +29,7 @@ from ..events import (
     XaPrepareEvent,
     XidEvent,
 )
+from ..rows import EncodedRows, encode_rows
 from .routing import SAFE_INTEGER
 from .values import RawBytes, bytes_renderer, render_row
 
@@ -176,8 +177,6 @@ class TextWriter:
         """The batch path (the reader's ``row_encoder``): every row of the rows event
         ``event`` as ``write`` would write it, by the compiled encoder (rows.encode_rows);
         a rows.EncodedRows, or None when the encoder leaves the event to ``write``."""
-        from ..rows import EncodedRows, encode_rows
-
         plan = change.plan
         key = (id(plan), change.op, change.db)
         cached = self._batch.get(key)

@@ -79,9 +79,11 @@ def test_batch_output_equals_per_row_and_pure(path, fmt, monkeypatch):
 
 def test_batch_path_is_taken(monkeypatch):
     """The samples above do go through the encoder (not all through its fallback)."""
+    import binlog.output.cdc as cdc
+
     taken = []
     encode = rows.encode_rows
-    monkeypatch.setattr(rows, "encode_rows", lambda *a: taken.append(encode(*a)) or taken[-1])
+    monkeypatch.setattr(cdc, "encode_rows", lambda *a: taken.append(encode(*a)) or taken[-1])
     code, out, _ = _dump(["dump", str(SAMPLES / "mariadb-10.11" / "types_full.binlog")], "batch",
                          monkeypatch)
     assert code == 0 and taken and all(t is not None for t in taken)
