@@ -6,4 +6,4 @@ from setuptools import Extension, setup
 setup(ext_modules=[Extension("binlog._speedups", ["binlog/_speedups.c"], optional=True,
                              extra_compile_args=["-O2"]),
                    Extension("binlog._scan", ["binlog/_scan.c"], optional=True,
-                             extra_compile_args=["-O2"])])
+                             extra_compile_args=["-O2"], libraries=["z"])])

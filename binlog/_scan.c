@@ -20,6 +20,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <zlib.h>
 
 #define HEADER_LEN 19
 #define MAX_EVENT_SIZE ((1LL << 30) + 4096)
@@ -33,7 +34,7 @@ static inline uint64_t le(const unsigned char *p, int n) {
 
 /* skip_run(buf, pos, end, offset, widths, common_header_len, checksum_len, table_ids,
  *          all_rows, before_ts, stop_ts, stop_offset, last_log_pos, chain_run,
- *          strict_chain)
+ *          strict_chain, verify_crc)
  *
  * buf[pos:end]: buffered bytes, buf[pos] at absolute ``offset``.  widths: 256 bytes,
  * the table_id width (4 or 6) of each rows type code, 0 for other codes.  An event is
@@ -44,7 +45,9 @@ static inline uint64_t le(const unsigned char *p, int n) {
  * them as events it read) - and its timestamp below stop_ts (-1: none) for the counted
  * kind.  strict_chain: the stream is in skip mode without a CRC to go by, so an event
  * that breaks the log_pos chain is left to the Python path (it checks the next header).
- * last_log_pos -1 means none yet.
+ * last_log_pos -1 means none yet.  verify_crc: the "counted" kind is CRC32-checked (as
+ * when it was decoded); an event whose CRC fails ends the run, and the stream's
+ * decoding of it raises the ChecksumMismatchError.  The filtered kind never was.
  *
  * Returns None when the first event is not skipped, else (pos, filtered_events,
  * filtered_bytes, counted {type_code: events}, counted_bytes, last_log_pos, chain_run,
@@ -55,13 +58,13 @@ static PyObject *skip_run(PyObject *self, PyObject *args) {
     long long offset, before_ts, stop_ts, stop_offset, last_log_pos;
     const char *widths;
     Py_ssize_t widths_len;
-    int common_len, checksum_len, all_rows, strict_chain;
+    int common_len, checksum_len, all_rows, strict_chain, verify_crc;
     long chain_run;
     PyObject *table_ids;
-    if (!PyArg_ParseTuple(args, "y*nnLy#iiOpLLLLlp", &view, &pos, &end, &offset, &widths,
+    if (!PyArg_ParseTuple(args, "y*nnLy#iiOpLLLLlpp", &view, &pos, &end, &offset, &widths,
                           &widths_len, &common_len, &checksum_len, &table_ids, &all_rows,
                           &before_ts, &stop_ts, &stop_offset, &last_log_pos, &chain_run,
-                          &strict_chain))
+                          &strict_chain, &verify_crc))
         return NULL;
     if (widths_len != 256 || pos < 0 || end > view.len || pos > end || common_len < HEADER_LEN
         || common_len > 255 || checksum_len < 0 || checksum_len > 4
@@ -105,6 +108,17 @@ static PyObject *skip_run(PyObject *self, PyObject *args) {
         if (!filtered) {
             if (!(all_rows || (before_ts >= 0 && ts < before_ts))) break;
             if (stop_ts >= 0 && ts >= stop_ts) break;
+            if (verify_crc && checksum_len == 4) {
+                /* size >= common_len + 4 >= 23 (checked above) */
+                uLong crc = crc32(0L, Z_NULL, 0);
+                Py_ssize_t body = (Py_ssize_t)size - 4, done = 0;
+                while (done < body) {        /* crc32 takes a uInt length */
+                    uInt step = body - done > (1 << 30) ? (1u << 30) : (uInt)(body - done);
+                    crc = crc32(crc, h + done, step);
+                    done += step;
+                }
+                if ((uint32_t)crc != (uint32_t)le(h + body, 4)) break;
+            }
         }
         if (filtered) {
             filtered_n++;

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterator
 
 from .column import CHARACTER_TYPES
-from .constants import LEGACY_TEMPORAL_TYPES, EventType
+from .constants import LEGACY_TEMPORAL_TYPES, EventType, event_type_name
 from .continuity import Continuity
 from .errors import (
     BinlogError,
@@ -51,7 +51,7 @@ from .rows import DecodePlan, build_plan, count_rows, decode_rows
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
-from .stream import Damage, EventStream
+from .stream import Damage, EventStream, SkippedRun
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
 # like mysqlbinlog, the datetime filters do not stop on them.
@@ -367,11 +367,18 @@ class BinlogReader:
         skip = filtered.__contains__ if self.table_filter else None
         stream = EventStream(name, verify_checksums=self.verify_checksums, skip_rows=skip,
                              on_error=self.on_error, keys=self.options.keys)
+        stream.skip_table_ids = filtered if self.table_filter else None
+        stream.skip_stop_offset = -1 if stop is None else stop
+        stream.skip_stop_ts = -1 if self.stop_datetime is None else self.stop_datetime
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
         try:
-            for event in events:
+            while True:
+                self._aim_skips(stream, state)      # before the stream reads the next event
+                event = next(events, None)
+                if event is None:
+                    break
                 seen += 1
                 if isinstance(event, Damage):
                     if stop is not None and event.start >= stop:
@@ -382,6 +389,9 @@ class BinlogReader:
                 if isinstance(event, SkippedRowsEvent):
                     self.stats.skipped_events += 1
                     self.stats.skipped_bytes += header.event_size
+                    continue
+                if isinstance(event, SkippedRun):
+                    self._skipped_run(event)
                     continue
                 if stop is not None and header.offset >= stop:
                     return True
@@ -430,6 +440,26 @@ class BinlogReader:
             self._damaged(Damage(name, start, end if end is not None else start, exc, to_end=True),
                           state)
         return False
+
+    def _aim_skips(self, stream: EventStream, state: "_FileState") -> None:
+        """Which rows events the stream may step over by length next, as ``_event``
+        would take them in without giving anything out: every one inside an event group
+        outside the GTID window, and those before --start-datetime (the table filter's
+        are set once).  Not while the continuity check waits for the first event."""
+        ready = not self.continuity.pending
+        stream.skip_all_rows = (ready and state.group is not None and state.skip_group
+                                and state.in_trx)
+        start = self.start_datetime
+        stream.skip_before_ts = start if ready and start is not None else -1
+
+    def _skipped_run(self, run: SkippedRun) -> None:
+        """Count a run of rows events stepped over: the filtered tables' as skipped,
+        the others as events read (as ``_event`` counted them when they were decoded)."""
+        self.stats.skipped_events += run.filtered_events
+        self.stats.skipped_bytes += run.filtered_bytes
+        for code, n in run.counted.items():
+            self.stats.events[event_type_name(code)] += n
+        self.stats.bytes += run.counted_bytes
 
     def _event(self, name: str, event, state: "_FileState", filtered: set):
         """Take one event in: None when it is not given out, else the row changes

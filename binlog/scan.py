@@ -6,8 +6,10 @@ tests compare the two).  Bytes in, numbers out: no I/O.
 tables, events before ``--start-datetime``, event groups outside the GTID window - by
 their header's size, with the framing and log_pos-chain checks ``stream.EventStream``
 applies to one such event; it stops at the first event it is not sure to skip, which
-the stream then reads as usual.  Skipped events are not CRC-checked (as before: a
-skipped event's bytes are never looked at).
+the stream then reads as usual.  Events of filtered tables are not CRC-checked (they
+never were: their bytes are not looked at); the others are, as when they were decoded.
+Their bodies are not parsed any more: a damaged body (bad bitmaps, a corrupt compressed
+block) that keeps its CRC is not an error when nothing of it is given out.
 
 ``count_rows``: how many row images a rows event holds, from each image's NULL bitmap
 and the value lengths the column metadata gives (``binlog stats``); -1 when the images
@@ -19,6 +21,7 @@ from __future__ import annotations
 import importlib
 import os
 import struct
+import zlib
 from typing import Any
 
 HEADER_LEN = 19
@@ -41,7 +44,8 @@ compiled = _load()
 
 def skip_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len: int,
                 checksum_len: int, table_ids, all_rows: bool, before_ts: int, stop_ts: int,
-                stop_offset: int, last_log_pos: int, chain_run: int, strict_chain: bool):
+                stop_offset: int, last_log_pos: int, chain_run: int, strict_chain: bool,
+                verify_crc: bool):
     """See binlog/_scan.c skip_run: None, or (pos, filtered_events, filtered_bytes,
     {type_code: counted events}, counted_bytes, last_log_pos, chain_run, last_event_pos)."""
     start, last_event = pos, -1
@@ -65,7 +69,9 @@ def skip_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len:
             break
         filtered = table_ids is not None and int.from_bytes(
             buf[pos + common_len:pos + common_len + width], "little") in table_ids
-        if not filtered and (not (all_rows or 0 <= before_ts > ts) or 0 <= stop_ts <= ts):
+        if not filtered and (not (all_rows or 0 <= before_ts > ts) or 0 <= stop_ts <= ts or (
+                verify_crc and checksum_len == 4 and zlib.crc32(memoryview(buf)[pos:pos + size - 4])
+                != int.from_bytes(buf[pos + size - 4:pos + size], "little"))):
             break
         if filtered:
             filtered_n += 1

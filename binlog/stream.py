@@ -45,7 +45,10 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
+from . import (
+    events as _events,  # noqa: F401  (fills EVENT_DECODERS)
+    scan,
+)
 from .constants import (
     BINLOG_MAGIC,
     CHECKSUM_CRC32,
@@ -160,6 +163,21 @@ class Damage:
                 f"{self.error}")
 
 
+@dataclass
+class SkippedRun:
+    """Rows events stepped over by length in one go (``EventStream.skip_*``): never
+    decoded, never given out.  ``header``: the last one's.  ``filtered_*``: events of
+    tables in ``skip_table_ids`` (as ``SkippedRowsEvent`` always was: not CRC-checked);
+    ``counted``: {type code: events} and ``counted_bytes`` of the others (before
+    ``skip_before_ts``, or all of them while ``skip_all_rows``): CRC-checked, and read
+    as far as the reader is concerned, only not parsed."""
+    header: EventHeader
+    filtered_events: int
+    filtered_bytes: int
+    counted: dict
+    counted_bytes: int
+
+
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
                  expect_magic: bool = True, offset: int = 0,
@@ -199,6 +217,17 @@ class EventStream:
         self.keys = keys
         self.decryptor: EventDecryptor | None = None   # after START_ENCRYPTION
         self._plain_end = 0           # absolute offset up to which _buf holds plain bytes
+        # Runs of rows events stepped over by length (binlog.scan.skip_run), set by the
+        # reader between events: the table_ids it filters, every rows event (an event
+        # group outside the GTID window), those before a timestamp; never past
+        # skip_stop_offset or, for the unfiltered ones, at or past skip_stop_ts (-1: no
+        # limit).  A SkippedRun comes out instead of the events.
+        self.skip_table_ids: set[int] | None = None
+        self.skip_all_rows = False
+        self.skip_before_ts = -1
+        self.skip_stop_ts = -1
+        self.skip_stop_offset = -1
+        self._widths: tuple[FormatDescription, bytes] | None = None
 
     # --- input -------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -293,7 +322,7 @@ class EventStream:
                                     field_offset=self.offset, hint=hint)
 
     # --- output ------------------------------------------------------------
-    def next_event(self) -> Event | Damage | _NeedData:
+    def next_event(self) -> Event | Damage | SkippedRun | _NeedData:
         if self._pending:
             return self._pending.pop(0)
         if self._discard:
@@ -318,6 +347,11 @@ class EventStream:
             waiting = self._decrypt_next()
             if waiting is not None:
                 return waiting
+        elif self.seen_fde and (self.skip_table_ids is not None or self.skip_all_rows
+                                or self.skip_before_ts >= 0):
+            run = self._skip_run()
+            if run is not None:
+                return run
         if self.buffered < HEADER_LEN:
             if self._eof and self.buffered:
                 return self._at_end()
@@ -371,6 +405,42 @@ class EventStream:
         self._advance(header.event_size)
         self._note_chain(header)
         return event
+
+    def _skip_run(self) -> SkippedRun | None:
+        """Step over the buffered run of rows events the skip_* settings cover (None:
+        the next event is not one).  The checks are those of the one-event path in
+        next_event (size, the log_pos chain in skip mode without CRCs); whatever fails
+        them, or is not wholly buffered, is left to it."""
+        if self.decryptor is not None and self.offset < self._plain_end:
+            return None         # an encrypted file: one decrypted event at a time
+        strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
+        last = self._last_log_pos
+        got = scan.skip_run(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
+                            self.fde.common_header_len, self.fde.checksum_len, self.skip_table_ids,
+                            self.skip_all_rows, self.skip_before_ts, self.skip_stop_ts,
+                            self.skip_stop_offset, -1 if last is None else last, self._chain_run,
+                            strict, self.verify_checksums)
+        if got is None:
+            return None
+        pos, filtered, filtered_bytes, counted, counted_bytes, last_log_pos, chain_run, at = got
+        header = parse_header(self._buf, at, self.offset + at - self._pos)
+        self._advance(pos - self._pos)
+        self._last_log_pos = None if last_log_pos < 0 else last_log_pos
+        self._chain_run = chain_run
+        return SkippedRun(header, filtered, filtered_bytes, counted, counted_bytes)
+
+    def _rows_widths(self) -> bytes:
+        """Per type code, the table_id width of a rows event (4 when the FDE gives rows a
+        6-byte post-header, pre-5.1.4), 0 for other codes and for rows codes whose
+        post-header is no rows event's (the decoder reports those unknown)."""
+        if self._widths is None or self._widths[0] is not self.fde:
+            table = bytearray(256)
+            for code in ROWS_EVENT_TYPES:
+                post = self.fde.post_header(code, 8)
+                if post in (6, 8, 10):
+                    table[code] = 4 if post == 6 else 6
+            self._widths = (self.fde, bytes(table))
+        return self._widths[1]
 
     def _peek_table_id(self, header: EventHeader) -> int | None:
         """table_id of a rows event in the buffer: 6 bytes LE after the common header,

@@ -6,6 +6,7 @@ compared on the samples and on hypothesis-made bytes), and counting must give wh
 decoding gives."""
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -101,11 +102,11 @@ def widths() -> bytes:
     return bytes(table)
 
 
-def event(code: int, size: int, log_pos: int, table_id: int, ts: int = 100) -> bytes:
+def event(code: int, size: int, log_pos: int, table_id: int, ts: int = 100, crc: int = 0) -> bytes:
     head = ts.to_bytes(4, "little") + bytes([code]) + (1).to_bytes(4, "little") + \
         size.to_bytes(4, "little") + log_pos.to_bytes(4, "little") + b"\0\0"
-    body = table_id.to_bytes(6, "little")
-    return (head + body).ljust(size, b"\x01")
+    body = (head + table_id.to_bytes(6, "little")).ljust(size - crc, b"\x01")[:size - crc]
+    return body + zlib.crc32(body).to_bytes(4, "little")[:crc]
 
 
 @needs_compiled
@@ -116,13 +117,15 @@ def event(code: int, size: int, log_pos: int, table_id: int, ts: int = 100) -> b
        chain=st.booleans(), cut=st.integers(0, 2000), flips=st.lists(st.integers(0, 2000), max_size=4),
        args=st.tuples(st.booleans(), st.integers(-1, 200), st.integers(-1, 200),
                       st.integers(-1, 2000), st.integers(-1, 3000), st.integers(0, 3),
-                      st.booleans(), st.sampled_from([0, 4]), st.sampled_from([19, 21])))
+                      st.booleans(), st.sampled_from([0, 4]), st.sampled_from([19, 21]),
+                      st.booleans()))
 def test_skip_run_compiled_equals_pure(sizes, codes, ids, chain, cut, flips, args):
-    all_rows, before_ts, stop_ts, stop_offset, last_log_pos, chain_run, strict, crc, common = args
+    (all_rows, before_ts, stop_ts, stop_offset, last_log_pos, chain_run, strict, crc, common,
+     verify) = args
     buf, at = bytearray(), 4
     for i, size in enumerate(sizes):
         size += 19
-        buf += event(codes[i], size, at + size if chain else 7, ids[i], ts=i * 20)
+        buf += event(codes[i], size, at + size if chain else 7, ids[i], ts=i * 20, crc=crc)
         at += size
     for flip in flips:
         if flip < len(buf):
@@ -130,5 +133,5 @@ def test_skip_run_compiled_equals_pure(sizes, codes, ids, chain, cut, flips, arg
     end = min(cut, len(buf))
     for table_ids in (None, {1, 3}, frozenset()):
         call = (bytes(buf), 0, end, 4, widths(), common, crc, table_ids, all_rows, before_ts,
-                stop_ts, stop_offset, last_log_pos, chain_run, strict)
+                stop_ts, stop_offset, last_log_pos, chain_run, strict, verify)
         assert scan.compiled.skip_run(*call) == scan.skip_run_py(*call)
