@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import struct
 import subprocess
@@ -85,14 +87,26 @@ def checksums(srv: MariaDBServer) -> dict:
     return {t: srv.query(f"CHECKSUM TABLE bench.{t}")[0][1] for t in (f"t{n}" for n in range(TABLES))}
 
 
-def timed(shell: str) -> float:
+def server_cpu(srv: MariaDBServer) -> float:
+    """CPU seconds (user + system) the target mariadbd has used so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{srv.pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(shell: str, srv: MariaDBServer) -> tuple[float, float, float]:
+    """(wall, client CPU, server CPU) seconds of one contender: on a loaded machine the
+    CPU seconds say more than the wall time (the pinned client waits for its core)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server = server_cpu(srv)
     started = time.perf_counter()
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", shell], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{shell} failed:\n{proc.stderr.decode()[-2000:]}")
-    return wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, client, server_cpu(srv) - server
 
 
 def contenders(binlog: Path, stop: int | None, srv: MariaDBServer) -> list[tuple[str, str, str]]:
@@ -133,24 +147,31 @@ def main() -> None:
         reference = None
         for name, command, shell in contenders(binlog, stop, srv):
             fresh(srv)
-            wall = timed(shell)
+            wall, client, server = timed(shell, srv)
             sums = checksums(srv)
             reference = reference or sums
             results["contenders"][name] = {
                 "command": command, "wall": round(wall, 2), "mb_per_s": round(size / 1e6 / wall, 2),
+                "client_cpu": round(client, 2), "server_cpu": round(server, 2),
+                "mb_per_cpu_s": round(size / 1e6 / (client + server), 2),
                 "same_contents": sums == reference}
             if not args.json:
-                print(f"{name:8} {wall:7.2f} s {size / 1e6 / wall:7.2f} MB/s  {command}", flush=True)
+                print(f"{name:8} {wall:7.2f} s {size / 1e6 / wall:7.2f} MB/s  client CPU {client:6.2f} s  "
+                      f"server CPU {server:6.2f} s  {command}", flush=True)
     c = results["contenders"]
     results["ratios"] = {
         "apply_vs_mariadb": round(c["apply"]["wall"] / c["mariadb"]["wall"], 2),
-        "apply_vs_sql_pipe": round(c["apply"]["wall"] / c["sql"]["wall"], 2)}
+        "apply_vs_sql_pipe": round(c["apply"]["wall"] / c["sql"]["wall"], 2),
+        "apply_vs_mariadb_cpu": round((c["apply"]["client_cpu"] + c["apply"]["server_cpu"])
+                                      / (c["mariadb"]["client_cpu"] + c["mariadb"]["server_cpu"]), 2)}
     if args.json:
         print(json.dumps(results, indent=1))
         return
     print(f"\n{size / 1e6:.1f} MB of binlog ({binlog})")
     print(f"apply time / mariadb-binlog | mariadb time: {results['ratios']['apply_vs_mariadb']}")
     print(f"apply time / dump --format sql | mariadb time: {results['ratios']['apply_vs_sql_pipe']}")
+    print(f"apply CPU / mariadb-binlog | mariadb CPU (client + server): "
+          f"{results['ratios']['apply_vs_mariadb_cpu']}")
     for name, r in c.items():
         if not r["same_contents"]:
             print(f"WARNING: {name} left other contents than {next(iter(c))}")
