@@ -458,11 +458,15 @@ class Applier:
         thread = threading.Thread(target=self._produce, args=(reader, assembler, feed, started),
                                   name="binlog-apply-decode", daemon=True)
         thread.start()
+        finished = False
         try:
             self._consume(feed)
+            finished = True
         finally:
             self._stop_pipeline()
-            thread.join()
+            # after a failure or Ctrl-C the producer may be waiting on a live source:
+            # it ends at its next put (daemon thread), this run does not wait for it
+            thread.join(None if finished else 1.0)
 
     def _stop_pipeline(self) -> None:
         if self.feed is not None:
@@ -472,17 +476,18 @@ class Applier:
         from ..reader import SourceEvent
         from ..replay.transactions import DDL, Statement, Transaction
 
+        keys, renderer = self.keys, self.renderer       # this run's (a retry makes new ones)
         try:
             for item in with_progress(reader, reader.items(), self.args):
                 if isinstance(item, SourceEvent):
-                    self.keys.observe(item.event)
+                    keys.observe(item.event)
                 for unit in assembler.feed(item):
                     pending = assembler.pending_start
                     done = started is not None and _pos_key(unit.end) <= _pos_key(started)
                     render = isinstance(unit, Transaction) and not done
                     feed.put(("unit", unit, pending, render))
                     if render:
-                        for part in self._parts(unit):
+                        for part in self._parts(unit, renderer):
                             feed.put(part)
                         feed.put(("end", None))
                     elif isinstance(unit, Statement) and unit.kind == DDL and not done:
@@ -766,19 +771,19 @@ class Applier:
             else:
                 self._execute_statement(item, tx)
 
-    def _parts(self, tx):
+    def _parts(self, tx, renderer=None):
         """("rows", Batch) and ("statement", Statement) of a transaction, in binlog order."""
         from ..replay.transactions import in_binlog_order
 
         index = {id(ch): i for i, ch in enumerate(tx.changes)}
         for part in in_binlog_order(tx):
             if isinstance(part, list):
-                for batch in self._statements(part, index):
+                for batch in self._statements(part, index, renderer or self.renderer):
                     yield "rows", batch
             else:
                 yield "statement", part
 
-    def _statements(self, changes, index):
+    def _statements(self, changes, index, renderer):
         """Multi-row statements (binlog.replay.batch), or with --split-updates the
         single-row statements of TiCDC's order."""
         from ..replay.batch import Batch, row_statements
@@ -786,11 +791,11 @@ class Applier:
         if self.args.split_updates:
             from ..replay.split import split_transaction
 
-            parts = split_transaction(changes, self.keys.keys)
-            for ch, sql in self.renderer.split_statements(*parts):
+            parts = split_transaction(changes, renderer.keys.keys)
+            for ch, sql in renderer.split_statements(*parts):
                 yield Batch(sql, [(index.get(id(ch)), ch)])
             return
-        yield from row_statements(self.renderer, changes, index)
+        yield from row_statements(renderer, changes, index)
 
     def _execute(self, batch, tx) -> None:
         import pymysql

@@ -96,3 +96,34 @@ def test_kill_in_the_middle_then_rerun_is_identical(source_and_files, target, fa
     assert done.returncode == 0, done.stderr.decode()
     assert "replaced" not in done.stderr.decode()       # nothing applied twice
     assert_same_contents(source, target, ["ab"])
+
+
+def test_ctrl_c_while_a_live_source_is_idle_stops_at_once(source_and_files, target):
+    """The decoding thread waits on the source's socket; Ctrl-C ends the run anyway (130),
+    with everything the source had committed applied."""
+    import subprocess
+    import sys
+    import time
+
+    from replay_helpers import REPO, contents
+
+    source, files, schema_file = source_and_files
+    _fresh(target, schema_file)
+    proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--from", dsn(source),
+                             "--server-id", "77", "--stop-never", "--heartbeat", "0.5",
+                             "--schema-ddl", schema_file, "--no-ddl", "--to", dsn(target)],
+                            cwd=REPO, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while contents(source, ["ab"]) != contents(target, ["ab"]):
+            assert time.monotonic() < deadline and proc.poll() is None, "apply did not catch up"
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err.decode()
+    assert b"run the same command to resume" in err
+    assert_same_contents(source, target, ["ab"])
