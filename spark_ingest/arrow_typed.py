@@ -228,10 +228,18 @@ def _date_pattern(text: str) -> int | None:
 
 
 def _micros(text) -> int | None:
-    text = _trim(text)
+    text = text.strip(_TRIMMED)
     if not _canonical(text, 19):
         return _micros_pattern(text)
-    return _micros_of(text[:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19], text[20:])
+    # the 14 digits read as one number (a column's values: one int() each, not six)
+    fields = int(text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19])
+    date, time = divmod(fields, 1_000_000)
+    days = _days(date // 10_000, date // 100 % 100, date % 100)
+    h, mi, s = time // 10_000, time // 100 % 100, time % 100
+    if days is None or h > 23 or mi > 59 or s > 59:
+        return None
+    frac = text[20:]
+    return (days * 86400 + h * 3600 + mi * 60 + s) * 1_000_000 + (int(frac.ljust(6, "0")) if frac else 0)
 
 
 def _micros_pattern(text: str) -> int | None:
