@@ -42,6 +42,8 @@ event_type, table, column, detail, resumed_at}.
 """
 from __future__ import annotations
 
+import os
+
 import orjson
 import pyarrow as pa
 
@@ -436,8 +438,9 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                                 keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
-        if on_rows is None:
+        if on_rows is None and os.environ.get("BINLOG_BATCH", "1") != "0":
             # nothing needs the decoded values: the images are written by compiled code
+            # (BINLOG_BATCH=0 turns it off, as for binlog dump)
             reader.row_encoder = images_encoder(opts.binary_encoding)
         position = None
         builder.broken()
