@@ -251,7 +251,7 @@ def rows_case(draw):
                          schema, known_zero=draw(st.booleans()) if fde_index == 0 else True)
 
 
-@settings(max_examples=400, **_SETTINGS)
+@settings(max_examples=300, **_SETTINGS)
 @given(case=rows_case())
 def test_generated_rows_events(case):
     event(diff.check_rows(case))
