@@ -136,7 +136,9 @@ def make_column(index: int, binlog_type: int, meta: int) -> Column:
             raise MalformedEventError(f"invalid DECIMAL({col.precision},{col.scale}) metadata")
     elif t == T.BIT:
         nbytes, bits = meta >> 8, meta & 0xFF
-        if bits > 7:
+        # BIT(M) has M <= 64 (sql/field.h Field_bit; the server refuses more): a larger
+        # M is damage, and its values would not fit the 64-bit integers of the outputs
+        if bits > 7 or nbytes * 8 + bits > 64:
             raise MalformedEventError(f"invalid BIT metadata 0x{meta:04x}")
         col.length = nbytes + (1 if bits else 0)
         col.precision = nbytes * 8 + bits
