@@ -262,3 +262,29 @@ def test_shortest_digits_equal_decimals(value):
 def test_shortest_digits_of_edge_values():
     for value in (5e-324, 1.7976931348623157e308, 0.001, 1e-3, 100.0, 1e20, 1.5e-5, 123.45, 1e16, 0.1):
         assert arrow_typed._shortest(value) == _shortest_by_decimal(value), value
+
+
+def _split_tables(paths, on_rows=None) -> pa.Table:
+    from spark_ingest.options import parse_options
+    from spark_ingest.plan import build_plan
+    from spark_ingest.records import read_split
+
+    plan = build_plan(parse_options({"paths": [str(p) for p in paths], "schema-ddl": SCHEMA_DDL,
+                                     "with-types": "true", "include-errors": "true"}))
+    batches = [b for split in plan.splits
+               for b in read_split(split, plan.options, plan.snapshots[split.group],
+                                   keys=plan.key_ring(), on_rows=on_rows)]
+    return pa.Table.from_batches(batches)
+
+
+def test_read_split_images_equal_with_and_without_the_encoder(monkeypatch):
+    """The data source's records with the compiled images, with BINLOG_BATCH=0 (the
+    Python images) and with decoded rows asked for (the local engine's typed tables)."""
+    paths = sorted(SAMPLES.glob("*.binlog"))
+    encoded = _split_tables(paths)
+    seen: list = []
+    decoded = _split_tables(paths, on_rows=seen.append)
+    assert seen and encoded.num_rows > 100
+    assert encoded.equals(decoded)
+    monkeypatch.setenv("BINLOG_BATCH", "0")
+    assert _split_tables(paths).equals(encoded)
