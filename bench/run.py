@@ -1,18 +1,28 @@
 #!/usr/bin/env python3
-"""The decoder benchmark (`make bench`): one run, one core, every contender on the same
-binlog; writes bench/results.json and prints a Markdown table for BENCHMARKS.md.
+"""The decoder benchmark (`make bench`, issues 4 and 20): one run, one core, every
+contender on the same binlog; writes bench/results.json and prints the table and the
+ratios against issue 20's targets for BENCHMARKS.md.
 
-    python bench/run.py [--data bench/data] [--pmr-rows 100000] [--skip-pmr]
+    python bench/run.py [--data /work/bench-data] [--pmr-rows 100000] [--skip-pmr]
+                        [--pure] [--skip-apply] [--skip-spark] [--apply-mb 50]
 
-Contenders, each pinned to CPU 0 with taskset:
-  json        binlog dump --format json > /dev/null
-  json-pure   the same with BINLOG_PURE=1 (no compiled walk)
-  api         decode-only Python API: for change in BinlogReader(...).changes(): pass
-  mariadb     mariadb-binlog -v --base64-output=decode-rows > /dev/null
+Contenders, each pinned to CPU 0 with taskset, output to /dev/null, wall and CPU
+(user+sys) seconds and peak RSS from GNU time:
+  mariadb     mariadb-binlog -v --base64-output=decode-rows
+  json        binlog dump --format json
+  text        binlog dump --format text
   filtered    binlog dump --format json --table bench.t3 (1 of 10 tables)
-  pmr         python-mysql-replication streaming the same binlog from a real mariadbd
-              (first --pmr-rows rows: it is slow; rows/s is what is compared)
-  rss-1gib    peak RSS of binlog dump --format json on 1 GiB (5 x the binlog)
+  stats       binlog stats
+  api         decode-only Python API: for change in BinlogReader(...).changes(): pass
+  legacy      binlog dump --format json --schema-ddl schema.sql on the legacy set
+  json-pure   (--pure) the JSON dump with BINLOG_PURE=1
+  rss-1gib    binlog dump --format json on 1 GiB (5 x the binlog)
+  pmr         python-mysql-replication streaming the binlog from a real mariadbd
+              (first --pmr-rows rows: rows/s is what is compared)
+  apply       bench/apply_bench.py --mb N --json, when present: binlog apply vs
+              mariadb-binlog | mariadb vs dump --format sql | mariadb into a local server
+  spark       bench/ingest_bench.py --repeat 1 --json -, when present: the decode stage of
+              ingest and of the Spark data source against its baseline commit
 """
 from __future__ import annotations
 
@@ -31,23 +41,21 @@ sys.path.insert(0, str(REPO / "tests"))
 PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 
 
-def run(cmd, env=None, stdout=subprocess.DEVNULL) -> tuple[float, int | None]:
-    """Wall seconds and peak RSS (KiB, from GNU time's %M) of one command."""
+def run(cmd, env=None, stdout=subprocess.DEVNULL) -> tuple[float, int | None, float | None]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds (user + sys) of one command (GNU time)."""
     with tempfile.NamedTemporaryFile("r") as rss_file:
-        timer = ["/usr/bin/time", "-f", "%M", "-o", rss_file.name] if Path("/usr/bin/time").exists() else []
+        timer = (["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file.name]
+                 if Path("/usr/bin/time").exists() else [])
         started = time.perf_counter()
         proc = subprocess.run(timer + PIN + cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
         wall = time.perf_counter() - started
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()[-2000:]}")
         text = rss_file.read().strip().splitlines()
-    return wall, int(text[-1]) if text and text[-1].isdigit() else None
-
-
-def count_rows(binlog: Path, extra: list[str]) -> int:
-    out = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", *extra, str(binlog)],
-                         stdout=subprocess.PIPE, check=True).stdout
-    return out.count(b"\n")
+    fields = text[-1].split() if text else []
+    if len(fields) == 3:
+        return wall, int(fields[0]), float(fields[1]) + float(fields[2])
+    return wall, None, None
 
 
 def api_script(binlog: Path, extra: str) -> list[str]:
@@ -94,11 +102,52 @@ def pmr_rate(binlog: Path, limit: int) -> tuple[float, int]:
         srv.cleanup()
 
 
+def stats_rows(binlog: Path, extra: list[str]) -> tuple[int, dict]:
+    """Row changes (all tables) and the per-table counts, from binlog stats --json."""
+    out = subprocess.run([sys.executable, "-m", "binlog.cli", "stats", "--json", *extra, str(binlog)],
+                         stdout=subprocess.PIPE, check=True).stdout
+    tables = json.loads(out)["tables"]
+    return sum(t["inserted"] + t["updated"] + t["deleted"] for t in tables.values()), tables
+
+
+def helper_bench(script: str, args: list[str]) -> dict | None:
+    """Run another bench script of this directory that prints JSON (None: not there)."""
+    path = REPO / "bench" / script
+    if not path.exists():
+        print(f"{script}: not in this tree, skipped", flush=True)
+        return None
+    proc = subprocess.run([sys.executable, str(path), *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, cwd=REPO)
+    if proc.returncode != 0:
+        print(f"{script} failed, skipped:\n{proc.stderr.decode()[-1500:]}", flush=True)
+        return None
+    text = proc.stdout.decode()
+    return json.loads(text[text.index("{"):])
+
+
+TARGETS = [
+    # (name, how the ratio is computed, its target, met when)
+    ("JSON dump time / mariadb-binlog -v time", "json_vs_mariadb", "<= 0.5", lambda r: r <= 0.5),
+    ("text dump time / mariadb-binlog -v time", "text_vs_mariadb", "<= 1.0", lambda r: r <= 1.0),
+    ("full JSON dump time / 1-of-10 filtered time", "filter_speedup", ">= 10", lambda r: r >= 10),
+    ("mariadb-binlog -v time / binlog stats time", "stats_speedup", ">= 5", lambda r: r >= 5),
+    ("binlog apply MB/s", "apply_mb_per_s", ">= 20", lambda r: r >= 20),
+    ("binlog apply time / mariadb-binlog | mariadb time", "apply_vs_mariadb", "< 1.0", lambda r: r < 1.0),
+    ("Spark data source decode, this tree / baseline rows/s", "spark_speedup", ">= 2", lambda r: r >= 2),
+    ("peak RSS on 1 GiB (MiB)", "rss_1gib_mib", "< 143 (150 MB)", lambda r: r < 143),
+]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", type=Path, default=REPO / "bench" / "data")
     parser.add_argument("--pmr-rows", type=int, default=100_000)
     parser.add_argument("--skip-pmr", action="store_true")
+    parser.add_argument("--pure", action="store_true", help="also the JSON dump with BINLOG_PURE=1")
+    parser.add_argument("--skip-apply", action="store_true")
+    parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--apply-mb", type=float, default=50.0,
+                        help="binlog MB the apply contenders replay (bench/apply_bench.py --mb)")
     args = parser.parse_args(argv)
     if not (args.data / "mysql56").is_dir():
         subprocess.run([sys.executable, str(REPO / "bench" / "generate.py"), "--out", str(args.data)],
@@ -106,44 +155,99 @@ def main(argv=None):
     binlog = next((args.data / "mysql56").glob("mariadb-bin.0*"))
     legacy = next((args.data / "legacy").glob("mariadb-bin.0*"))
     schema_sql = args.data / "legacy" / "schema.sql"
-    dump = [sys.executable, "-m", "binlog.cli", "dump", "--format", "json"]
-    pure = dict(os.environ, BINLOG_PURE="1")
-    rows = count_rows(binlog, [])
-    results = {"file": binlog.name, "bytes": binlog.stat().st_size, "rows": rows,
-               "cpu": "1 core (taskset -c 0)" if PIN else "unpinned"}
+    cli = [sys.executable, "-m", "binlog.cli"]
+    dump = cli + ["dump", "--format", "json"]
+    rows, tables = stats_rows(binlog, [])
+    results: dict = {"file": binlog.name, "bytes": binlog.stat().st_size, "rows": rows,
+                     "cpu": "1 core (taskset -c 0)" if PIN else "unpinned", "contenders": {}}
 
-    def record(name, wall, nrows, rss=None, command=""):
-        results[name] = {"seconds": round(wall, 2), "rows": nrows,
-                         "rows_per_s": round(nrows / wall), "peak_rss_mib": rss and round(rss / 1024),
-                         "command": command}
-        print(f"{name:10s} {wall:8.2f} s {nrows / wall:12,.0f} rows/s", flush=True)
+    def record(name, timing, nrows, command):
+        wall, rss, cpu = timing
+        results["contenders"][name] = {
+            "seconds": round(wall, 2), "cpu_seconds": cpu and round(cpu, 2), "rows": nrows,
+            "rows_per_s": round(nrows / wall), "peak_rss_mib": rss and round(rss / 1024),
+            "command": command}
+        print(f"{name:10s} {wall:8.2f} s wall {cpu or 0:8.2f} s CPU {nrows / wall:12,.0f} rows/s "
+              f"{(rss or 0) / 1024:6.0f} MiB  {command}", flush=True)
 
-    wall, rss = run(dump + [str(binlog)])
-    record("json", wall, rows, rss, "binlog dump --format json FILE > /dev/null")
-    wall, rss = run(dump + [str(binlog)], env=pure)
-    record("json-pure", wall, rows, rss, "BINLOG_PURE=1 binlog dump --format json FILE > /dev/null")
-    wall, rss = run(api_script(binlog, "schema = None"))
-    record("api", wall, rows, rss, "for change in BinlogReader([FILE]).changes(): pass")
-    wall, rss = run(["mariadb-binlog", "-v", "--base64-output=decode-rows", str(binlog)])
-    record("mariadb", wall, rows, rss, "mariadb-binlog -v --base64-output=decode-rows FILE > /dev/null")
-    kept = count_rows(binlog, ["--table", "bench.t3"])
-    wall, rss = run(dump + ["--table", "bench.t3", str(binlog)])
-    record("filtered", wall, kept, rss, "binlog dump --format json --table bench.t3 FILE > /dev/null")
-    legacy_rows = count_rows(legacy, ["--schema-ddl", str(schema_sql)])
-    wall, rss = run(dump + ["--schema-ddl", str(schema_sql), str(legacy)])
-    record("legacy", wall, legacy_rows, rss,
+    record("mariadb", run(["mariadb-binlog", "-v", "--base64-output=decode-rows", str(binlog)]),
+           rows, "mariadb-binlog -v --base64-output=decode-rows FILE > /dev/null")
+    record("json", run(dump + [str(binlog)]), rows, "binlog dump --format json FILE > /dev/null")
+    record("text", run(cli + ["dump", "--format", "text", str(binlog)]), rows,
+           "binlog dump --format text FILE > /dev/null")
+    kept = sum(t["inserted"] + t["updated"] + t["deleted"] for n, t in tables.items() if n == "bench.t3")
+    record("filtered", run(dump + ["--table", "bench.t3", str(binlog)]), kept,
+           "binlog dump --format json --table bench.t3 FILE > /dev/null")
+    record("stats", run(cli + ["stats", str(binlog)]), rows, "binlog stats FILE > /dev/null")
+    record("api", run(api_script(binlog, "schema = None")), rows,
+           "for change in BinlogReader([FILE]).changes(): pass")
+    legacy_rows, _ = stats_rows(legacy, ["--schema-ddl", str(schema_sql)])
+    record("legacy", run(dump + ["--schema-ddl", str(schema_sql), str(legacy)]), legacy_rows,
            "binlog dump --format json --schema-ddl schema.sql LEGACY_FILE > /dev/null")
+    if args.pure:
+        record("json-pure", run(dump + [str(binlog)], env=dict(os.environ, BINLOG_PURE="1")), rows,
+               "BINLOG_PURE=1 binlog dump --format json FILE > /dev/null")
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(5):   # 5 x 205 MB in one directory: a 1 GiB input
             os.symlink(binlog, Path(tmp) / f"mariadb-bin.{i + 1:06d}")
-        wall, rss = run(dump + [tmp])
-        record("rss-1gib", wall, rows * 5, rss, "binlog dump --format json DIR_OF_5_COPIES > /dev/null")
+        record("rss-1gib", run(dump + [tmp]), rows * 5,
+               "binlog dump --format json DIR_OF_5_COPIES > /dev/null")
     if not args.skip_pmr:
         wall, nrows = pmr_rate(binlog, args.pmr_rows)
-        record("pmr", wall, nrows, None,
+        record("pmr", (wall, None, None), nrows,
                f"python-mysql-replication BinLogStreamReader from a local mariadbd, first {nrows} rows")
+    if not args.skip_apply:
+        results["apply"] = helper_bench("apply_bench.py", ["--binlog", str(binlog), "--mb",
+                                                           str(args.apply_mb), "--json"])
+    if not args.skip_spark:
+        results["spark"] = helper_bench("ingest_bench.py", ["--data", str(binlog), "--repeat", "1",
+                                                            "--json", "-"])
+    results["ratios"] = ratios(results)
     (REPO / "bench" / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    print(json.dumps(results, indent=1))
+    print()
+    print(report(results))
+
+
+def ratios(results: dict) -> dict:
+    c = results["contenders"]
+    wall = {name: entry["seconds"] for name, entry in c.items()}
+    out: dict = {
+        "json_vs_mariadb": round(wall["json"] / wall["mariadb"], 2),
+        "text_vs_mariadb": round(wall["text"] / wall["mariadb"], 2),
+        "filter_speedup": round(wall["json"] / wall["filtered"], 1),
+        "stats_speedup": round(wall["mariadb"] / wall["stats"], 1),
+        "rss_1gib_mib": c["rss-1gib"]["peak_rss_mib"],
+    }
+    cpu = {name: entry["cpu_seconds"] for name, entry in c.items() if entry.get("cpu_seconds")}
+    if {"json", "text", "filtered", "stats", "mariadb"} <= set(cpu):
+        out["cpu"] = {"json_vs_mariadb": round(cpu["json"] / cpu["mariadb"], 2),
+                      "text_vs_mariadb": round(cpu["text"] / cpu["mariadb"], 2),
+                      "filter_speedup": round(cpu["json"] / cpu["filtered"], 1),
+                      "stats_speedup": round(cpu["mariadb"] / cpu["stats"], 1)}
+    apply = results.get("apply")
+    if apply:
+        out["apply_mb_per_s"] = apply["contenders"]["apply"]["mb_per_s"]
+        out["apply_vs_mariadb"] = apply["ratios"]["apply_vs_mariadb"]
+    spark = results.get("spark")
+    if spark and "datasource" in spark.get("stages", {}):
+        out["spark_speedup"] = spark["stages"]["datasource"]["speedup"]
+    return out
+
+
+def report(results: dict) -> str:
+    lines = ["| contender | command | wall | CPU | rows/s | peak RSS |", "|---|---|---:|---:|---:|---:|"]
+    for name, e in results["contenders"].items():
+        lines.append(f"| {name} | `{e['command']}` | {e['seconds']:.2f} s | "
+                     f"{'-' if e['cpu_seconds'] is None else format(e['cpu_seconds'], '.2f') + ' s'} | "
+                     f"{e['rows_per_s']:,} | {'-' if e['peak_rss_mib'] is None else str(e['peak_rss_mib']) + ' MiB'} |")
+    lines += ["", "| target | measured (wall) | CPU | met? |", "|---|---:|---:|---|"]
+    r = results["ratios"]
+    for label, key, target, met in TARGETS:
+        value = r.get(key)
+        cpu = r.get("cpu", {}).get(key, "-")
+        verdict = "not measured" if value is None else ("yes" if met(value) else "no")
+        lines.append(f"| {label} {target} | {'-' if value is None else value} | {cpu} | {verdict} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
