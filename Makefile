@@ -44,8 +44,9 @@ test: install-dev server-deps
 samples: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) samples/generate.py
 
-# Decoder benchmark (issue 4): generates 2 x 205 MB binlogs on the local mariadbd the
-# first time, then times every contender on one core; see BENCHMARKS.md.
+# Decoder benchmark (issues 4 and 20): generates 2 x 205 MB binlogs on the local mariadbd
+# the first time, then times every contender on one core in one run (with the apply and
+# Spark decode benches) and prints the ratios against issue 20's targets; see BENCHMARKS.md.
 bench: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/run.py
 

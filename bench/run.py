@@ -132,7 +132,7 @@ TARGETS = [
     ("full JSON dump time / 1-of-10 filtered time", "filter_speedup", ">= 10", lambda r: r >= 10),
     ("mariadb-binlog -v time / binlog stats time", "stats_speedup", ">= 5", lambda r: r >= 5),
     ("binlog apply MB/s", "apply_mb_per_s", ">= 20", lambda r: r >= 20),
-    ("binlog apply time / mariadb-binlog | mariadb time", "apply_vs_mariadb", "< 1.0", lambda r: r < 1.0),
+    ("binlog apply time / mariadb-binlog \\| mariadb time", "apply_vs_mariadb", "< 1.0", lambda r: r < 1.0),
     ("Spark data source decode, this tree / baseline rows/s", "spark_speedup", ">= 2", lambda r: r >= 2),
     ("peak RSS on 1 GiB (MiB)", "rss_1gib_mib", "< 143 (150 MB)", lambda r: r < 143),
 ]
@@ -188,10 +188,12 @@ def main(argv=None):
         record("json-pure", run(dump + [str(binlog)], env=dict(os.environ, BINLOG_PURE="1")), rows,
                "BINLOG_PURE=1 binlog dump --format json FILE > /dev/null")
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(5):   # 5 x 205 MB in one directory: a 1 GiB input
-            os.symlink(binlog, Path(tmp) / f"mariadb-bin.{i + 1:06d}")
-        record("rss-1gib", run(dump + [tmp]), rows * 5,
-               "binlog dump --format json DIR_OF_5_COPIES > /dev/null")
+        for i in range(5):   # 5 x 205 MB in one directory: a 1 GiB input (copies: the
+            # reader refuses one file given twice, links included)
+            shutil.copyfile(binlog, Path(tmp) / f"mariadb-bin.{i + 1:06d}")
+        # copies of one binlog do not continue each other: --allow-gaps reads on
+        record("rss-1gib", run(dump + ["--allow-gaps", tmp]), rows * 5,
+               "binlog dump --format json --allow-gaps DIR_OF_5_COPIES > /dev/null")
     if not args.skip_pmr:
         wall, nrows = pmr_rate(binlog, args.pmr_rows)
         record("pmr", (wall, None, None), nrows,
