@@ -255,13 +255,16 @@ def check_positions(paths, start_position, stop_position) -> None:
                          f"{start_position}: nothing would be read")
 
 
-def warn_unmatched(reader) -> None:
-    """At the end of a run: the filter patterns that matched no table."""
+def warn_unmatched(reader, *, own: tuple[str, ...] = ()) -> None:
+    """At the end of a run: the filter patterns that matched no table (``own``: patterns
+    the command added itself, e.g. apply's exclusion of its checkpoint table, which the
+    user never typed and which rarely matches)."""
     table_filter = getattr(reader, "table_filter", None)
     if table_filter is None:
         return
     for pattern in table_filter.unmatched():
-        warn(f"{pattern} matched no table in the input")
+        if pattern not in own:
+            warn(f"{pattern} matched no table in the input")
 
 
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None,

@@ -492,7 +492,7 @@ class Applier:
                         feed.put(("end", None))
                     elif isinstance(unit, Statement) and unit.kind == DDL and not done:
                         feed.wait_applied()     # later rows need the target's new tables
-            warn_unmatched(reader)
+            warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
             feed.put(("finish", assembler.finish()))
         except _Stopped:
             return

@@ -62,8 +62,9 @@ def test_dump(inputs):
 
 def test_dump_interrupted(inputs):
     proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "dump", "--follow", SAMPLE],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the first line means start-up is over (a fixed sleep raced it on a loaded machine)
+    assert proc.stdout is not None and proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == Exit.INTERRUPTED and "Traceback" not in err
