@@ -7,7 +7,6 @@ BINARY LOGS, @@gtid_binlog_pos after each insert)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -23,34 +22,9 @@ def binlog(*args):
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    from support.mariadb_server import MariaDBServer
+    from support.gaps import gap_chain
 
-    srv = MariaDBServer({"binlog_row_metadata": "FULL"}).start()
-    try:
-        srv.execute("CREATE DATABASE g")
-        srv.execute("CREATE TABLE g.t (id INT PRIMARY KEY)")
-        names, gtids = [], []
-        for n in (1, 2, 3):
-            srv.flush_logs()
-            names.append(srv.master_status()[0])
-            srv.execute(f"INSERT INTO g.t VALUES ({n})")
-            gtids.append(srv.query("SELECT @@gtid_binlog_pos")[0][0])
-        srv.flush_logs()
-        full = tmp_path_factory.mktemp("full")
-        for name in names:
-            srv.copy_binlog(name, full / name)
-        index = "".join(f"./{n}\n" for n in names)
-        gap = tmp_path_factory.mktemp("gap")             # the index lists all three
-        for name in (names[0], names[2]):
-            shutil.copy(full / name, gap / name)
-        (gap / "mariadb-bin.index").write_text(index)
-        noindex = tmp_path_factory.mktemp("noindex")     # numbered files, no index
-        for name in (names[0], names[2]):
-            shutil.copy(full / name, noindex / name)
-        yield {"names": names, "gtids": gtids, "full": full, "gap": gap, "noindex": noindex,
-               "dsn": None}
-    finally:
-        srv.cleanup()
+    return gap_chain(tmp_path_factory, (1, 2, 3))
 
 
 def rows(result):

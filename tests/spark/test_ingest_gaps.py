@@ -23,33 +23,9 @@ pytestmark = pytest.mark.server
 
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
-    from support.mariadb_server import MariaDBServer
+    from support.gaps import gap_chain
 
-    srv = MariaDBServer({"binlog_row_metadata": "FULL"}).start()
-    try:
-        srv.execute("CREATE DATABASE g")
-        srv.execute("CREATE TABLE g.t (id INT PRIMARY KEY)")
-        while int(srv.master_status()[0].rsplit(".", 1)[1]) < 4:
-            srv.flush_logs()
-        names, gtids = [], []
-        for n in (5, 6, 7):
-            srv.flush_logs()
-            names.append(srv.master_status()[0])
-            srv.execute(f"INSERT INTO g.t VALUES ({n})")
-            gtids.append(srv.query("SELECT @@gtid_binlog_pos")[0][0])
-        srv.flush_logs()
-        full = tmp_path_factory.mktemp("full")
-        for name in names:
-            srv.copy_binlog(name, full / name)
-        gap = tmp_path_factory.mktemp("gap")             # the index lists all three
-        noindex = tmp_path_factory.mktemp("noindex")     # numbered files, no index
-        for name in (names[0], names[2]):
-            shutil.copy(full / name, gap / name)
-            shutil.copy(full / name, noindex / name)
-        (gap / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
-        yield {"names": names, "gtids": gtids, "full": full, "gap": gap, "noindex": noindex}
-    finally:
-        srv.cleanup()
+    return gap_chain(tmp_path_factory, (5, 6, 7), first=5)
 
 
 def ingest(*args) -> int:
