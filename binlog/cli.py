@@ -35,26 +35,51 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """--version: the installed version is looked up only when asked for
+    (importlib.metadata costs ~15 ms of every start-up otherwise)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"binlog {_version()}\n")     # stdout, as argparse's own action
+        parser.exit()
+
+
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``argv`` naming a subcommand only that subcommand's:
+    importing every command module (PyMySQL, the schema store, Spark's options...) was
+    most of the start-up of every run."""
     parser = Parser(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
-    parser.add_argument("--version", action="version", version=f"binlog {_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in _command_modules():
+    for module in _command_modules(_chosen(argv)):
         module.add_parser(sub)          # each sets run=... on its parser
     return parser
 
 
 # Each subcommand lives in its own module: each has add_parser(subparsers), which
 # registers its parser with set_defaults(run=<function(args) -> exit code>).
-COMMAND_MODULES = ("binlog.commands.dump", "binlog.commands.schema", "binlog.commands.stats",
-                   "binlog.commands.apply", "binlog.commands.verify", "binlog.commands.fetch",
-                   "spark_ingest.command")
+COMMANDS = {"dump": "binlog.commands.dump", "schema": "binlog.commands.schema",
+            "stats": "binlog.commands.stats", "apply": "binlog.commands.apply",
+            "verify-rows": "binlog.commands.verify", "fetch": "binlog.commands.fetch",
+            "ingest": "spark_ingest.command"}
+COMMAND_MODULES = tuple(COMMANDS.values())
 
 
-def _command_modules():
+def _chosen(argv) -> tuple[str, ...]:
+    """The module of the subcommand ``argv`` names (its first word; the top-level
+    parser has no option that takes a value), else all of them (--help, a typo)."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    first = words[0] if words else None
+    return (COMMANDS[first],) if first in COMMANDS else COMMAND_MODULES
+
+
+def _command_modules(names=COMMAND_MODULES):
     import importlib
 
-    for name in COMMAND_MODULES:
+    for name in names:
         try:
             yield importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -63,7 +88,7 @@ def _command_modules():
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     previous = interrupts.install()       # SIGTERM stops a command as Ctrl-C does (130)
     try:
         return args.run(args)

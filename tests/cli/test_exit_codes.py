@@ -127,3 +127,25 @@ def test_every_command_is_in_the_table():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert set(sub.choices) == set(COMMANDS)
+
+
+def test_a_subcommand_imports_only_its_own_module(tmp_path):
+    """`binlog dump` builds only dump's parser: importing every command module (PyMySQL,
+    Spark's options, importlib.metadata for --version) was most of every run's start-up."""
+    code = ("import sys; from binlog.cli import main; rc = main(sys.argv[1:]); "
+            "print(sorted(m for m in ('pymysql', 'importlib.metadata', 'binlog.commands.apply', "
+            "'spark_ingest.command') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, "dump", str(SAMPLE)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "[]"
+
+
+def test_version_and_help_still_list_everything():
+    from binlog.cli import build_parser
+
+    r = subprocess.run([sys.executable, "-m", "binlog.cli", "--version"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("binlog "), r.stderr
+    sub = next(a for a in build_parser(["--help"])._actions if a.dest == "command")
+    assert set(sub.choices) == set(COMMANDS)
