@@ -1,6 +1,8 @@
-"""Peak RSS of `binlog dump` on one compressed LONGBLOB row (issue 15 item 5).
+"""Peak RSS of `binlog dump` on one compressed LONGBLOB (or LONGTEXT) row (issue 15 item 5).
 
     python bench/large_value_bench.py --mib 200
+    python bench/large_value_bench.py --mib 200 --text a      # utf8mb4 LONGTEXT of 'a'
+    python bench/large_value_bench.py --mib 200 --text 'é€'   # 2- and 3-byte characters
 
 Builds a binlog (a few hundred KB) whose one WRITE_ROWS_COMPRESSED event inflates to a
 row holding a MiB-sized LONGBLOB, then runs `binlog dump` on it under GNU time for
@@ -26,8 +28,8 @@ FORMATS = {"json": ["--format", "json"], "json --checksum": ["--format", "json",
            "sql": ["--format", "sql"]}
 
 
-def blob_binlog(path: Path, size: int) -> Path:
-    value = b"\xff" * size
+def blob_binlog(path: Path, size: int, unit: bytes = b"\xff") -> Path:
+    value = unit * (size // len(unit))
     row = b"\x00" + len(value).to_bytes(4, "little") + value
     body = ((5).to_bytes(6, "little") + b"\x01\x00" + lenenc(1) + b"\x01"
             + b"\x84" + len(row).to_bytes(4, "big") + zlib.compress(row, 9))
@@ -45,13 +47,17 @@ def peak_mb(args: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mib", type=int, default=200)
+    parser.add_argument("--text", metavar="CHARS",
+                        help="a utf8mb4 LONGTEXT of these characters repeated, not a LONGBLOB")
     opts = parser.parse_args()
+    column = "LONGTEXT CHARACTER SET utf8mb4" if opts.text else "LONGBLOB"
+    unit = opts.text.encode() if opts.text else b"\xff"
     with tempfile.TemporaryDirectory() as tmp:
         schema = Path(tmp) / "schema.sql"
-        schema.write_text("CREATE DATABASE h;\nCREATE TABLE h.big (b LONGBLOB);\n")
-        small = blob_binlog(Path(tmp) / "small.binlog", 10)
-        big = blob_binlog(Path(tmp) / "big.binlog", opts.mib << 20)
-        print(f"binlog: {big.stat().st_size / 1e3:.0f} KB holding a {opts.mib} MiB LONGBLOB")
+        schema.write_text(f"CREATE DATABASE h;\nCREATE TABLE h.big (b {column});\n")
+        small = blob_binlog(Path(tmp) / "small.binlog", 12, unit)
+        big = blob_binlog(Path(tmp) / "big.binlog", opts.mib << 20, unit)
+        print(f"binlog: {big.stat().st_size / 1e3:.0f} KB holding a {opts.mib} MiB {column}")
         for name, args in FORMATS.items():
             base = peak_mb([*args, "--schema-ddl", str(schema), str(small)])
             peak = peak_mb([*args, "--schema-ddl", str(schema), str(big)])

@@ -29,6 +29,7 @@ from decimal import Decimal
 from .charsets import CHARSET_CODECS
 from .constants import ColumnType as T
 from .output.values import charset_of, json_text
+from .types.strings import LargeText
 
 _INTS = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR})
 _TEXT_FORMS = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -101,6 +102,12 @@ def value_pieces(value, col):
         codec = col.encoding or _codec_of(col) or "utf-8"
         for i in range(0, len(value), _PIECE):
             yield value[i:i + _PIECE].encode(codec)
+        return
+    elif isinstance(value, LargeText):
+        # what the str's pieces encode to: its characters, a piece at a time
+        codec = col.encoding or _codec_of(col) or "utf-8"
+        for piece in value.pieces():
+            yield piece.encode(codec)
         return
     yield encode_value(value, col)
 

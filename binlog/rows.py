@@ -88,10 +88,12 @@ class DecodePlan:
     def column_by_key(self, key):
         return self.by_key.get(key)
 
-    def walk(self, present_bitmap: bytes):
+    def walk(self, present_bitmap: bytes, large: bool = False):
         """The precomputed walk of a row image with these present columns, cached:
-        (NULL-bitmap size, [(null byte, null mask, key, decoder, column), ...])."""
-        walk = self._walks.get(present_bitmap)
+        (NULL-bitmap size, [(null byte, null mask, key, decoder, column), ...], compiled).
+        ``large`` (``large_event``): the compiled walk leaves MEDIUM/LONG BLOB/TEXT columns
+        to their Python decoders, which give large values as views (``LARGE_VIEWS``)."""
+        walk = self._walks.get((present_bitmap, large))
         if walk is None:
             present = present_columns(present_bitmap, len(self.columns))
             steps = tuple((k >> 3, 1 << (k & 7), self.columns[ci].key, self.decoders[ci],
@@ -100,10 +102,10 @@ class DecodePlan:
             compiled = None
             if _speedups is not None:
                 compiled = _speedups.compile_walk(nbytes, tuple(
-                    (byte, mask, key) + speed_spec(col) + (decode, col)
+                    (byte, mask, key) + speed_spec(col, large) + (decode, col)
                     for byte, mask, key, decode, col in steps))
             walk = (nbytes, steps, compiled)
-            self._walks[present_bitmap] = walk
+            self._walks[(present_bitmap, large)] = walk
         return walk
 
     @property
@@ -175,7 +177,17 @@ _LEGACY_KINDS: dict[int, tuple[int, int]] = {T.TIMESTAMP: (K_TS0, K_TS_HIRES), T
                  T.TIME: (K_TIME0, K_TIME_HIRES)}
 
 
-def speed_spec(col: Column) -> tuple:
+def large_event(event: RowsEvent) -> bool:
+    """Whether a rows event is large enough to hold a ``LARGE_VIEWS`` value: only such
+    events take the walk that gives large values as views (the output writers that set
+    ``LARGE_VIEWS`` write them in pieces); every other event keeps the compiled decoders
+    (a value is never larger than its event's rows data, compressed columns aside, which
+    always have a Python decoder)."""
+    threshold = LARGE_VIEWS.get()
+    return threshold is not None and len(event.data) >= threshold
+
+
+def speed_spec(col: Column, large: bool = False) -> tuple:
     """(kind, n, length, unsigned, precision, scale, pad_binary, encoding, labels) of a
     column for the compiled walk; kind K_PY calls the column's Python decoder."""
     t, n = col.type, col.precision
@@ -187,9 +199,8 @@ def speed_spec(col: Column) -> tuple:
     if kind in (K_DT2, K_TIME2, K_TS2, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES) and not (
             isinstance(n, int) and 0 <= n <= 6):
         kind = K_PY
-    if kind == K_BLOB and t != T.GEOMETRY and col.length >= 3 and col.encoding is None \
-            and LARGE_VIEWS.get() is not None:
-        kind = K_PY      # MEDIUM/LONGBLOB: decode_blob gives large values as views, not copies
+    if kind == K_BLOB and t != T.GEOMETRY and col.length >= 3 and large:
+        kind = K_PY      # MEDIUM/LONG BLOB/TEXT: decode_blob gives large values as views
     encoding = None if t == T.GEOMETRY else col.encoding
     labels = col.enum_values if t == T.ENUM else None
     precision = n if isinstance(n, int) else 0
@@ -211,13 +222,14 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
     if event.partial:
         return list(_decode_partial(event, plan))
     data, end = event.data, len(event.data)
-    walk = plan.walk(event.present)
+    large = large_event(event)
+    walk = plan.walk(event.present, large)
     if end and not walk[0] and (event.kind != UPDATE or not plan.walk(event.after_present)[0]):
         # No column present: row images take no bytes, so the loop below would never advance.
         raise _at(MalformedEventError(f"{end} bytes of rows data but no column is present"),
                   event, plan, 0)
     if walk[2] is not None:
-        walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
+        walk_after = plan.walk(event.after_present, large) if event.kind == UPDATE else walk
         try:
             return _speedups.decode_event(data, _KIND_CODES[event.kind], walk[2], walk_after[2],
                                           walk[1], walk_after[1])
@@ -228,7 +240,7 @@ def decode_rows(event: RowsEvent, plan: DecodePlan) -> list:
     pos = 0
     try:
         if event.kind == UPDATE:
-            walk_after = plan.walk(event.after_present)
+            walk_after = plan.walk(event.after_present, large)
             while pos < end:
                 before, pos = _image_fast(data, pos, end, walk)
                 after, pos = _image_fast(data, pos, end, walk_after)
@@ -267,8 +279,9 @@ def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head
     ``render``), as (bytes, last_start, count); None when it cannot - no compiled module,
     a partial-JSON or empty event, or anything the encoder leaves to Python (it falls
     back): then ``decode_rows`` decodes the event and raises the typed error if any."""
-    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns):
-        return None
+    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns) \
+            or large_event(event):
+        return None     # (a large event: its large values are written in pieces, per row)
     walk = plan.walk(event.present)
     walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
     if walk[2] is None or not (walk[0] or walk_after[0]):

@@ -12,6 +12,7 @@ import secrets
 import orjson
 
 from ..interrupts import deferred
+from ..types.strings import LargeText
 from .routing import SAFE_INTEGER
 from .values import _render_keys, bytes_renderer, iso_ts, json_default, render_row
 
@@ -44,7 +45,7 @@ def value_json(plan, render_bytes, bigint_as_string: bool = False):
     def render(value, col) -> bytes:
         if bigint_as_string and type(value) is int and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
             value = str(value)
-        elif isinstance(value, (bytes, bytearray, memoryview)) and len(value) >= LARGE_VALUE:
+        elif isinstance(value, (bytes, bytearray, memoryview, LargeText)) and len(value) >= LARGE_VALUE:
             raise _LargeValue()
         row = render_row({col.key: value}, plan, render_bytes) or {}
         return _dumps(row[col.key], default=json_default, option=_OPTIONS)
@@ -150,7 +151,7 @@ class JsonLinesWriter:
         return b"}\n"
 
     def _write_pieces(self, change) -> None:
-        """A record holding large binary values: each such value stands as a token in
+        """A record holding large binary or text values: each such value stands as a token in
         the line (NUL + a random nonce: no decoded value can forge it) and is written
         in pieces in its place.  The whole record is one block no signal cuts."""
         plan, render = change.plan, self.render_bytes
@@ -179,7 +180,15 @@ class JsonLinesWriter:
 
     def _write_value(self, value, col) -> None:
         """One large value as ``values._render_bytes`` renders it: hex/base64, inside the
-        raw-bytes object ``{"bytes_hex": ...}`` when its column's charset is unknown."""
+        raw-bytes object ``{"bytes_hex": ...}`` when its column's charset is unknown; a
+        LargeText as the JSON string orjson makes of the whole str (escaping is per
+        character, so the pieces' texts join into the whole's)."""
+        if isinstance(value, LargeText):
+            self.out.write(b'"')
+            for text in value.pieces():
+                self.out.write(_dumps(text)[1:-1])
+            self.out.write(b'"')
+            return
         view = memoryview(value).cast("B")
         tag = getattr(self.render_bytes, "tag", "bytes_hex")
         raw = col is not None and col.charset_unknown
@@ -200,8 +209,11 @@ class JsonLinesWriter:
 
 
 def _large_values(row, plan) -> list:
-    """(key, column) of the binary values of ``row`` that are LARGE_VALUE or larger."""
+    """(key, column) of the binary values of ``row`` that are LARGE_VALUE or larger, and
+    of its LargeText values (``types.strings.LARGE_VIEWS``)."""
     if row is None:
         return []
-    return [(key, col) for key, col in _render_keys(plan)
-            if isinstance(row.get(key), (bytes, bytearray, memoryview)) and len(row[key]) >= LARGE_VALUE]
+    found = [(key, col) for key, col in _render_keys(plan)
+             if isinstance(row.get(key), (bytes, bytearray, memoryview)) and len(row[key]) >= LARGE_VALUE]
+    found += [(key, plan.column_by_key(key)) for key, value in row.items() if value.__class__ is LargeText]
+    return found

@@ -57,12 +57,14 @@ import sys
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from decimal import Decimal
+from typing import Iterator
 
 from ..charsets import CHARSET_CODECS
 from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..interrupts import deferred
 from ..statements import statement_kept
+from ..types.strings import LargeText
 from .values import charset_of, json_text
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
@@ -147,15 +149,16 @@ _LARGE: ContextVar = ContextVar("binlog_sql_large_values", default=None)
 
 
 class LargeValues:
-    """The large values of the blocks a SqlWriter has rendered but not yet written."""
+    """The large values of the blocks a SqlWriter has rendered but not yet written: each
+    a literal's bytes in pieces (an iterator, consumed when its block is written)."""
 
     def __init__(self):
         self.nonce = secrets.token_hex(8)
-        self.values: dict[str, memoryview] = {}
+        self.values: dict[str, Iterator[bytes]] = {}
 
-    def token(self, data) -> str:
+    def token(self, pieces: Iterator[bytes]) -> str:
         token = f"\0{self.nonce}:{len(self.values)}\0"
-        self.values[token] = memoryview(data).cast("B")
+        self.values[token] = pieces
         return token
 
     def pattern(self):
@@ -165,8 +168,47 @@ class LargeValues:
 def hex_literal(data) -> str:
     large = _LARGE.get()
     if large is not None and len(data) >= LARGE_VALUE:
-        return large.token(data)
+        return large.token(_hex_pieces(memoryview(data).cast("B")))
     return f"X'{bytes(data).hex()}'"
+
+
+def _hex_pieces(view: memoryview) -> Iterator[bytes]:
+    yield b"X'"
+    for i in range(0, len(view), _PIECE):
+        yield view[i:i + _PIECE].hex().encode("ascii")
+    yield b"'"
+
+
+def large_text_literal(value: LargeText, col) -> str:
+    """``text_literal`` of a LargeText: a token whose pieces the writer writes (the same
+    bytes as the whole str's literal: quoting and escaping are per character), or the
+    whole literal where no writer takes pieces."""
+    large = _LARGE.get()
+    if large is None:
+        return text_literal(value.text(), col)
+    charset = charset_of(col)
+    if charset in UTF8_CHARSETS or (charset is None and col.encoding is None) or value.isascii():
+        return large.token(_quoted_pieces(value))
+    codec = col.encoding or CHARSET_CODECS.get(charset or "")
+    if codec is None:
+        raise SqlRenderError(f"no codec for the {charset} text of column {col.label}", column=col.label)
+    return large.token(_introduced_pieces(value, f"{charset}", codec))   # as text_literal
+
+
+def _quoted_pieces(value: LargeText) -> Iterator[bytes]:
+    yield b"'"
+    for piece in value.pieces():
+        if _SPECIAL.search(piece) is not None:
+            piece = piece.translate(_ESCAPES)
+        yield piece.encode("utf-8", "surrogateescape")
+    yield b"'"
+
+
+def _introduced_pieces(value: LargeText, charset: str, codec: str) -> Iterator[bytes]:
+    yield f"_{charset} X'".encode("ascii")
+    for piece in value.pieces():
+        yield piece.encode(codec).hex().encode("ascii")
+    yield b"'"
 
 
 def float_literal(value: float) -> str:
@@ -225,6 +267,8 @@ def literal(value, col) -> str:
         if t in TEMPORAL_TYPES:
             return quote_text(value)
         return text_literal(value, col)
+    if isinstance(value, LargeText):
+        return large_text_literal(value, col)
     if isinstance(value, (dict, list)):
         return quote_text(json_text(value))
     raise SqlRenderError(f"no SQL literal for a {type(value).__name__} value", column=col.label)
@@ -308,10 +352,14 @@ class RowValues:
         return self.many((row,))[0]
 
 
-def _string_bytes(value, col) -> bytes | None:
+def _string_bytes(value, col) -> bytes | memoryview | None:
     """The stored bytes of a string value (for byte-exact comparison), else None."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    if isinstance(value, (bytes, bytearray)):
         return bytes(value)
+    if isinstance(value, memoryview):
+        return value                # a large value's view: hex_literal writes it in pieces
+    if isinstance(value, LargeText):
+        return value.data
     if isinstance(value, str) and col.type not in TEMPORAL_TYPES | {T.ENUM, T.SET, T.JSON}:
         codec = col.encoding or CHARSET_CODECS.get(charset_of(col) or "")
         if codec:
@@ -725,14 +773,12 @@ class SqlWriter:
         # large values stand as tokens: hex in pieces, each value written once, then dropped
         with deferred():
             for part in self.large.pattern().split(text):
-                value = self.large.values.pop(part, None)
-                if value is None:
+                pieces = self.large.values.pop(part, None)
+                if pieces is None:
                     self.out.write(part.encode("utf-8", "surrogateescape"))
                     continue
-                self.out.write(b"X'")
-                for i in range(0, len(value), _PIECE):
-                    self.out.write(value[i:i + _PIECE].hex().encode("ascii"))
-                self.out.write(b"'")
+                for piece in pieces:
+                    self.out.write(piece)
 
     def _header(self) -> None:
         kind = "flashback (undo, newest first)" if self.flashback else "replay"

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from ..charsets import CHARSET_CODECS, COLLATIONS
 from ..constants import BINARY_COLLATION
+from ..types.strings import LargeText
 
 _CODEC_CHARSET = {}
 for _name, _codec in CHARSET_CODECS.items():
@@ -128,6 +129,8 @@ def json_default(value):
         return value.as_json()
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).hex()
+    if isinstance(value, LargeText):     # where no piece writer takes it (e.g. a CDC key)
+        return value.text()
     raise TypeError(f"cannot render {type(value).__name__}")
 
 

@@ -19,9 +19,11 @@ VARCHAR_COMPRESSED metadata is the field length + 1 (the header byte).
 """
 from __future__ import annotations
 
+import codecs
 import struct
 import zlib
 from contextvars import ContextVar
+from typing import Iterator
 
 from ..charsets import COLLATIONS
 from ..constants import BINARY_COLLATION
@@ -31,10 +33,87 @@ MAX_UNCOMPRESSED = 1 << 30  # refuse to inflate more than 1 GiB
 
 #: Binary BLOB values at least this large are given as a read-only ``memoryview`` of the
 #: rows data instead of a copy, so a 200 MiB LONGBLOB exists once in memory, not as the
-#: inflated event *and* its value (issue 15 item 5).  None (the default): always ``bytes``.
+#: inflated event *and* its value (issue 15 item 5); text ones as a ``LargeText`` (the same
+#: view and its codec).  None (the default): always ``bytes`` / ``str``.
 #: Set by the outputs that write large values in pieces (``binlog dump --format json|sql``,
 #: ``--checksum``): every other consumer keeps getting ``bytes``.
 LARGE_VIEWS: ContextVar[int | None] = ContextVar("binlog_large_blob_views", default=None)
+
+
+#: Characters' bytes decoded at a time by ``LargeText`` (a multi-byte character cut at a
+#: piece's end is carried into the next by the incremental decoder).
+TEXT_PIECE = 1 << 20
+
+
+class LargeText:
+    """A text value of ``LARGE_VIEWS`` bytes or more (MEDIUM/LONGTEXT, a compressed TEXT):
+    its bytes - a read-only view of the rows data, or the inflated column - and the
+    column's codec, validated when decoded but never held as one ``str`` (a 200 MiB
+    LONGTEXT would be the rows data *and* a str of up to 4x its size; issue 15 item 5).
+    The piece writers (``--format json|sql|flashback``, ``--checksum``) write it a piece
+    at a time; ``text()`` gives the whole str to anything else."""
+
+    __slots__ = ("data", "encoding")
+
+    def __init__(self, data, encoding: str):
+        self.data = data
+        self.encoding = encoding
+
+    def pieces(self, size: int = TEXT_PIECE) -> Iterator[str]:
+        """The text as str pieces of about ``size`` bytes each (whole characters)."""
+        decoder = codecs.getincrementaldecoder(self.encoding)("strict")
+        view = memoryview(self.data)
+        for i in range(0, len(view), size):
+            piece = decoder.decode(view[i:i + size])
+            if piece:
+                yield piece
+        tail = decoder.decode(b"", True)
+        if tail:
+            yield tail
+
+    def isascii(self) -> bool:
+        return all(piece.isascii() for piece in self.pieces())
+
+    def text(self) -> str:
+        return "".join(self.pieces())
+
+    def __len__(self) -> int:
+        """Bytes, not characters (the size that chose this form)."""
+        return len(self.data)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LargeText):
+            return self.encoding == other.encoding and self.data == other.data
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.encoding, len(self.data), bytes(self.data[:64]), bytes(self.data[-64:])))
+
+    def __repr__(self) -> str:
+        return f"LargeText({len(self.data)} bytes, {self.encoding})"
+
+
+def large_text(data, col):
+    """``data`` (a view or bytes of ``LARGE_VIEWS`` size) as a validated LargeText, or None
+    when its codec cannot be decoded in pieces (then the caller decodes it whole)."""
+    try:
+        if codecs.lookup(col.encoding).incrementaldecoder is None:
+            return None
+    except LookupError:
+        return None        # to_text raises the typed error naming the codec
+    decoder = codecs.getincrementaldecoder(col.encoding)("strict")
+    view = memoryview(data)
+    at = 0
+    try:
+        for at in range(0, len(view), TEXT_PIECE):
+            decoder.decode(view[at:at + TEXT_PIECE])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError as exc:
+        charset = COLLATIONS.get(col.collation, "unknown charset")
+        raise malformed(f"bytes are not valid {charset} (collation {col.collation}, codec "
+                        f"{col.encoding}): {exc.reason} in bytes {at}..{at + TEXT_PIECE} of a "
+                        f"{len(view)}-byte value") from exc
+    return LargeText(data, col.encoding)
 
 
 def to_text(data: bytes, col):
@@ -79,13 +158,18 @@ def _prefix_size(col, what: str) -> int:
 def decode_blob(buf, pos, end, col):
     size = _prefix_size(col, "BLOB")
     threshold = LARGE_VIEWS.get()
-    if threshold is not None and col.encoding is None:
+    if threshold is not None:
         n, start = read_length(buf, pos, end, size, "BLOB")
         view = memoryview(buf)
         if n >= threshold and view.readonly:       # (a buffer nobody can change under it)
             if end - start < n:
                 raise truncated(n, "BLOB", end - start)
-            return view[start:start + n], start + n
+            value = view[start:start + n]
+            if col.encoding is None:
+                return value, start + n
+            text = large_text(value, col)
+            if text is not None:
+                return text, start + n
     data, pos = read_framed(buf, pos, end, size, "BLOB")
     return to_text(data, col), pos
 
@@ -119,7 +203,13 @@ def uncompress_column(data: bytes) -> bytes:
 
 def decode_blob_compressed(buf, pos, end, col):
     data, pos = read_framed(buf, pos, end, _prefix_size(col, "BLOB"), "compressed BLOB")
-    return to_text(uncompress_column(data), col), pos
+    data = uncompress_column(data)
+    threshold = LARGE_VIEWS.get()
+    if threshold is not None and col.encoding is not None and len(data) >= threshold:
+        text = large_text(data, col)       # the inflated bytes are the one copy
+        if text is not None:
+            return text, pos
+    return to_text(data, col), pos
 
 
 def decode_varchar_compressed(buf, pos, end, col):
