@@ -154,10 +154,10 @@ def run(args) -> int:
     else:
         writer = record_writer(args, out, schema)
     views = None
-    if args.format in ("json", "sql", "flashback"):
+    if args.format in ("json", "sql", "flashback", "text", "debezium"):
         # these writers write large values in pieces: a LONGBLOB can stay a view of the
         # rows data instead of a copy of it (issue 15 item 5)
-        from ..output.json_lines import LARGE_VALUE
+        from ..output.values import LARGE_VALUE
         from ..types.strings import LARGE_VIEWS
 
         views = LARGE_VIEWS.set(LARGE_VALUE)

@@ -29,7 +29,8 @@ from ..events import QueryEvent, XidEvent
 from ..events.gtid import XaPrepareEvent
 from ..events.query import COMMIT, XA_COMMIT, transaction_control
 from ..rows import EncodedRows, encode_rows
-from .json_lines import JsonLinesWriter, _large_values, value_json
+from .json_lines import JsonLinesWriter, value_json
+from .values import large_values
 
 # what _flush adds to a row that is not the last of its transaction
 _NOT_LAST = b',"commit":false,"xid":null,"end_pos":null}\n'
@@ -161,7 +162,7 @@ class CdcJsonWriter:
         if self.with_types:
             extra["types"] = self.fields.types(change)
         fields = b"," + orjson.dumps(extra)[1:-1]
-        if _large_values(change.before, change.plan) or _large_values(change.after, change.plan):
+        if large_values(change.before, change.plan) or large_values(change.after, change.plan):
             # a record with a large value is not held in memory: written now, in pieces,
             # and left open until its commit fields are known
             self.lines.out = _Open(self.out)

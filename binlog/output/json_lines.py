@@ -5,7 +5,6 @@ part of the line is serialised once per event and reused, so a row costs two orj
 calls on its images.  ``record(change)`` gives the same object as a dict."""
 from __future__ import annotations
 
-import base64
 import re
 import secrets
 
@@ -14,12 +13,8 @@ import orjson
 from ..interrupts import deferred
 from ..types.strings import LargeText
 from .routing import SAFE_INTEGER
-from .values import _render_keys, bytes_renderer, iso_ts, json_default, render_row
+from .values import _render_keys, bytes_pieces, bytes_renderer, is_large, iso_ts, json_default, large_values, render_row
 
-#: A binary value at least this large is written in pieces, never rendered whole: a
-#: 200 MiB LONGBLOB would otherwise be held as bytes, hex text and JSON bytes at once
-#: (issue 15 item 5; README "Hostile content: limits").
-LARGE_VALUE = 1 << 20
 _PIECE = 3 << 18            # raw bytes per piece: a multiple of 3, so base64 pieces join
 
 _dumps = orjson.dumps
@@ -45,7 +40,7 @@ def value_json(plan, render_bytes, bigint_as_string: bool = False):
     def render(value, col) -> bytes:
         if bigint_as_string and type(value) is int and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
             value = str(value)
-        elif isinstance(value, (bytes, bytearray, memoryview, LargeText)) and len(value) >= LARGE_VALUE:
+        elif is_large(value):
             raise _LargeValue()
         row = render_row({col.key: value}, plan, render_bytes) or {}
         return _dumps(row[col.key], default=json_default, option=_OPTIONS)
@@ -139,7 +134,7 @@ class JsonLinesWriter:
 
     def write(self, change) -> None:
         plan, render = change.plan, self.render_bytes
-        if _large_values(change.before, plan) or _large_values(change.after, plan):
+        if large_values(change.before, plan) or large_values(change.after, plan):
             self._write_pieces(change)
             return
         self.out.write(b"".join((
@@ -162,7 +157,7 @@ class JsonLinesWriter:
             if row is None:
                 return b"null"
             row = dict(row)
-            for key, col in _large_values(row, plan):
+            for key, col in large_values(row, plan):
                 token = f"\x00{nonce}{len(values)}\x00"
                 values[orjson.dumps(token)] = (row[key], col)
                 row[key] = token
@@ -189,14 +184,11 @@ class JsonLinesWriter:
                 self.out.write(_dumps(text)[1:-1])
             self.out.write(b'"')
             return
-        view = memoryview(value).cast("B")
         tag = getattr(self.render_bytes, "tag", "bytes_hex")
         raw = col is not None and col.charset_unknown
         self.out.write(b'{"' + tag.encode("ascii") + b'":"' if raw else b'"')
-        encode = base64.b64encode if tag == "bytes_base64" else bytes.hex
-        for i in range(0, len(view), _PIECE):
-            piece = encode(bytes(view[i:i + _PIECE]))
-            self.out.write(piece if isinstance(piece, bytes) else piece.encode("ascii"))
+        for piece in bytes_pieces(value, self.render_bytes, _PIECE):
+            self.out.write(piece)
         self.out.write(b'"}' if raw else b'"')
 
     def statement(self, record) -> None:
@@ -206,14 +198,3 @@ class JsonLinesWriter:
 
     def event(self, item) -> None:
         """Events are in the JSON output through their records (rows, statements, DDL)."""
-
-
-def _large_values(row, plan) -> list:
-    """(key, column) of the binary values of ``row`` that are LARGE_VALUE or larger, and
-    of its LargeText values (``types.strings.LARGE_VIEWS``)."""
-    if row is None:
-        return []
-    found = [(key, col) for key, col in _render_keys(plan)
-             if isinstance(row.get(key), (bytes, bytearray, memoryview)) and len(row[key]) >= LARGE_VALUE]
-    found += [(key, plan.column_by_key(key)) for key, value in row.items() if value.__class__ is LargeText]
-    return found

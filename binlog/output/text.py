@@ -5,6 +5,8 @@ Each event gets its ``# at`` line and a header comment; rows are printed as the
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -29,9 +31,11 @@ from ..events import (
     XaPrepareEvent,
     XidEvent,
 )
+from ..interrupts import deferred
 from ..rows import EncodedRows, encode_rows
+from ..types.strings import LargeText
 from .routing import SAFE_INTEGER
-from .values import RawBytes, bytes_renderer, render_row
+from .values import RawBytes, bytes_pieces, bytes_renderer, is_large, large_values, render_row
 
 _SQL_VERB = {"insert": "INSERT INTO", "update": "UPDATE", "delete": "DELETE FROM"}
 
@@ -99,8 +103,11 @@ def _literal(value) -> str:
         value = value.as_json()
     if isinstance(value, (dict, list)):
         value = json.dumps(value, ensure_ascii=False, default=str)
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
+    return f"'{_escape(str(value))}'"
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def value_text(plan, render_bytes, bigint_as_string: bool = False):
@@ -110,6 +117,8 @@ def value_text(plan, render_bytes, bigint_as_string: bool = False):
     def render(value, col) -> bytes:
         if bigint_as_string and type(value) is int and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
             value = str(value)
+        elif is_large(value):
+            raise ValueError("a large value: written in pieces by the per-row path")
         row = render_row({col.key: value}, plan, render_bytes) or {}
         return _literal(row[col.key]).encode("utf-8", "surrogateescape")
     return render
@@ -163,15 +172,65 @@ class TextWriter:
     def write(self, change) -> None:
         name = f"`{change.db}`.`{change.table}`"
         lines = [f"### {_SQL_VERB[change.op]} {name}"]
-        before = render_row(change.before, change.plan, self.render_bytes)
-        after = render_row(change.after, change.plan, self.render_bytes)
+        plan = change.plan
+        large = {} if not (large_values(change.before, plan) or large_values(change.after, plan)) \
+            else self._tokens()
+        before = render_row(self._stand_in(change.before, plan, large), plan, self.render_bytes)
+        after = render_row(self._stand_in(change.after, plan, large), plan, self.render_bytes)
         if before is not None:
             lines.append("### WHERE")
             lines.extend(self._assignments(before))
         if after is not None:
             lines.append("### SET")
             lines.extend(self._assignments(after))
-        self._emit("\n".join(lines) + "\n")
+        text = "\n".join(lines) + "\n"
+        if large:
+            self._write_pieces(text, large)
+        else:
+            self._emit(text)
+
+    # Large values (issue 15 item 5): a binary or text value of LARGE_VALUE bytes or more
+    # stands as a token (NUL, a random nonce, a number: no decoded value can forge it) in
+    # the record's text and is written in pieces in its literal's place.
+
+    @staticmethod
+    def _tokens() -> dict:
+        return {"": secrets.token_hex(8)}       # "": the nonce; token -> (value, column)
+
+    def _stand_in(self, row, plan, large: dict):
+        if not large or row is None:
+            return row
+        row = dict(row)
+        for key, col in large_values(row, plan):
+            token = f"\0{large['']}:{len(large)}\0"
+            large[token] = (row[key], col)
+            row[key] = token
+        return row
+
+    def _write_pieces(self, text: str, large: dict) -> None:
+        nonce = large.pop("")
+        values = {f"'{token}'": value for token, value in large.items()}
+        with deferred():
+            for part in re.split("('\0" + nonce + ":[0-9]+\0')", text):
+                if part in values:
+                    for piece in self._literal_pieces(*values[part]):
+                        self.out.write(piece)
+                else:
+                    self._emit(part)
+
+    def _literal_pieces(self, value, col):
+        """``_literal`` of ``render_row``'s form of a large value, in pieces."""
+        if isinstance(value, LargeText):
+            yield b"'"
+            for piece in value.pieces():
+                yield _escape(piece).encode("utf-8", "surrogateescape")
+            yield b"'"
+            return
+        raw = col is not None and col.charset_unknown
+        tag = getattr(self.render_bytes, "tag", "bytes_hex")
+        yield f'{{"{tag}":"'.encode("ascii") if raw else b"'"
+        yield from bytes_pieces(value, self.render_bytes)
+        yield b'"}' if raw else b"'"
 
     def encode_rows(self, change, event):
         """The batch path (the reader's ``row_encoder``): every row of the rows event

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from datetime import datetime, timezone
 from decimal import Decimal
+from typing import Iterator
 
 from ..charsets import CHARSET_CODECS, COLLATIONS
 from ..constants import BINARY_COLLATION
@@ -136,3 +137,40 @@ def json_default(value):
 
 def iso_ts(ts: int) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: A binary or text value at least this large is written in pieces, never rendered whole:
+#: a 200 MiB LONGBLOB would otherwise be held as bytes, hex text and JSON bytes at once
+#: (issue 15 item 5; README "Hostile content: limits"). ``binlog dump`` sets
+#: ``types.strings.LARGE_VIEWS`` to it for the writers that take pieces.
+LARGE_VALUE = 1 << 20
+
+
+def is_large(value) -> bool:
+    """A value the writers write in pieces: binary of LARGE_VALUE bytes or more, or a
+    LargeText (``types.strings.LARGE_VIEWS``)."""
+    return isinstance(value, (bytes, bytearray, memoryview, LargeText)) and len(value) >= LARGE_VALUE
+
+
+def large_values(row, plan) -> list:
+    """(key, column) of the values of ``row`` that ``is_large``."""
+    if row is None:
+        return []
+    found = [(key, col) for key, col in _render_keys(plan)
+             if isinstance(row.get(key), (bytes, bytearray, memoryview)) and len(row[key]) >= LARGE_VALUE]
+    found += [(key, plan.column_by_key(key)) for key, value in row.items() if value.__class__ is LargeText]
+    return found
+
+
+#: Raw bytes per piece of a large binary value: a multiple of 3, so base64 pieces join.
+BYTES_PIECE = 3 << 18
+
+
+def bytes_pieces(value, render_bytes, piece: int = BYTES_PIECE) -> Iterator[bytes]:
+    """``render_bytes(value)`` (hex or base64) of a large binary value, in pieces: the
+    pieces join into the whole's text (issue 15 item 5)."""
+    view = memoryview(value).cast("B")
+    encode = base64.b64encode if getattr(render_bytes, "tag", "") == "bytes_base64" else bytes.hex
+    for i in range(0, len(view), piece):
+        out = encode(bytes(view[i:i + piece]))
+        yield out if isinstance(out, bytes) else out.encode("ascii")

@@ -5,6 +5,7 @@ Peak RSS is measured in a child process (ru_maxrss), against a child that reads 
 binlog, so the interpreter's own size cancels out."""
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import subprocess
@@ -18,7 +19,7 @@ import zstandard
 from binlog.cli import main
 from binlog.compression import zlib_exact, zstd_exact
 from binlog.errors import MalformedEventError
-from binlog.output import json_lines, sql
+from binlog.output import json_lines, sql, values
 
 from .build import TABLE_MAP, WRITE_ROWS_V1, XID, binlog, lenenc, table_map, write_rows
 
@@ -55,14 +56,15 @@ def schema(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["--format", "json"], ["--format", "json", "--binary-encoding", "base64"],
-                                  ["--format", "sql"], ["--format", "flashback"]])
+                                  ["--format", "sql"], ["--format", "flashback"], ["--format", "text"],
+                                  ["--format", "text", "--binary-encoding", "base64"], ["--format", "debezium"]])
 @pytest.mark.parametrize("byte", [b"\xff", b"a\"\\\n\x01\xc3\xa9"])     # hex; text (valid UTF-8)
 def test_values_written_in_pieces_are_the_same_bytes(tmp_path, schema, capsysbinary, monkeypatch, args, byte):
     path = _blob_binlog(tmp_path / "b.binlog", 300_000, byte, compressed=False)
     argv = ["dump", "--schema-ddl", str(schema), *args, str(path)]
     assert main(argv) == 0
     whole = capsysbinary.readouterr().out
-    monkeypatch.setattr(json_lines, "LARGE_VALUE", 1000)
+    monkeypatch.setattr(values, "LARGE_VALUE", 1000)
     monkeypatch.setattr(json_lines, "_PIECE", 3 * 1001)
     monkeypatch.setattr(sql, "LARGE_VALUE", 1000)
     monkeypatch.setattr(sql, "_PIECE", 1001)
@@ -71,20 +73,26 @@ def test_values_written_in_pieces_are_the_same_bytes(tmp_path, schema, capsysbin
     assert pieces == whole and len(whole) > 300_000
 
 
+@pytest.mark.parametrize("fmt", ["json", "text", "debezium"])
 @pytest.mark.parametrize("encoding", ["hex", "base64"])
 def test_raw_bytes_of_unknown_charset_in_pieces_are_the_same_object(tmp_path, capsysbinary,
-                                                                     monkeypatch, encoding):
+                                                                     monkeypatch, encoding, fmt):
     # No schema: the LONGBLOB may be TEXT, its charset is unknown: {"bytes_hex": ...}.
     path = _blob_binlog(tmp_path / "b.binlog", 300_000, b"a\xc3\xa9", compressed=False)
-    argv = ["dump", "--binary-encoding", encoding, str(path)]
+    argv = ["dump", "--format", fmt, "--binary-encoding", encoding, str(path)]
     assert main(argv) == 0
     whole = capsysbinary.readouterr().out
-    monkeypatch.setattr(json_lines, "LARGE_VALUE", 1000)
+    monkeypatch.setattr(values, "LARGE_VALUE", 1000)
     monkeypatch.setattr(json_lines, "_PIECE", 3 * 1001)
     assert main(argv) == 0
     pieces = capsysbinary.readouterr().out
     assert pieces == whole
-    assert list(json.loads(whole)["after"]["@1"]) == [f"bytes_{encoding}"]
+    if fmt == "json":
+        assert list(json.loads(whole)["after"]["@1"]) == [f"bytes_{encoding}"]
+    elif fmt == "debezium":     # the connector's choice: valid UTF-8 is text
+        assert json.loads(whole)["after"]["@1"] == "aé" * 100_000
+    else:
+        assert f'###   @1={{"bytes_{encoding}":"'.encode() in whole
 
 
 def _peak_rss(*argv) -> int:
@@ -99,7 +107,7 @@ def _peak_rss(*argv) -> int:
 
 
 @pytest.mark.parametrize("args", [["--format", "json"], ["--format", "json", "--checksum"],
-                                  ["--format", "sql"]])
+                                  ["--format", "sql"], ["--format", "text"], ["--format", "debezium"]])
 def test_a_compressed_200_mib_blob_is_held_once(tmp_path, schema, args):
     # bench/large_value_bench.py: before, 2.1x the value for json and sql (the inflate's
     # blocks joined into a second buffer, then the value copied out of the rows part) and
@@ -213,7 +221,7 @@ def _small_and_large(monkeypatch, argv, capsysbinary):
 
     assert main(argv) == 0
     whole = capsysbinary.readouterr().out
-    monkeypatch.setattr(json_lines, "LARGE_VALUE", 1000)
+    monkeypatch.setattr(values, "LARGE_VALUE", 1000)
     monkeypatch.setattr(sql, "LARGE_VALUE", 1000)
     monkeypatch.setattr(sql, "_PIECE", 1001)
     monkeypatch.setattr(checksum, "LARGE_VALUE", 1000)
@@ -223,7 +231,8 @@ def _small_and_large(monkeypatch, argv, capsysbinary):
 
 
 @pytest.mark.parametrize("args", [["--format", "json"], ["--format", "json", "--checksum"],
-                                  ["--format", "sql"], ["--format", "flashback"]])
+                                  ["--format", "sql"], ["--format", "flashback"], ["--format", "text"],
+                                  ["--format", "debezium"]])
 @pytest.mark.parametrize("kind", sorted(TEXTS))
 def test_text_written_in_pieces_is_the_same_bytes(tmp_path, capsysbinary, monkeypatch, args, kind):
     charset = "utf8mb4" if kind == "utf8mb4" else "latin1"
@@ -269,7 +278,7 @@ def test_invalid_large_text_is_the_same_typed_error(tmp_path, capsys, monkeypatc
     value = b"x" * 5000 + bad + b"y" * 5000 if bad == b"\xff" else b"x" * 10_000 + bad
     path = _value_binlog(tmp_path / "t.binlog", value, compressed=False)
     if large:
-        monkeypatch.setattr(json_lines, "LARGE_VALUE", 1000)
+        monkeypatch.setattr(values, "LARGE_VALUE", 1000)
     argv = ["dump", "--schema-ddl", str(_text_schema(tmp_path, "utf8mb4")), str(path)]
     assert main(argv) == 1
     err = capsys.readouterr().err
@@ -277,7 +286,7 @@ def test_invalid_large_text_is_the_same_typed_error(tmp_path, capsys, monkeypatc
 
 
 @pytest.mark.parametrize("args", [["--format", "json"], ["--format", "json", "--checksum"],
-                                  ["--format", "sql"]])
+                                  ["--format", "sql"], ["--format", "text"], ["--format", "debezium"]])
 @pytest.mark.parametrize("unit", ["a", "é€"])
 def test_a_compressed_64_mib_text_is_held_once(tmp_path, args, unit):
     # bench/large_value_bench.py --text: before, the value was also a str (1x for ASCII,
@@ -320,3 +329,17 @@ def test_a_real_servers_compressed_longtext(mariadb_factory, tmp_path):
                          capture_output=True, timeout=120)
     assert run.returncode == 0, run.stderr.decode()[-2000:]
     assert srv.query("SELECT MD5(t) FROM h.big") == [(md5,)]
+
+
+@pytest.mark.parametrize("unit", [b"a\xc3\xa9", b"a\xff"])     # text; not UTF-8: base64
+def test_debezium_large_values_of_unknown_charset_choose_as_the_connector(tmp_path, capsysbinary,
+                                                                        monkeypatch, unit):
+    path = _blob_binlog(tmp_path / "b.binlog", 300_000, unit, compressed=False)
+    argv = ["dump", "--format", "debezium", str(path)]
+    assert main(argv) == 0
+    whole = capsysbinary.readouterr().out
+    monkeypatch.setattr(values, "LARGE_VALUE", 1000)
+    assert main(argv) == 0
+    assert capsysbinary.readouterr().out == whole
+    after = json.loads(whole)["after"]["@1"]
+    assert after == ("aé" * 100_000 if unit == b"a\xc3\xa9" else base64.b64encode(unit * 150_000).decode())
