@@ -8,6 +8,8 @@
  *     Python path - at the first event it is not sure to skip.
  * count_rows: the number of row images of one rows event, walking each image's NULL
  *     bitmap and value lengths from the column metadata (binlog stats).
+ * count_run: steps over a run of rows events whose counting walks the reader registered,
+ *     counting each one's rows as count_rows does (binlog stats without Python per event).
  *
  * The pure-Python reference of both is binlog/scan.py; tests compare the two.  Input is
  * attacker-controlled: every read is bounds-checked against the buffer's end, and
@@ -279,9 +281,176 @@ static PyObject *count_rows(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(rows);
 }
 
+static uint32_t crc_of(const unsigned char *p, Py_ssize_t n) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    Py_ssize_t done = 0;
+    while (done < n) {                 /* crc32 takes a uInt length */
+        uInt step = n - done > (1 << 30) ? (1u << 30) : (uInt)(n - done);
+        crc = crc32(crc, p + done, step);
+        done += step;
+    }
+    return (uint32_t)crc;
+}
+
+/* Rows of the image data d[0:n] along a registered walk (bytes specs, nbytes, bytes
+ * specs_after, nbytes_after); -1 when they do not fill it exactly. */
+static long long count_images(const unsigned char *d, Py_ssize_t n, int kind, PyObject *walk) {
+    if (!PyTuple_Check(walk) || PyTuple_GET_SIZE(walk) != 4) return -1;
+    PyObject *sb = PyTuple_GET_ITEM(walk, 0), *sa = PyTuple_GET_ITEM(walk, 2);
+    Py_ssize_t nb = PyLong_AsSsize_t(PyTuple_GET_ITEM(walk, 1));
+    Py_ssize_t na = PyLong_AsSsize_t(PyTuple_GET_ITEM(walk, 3));
+    if ((nb == -1 || na == -1) && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+    if (!PyBytes_Check(sb) || !PyBytes_Check(sa) || PyBytes_GET_SIZE(sb) % SPEC_SIZE
+        || PyBytes_GET_SIZE(sa) % SPEC_SIZE) return -1;
+    Py_ssize_t cb = PyBytes_GET_SIZE(sb) / SPEC_SIZE, ca = PyBytes_GET_SIZE(sa) / SPEC_SIZE;
+    Spec *specs = PyMem_Malloc((size_t)(cb + ca + 1) * sizeof(Spec));
+    if (!specs) { PyErr_Clear(); return -1; }
+    unpack(specs, (const unsigned char *)PyBytes_AS_STRING(sb), cb);
+    unpack(specs + cb, (const unsigned char *)PyBytes_AS_STRING(sa), ca);
+    long long rows = 0;
+    Py_ssize_t pos = 0;
+    while (pos < n) {
+        Py_ssize_t next = image_end(d, pos, n, specs, cb, nb);
+        if (next >= 0 && kind == 1) next = image_end(d, next, n, specs + cb, ca, na);
+        if (next <= pos) { rows = -1; break; }
+        pos = next;
+        rows++;
+    }
+    PyMem_Free(specs);
+    return rows;
+}
+
+/* The rows event body b[0:n] (after the common header, before the checksum) of type
+ * ``code`` (23-25, 30-32: binlog/events/rows.py frames them): its table_id and rows, or
+ * rows -1 when it is not framed as the decoder frames it, no walk is registered for
+ * (table_id, count_key), or the images do not fill it.  -2: a Python error. */
+static long long count_event(const unsigned char *b, Py_ssize_t n, int code, int width,
+                             PyObject *walks, uint64_t *table_id) {
+    int kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
+    int v2 = code >= 30;
+    Py_ssize_t pos = 0;
+    if (n < width + 2) return -1;
+    *table_id = le(b, width);
+    pos = width + 2;                                    /* table_id, flags */
+    if (v2) {
+        if (n - pos < 2) return -1;
+        Py_ssize_t var_len = (Py_ssize_t)le(b + pos, 2);
+        if (var_len < 2 || n - pos < var_len) return -1;
+        pos += var_len;
+    }
+    if (n - pos < 1) return -1;
+    uint32_t ncols = b[pos++];
+    if (ncols == 0xFC) {
+        if (n - pos < 2) return -1;
+        ncols = (uint32_t)le(b + pos, 2);
+        pos += 2;
+    } else if (ncols >= 0xFB) {
+        return -1;
+    }
+    Py_ssize_t nbits = (Py_ssize_t)((ncols + 7) / 8) * (kind == 1 ? 2 : 1);
+    if (n - pos < nbits) return -1;
+    PyObject *id = PyLong_FromUnsignedLongLong(*table_id);
+    if (!id) return -2;
+    PyObject *table = PyDict_GetItemWithError(walks, id);      /* borrowed */
+    Py_DECREF(id);
+    if (!table) return PyErr_Occurred() ? -2 : -1;
+    if (!PyDict_Check(table)) return -1;
+    /* scan.count_key: code, column count (4 bytes LE), the bitmaps */
+    PyObject *key = PyBytes_FromStringAndSize(NULL, 5 + nbits);
+    if (!key) return -2;
+    unsigned char *k = (unsigned char *)PyBytes_AS_STRING(key);
+    k[0] = (unsigned char)code;
+    for (int i = 0; i < 4; i++) k[1 + i] = (unsigned char)(ncols >> (8 * i));
+    memcpy(k + 5, b + pos, (size_t)nbits);
+    PyObject *walk = PyDict_GetItemWithError(table, key);      /* borrowed */
+    Py_DECREF(key);
+    if (!walk) return PyErr_Occurred() ? -2 : -1;
+    pos += nbits;
+    return count_images(b + pos, n - pos, kind, walk);
+}
+
+/* count_run(buf, pos, end, offset, widths, common_header_len, checksum_len, walks,
+ *           stop_ts, stop_offset, last_log_pos, chain_run, strict_chain, verify_crc)
+ *
+ * As skip_run frames and checks events (sizes, the log_pos chain, CRC32 with
+ * verify_crc), over consecutive plain rows events (binlog/scan.py COUNT_RUN_CODES)
+ * starting before stop_offset with a timestamp below stop_ts (-1: none), each counted
+ * along the walk ``walks[table_id][count_key]`` (registered by the reader from events it
+ * counted itself).  Stops at the first event it cannot count; the stream reads that one.
+ *
+ * Returns None when the first event is not counted, else (pos, [(offset, code,
+ * table_id, rows, size, ts, server_id), ...], last_log_pos, chain_run, last_event_pos). */
+static PyObject *count_run(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long offset, stop_ts, stop_offset, last_log_pos;
+    const char *widths;
+    Py_ssize_t widths_len;
+    int common_len, checksum_len, strict_chain, verify_crc;
+    long chain_run;
+    PyObject *walks;
+    if (!PyArg_ParseTuple(args, "y*nnLy#iiO!LLLlpp", &view, &pos, &end, &offset, &widths,
+                          &widths_len, &common_len, &checksum_len, &PyDict_Type, &walks,
+                          &stop_ts, &stop_offset, &last_log_pos, &chain_run, &strict_chain,
+                          &verify_crc))
+        return NULL;
+    if (widths_len != 256 || pos < 0 || end > view.len || pos > end || common_len < HEADER_LEN
+        || common_len > 255 || checksum_len < 0 || checksum_len > 4) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "count_run: bad arguments");
+        return NULL;
+    }
+    PyObject *counted = PyList_New(0);
+    if (!counted) { PyBuffer_Release(&view); return NULL; }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos, last_event = -1;
+    int failed = 0;
+    while (end - pos >= HEADER_LEN) {
+        const unsigned char *h = buf + pos;
+        long long at = offset + (pos - start);
+        int code = h[4];
+        int width = (unsigned char)widths[code];
+        if (!((code >= 23 && code <= 25) || (code >= 30 && code <= 32))) break;
+        if (width != 4 && width != 6) break;
+        if (stop_offset >= 0 && at >= stop_offset) break;
+        long long ts = (long long)le(h, 4);
+        long long size = (long long)le(h + 9, 4);
+        long long log_pos = (long long)le(h + 13, 4);
+        if (size < common_len + checksum_len || size > MAX_EVENT_SIZE) break;
+        if (size > end - pos) break;                    /* not all buffered */
+        if (stop_ts >= 0 && ts >= stop_ts) break;
+        long long event_end = (at + size) & U32;
+        int chained = log_pos == 0 || log_pos == event_end
+                      || (last_log_pos >= 0 && log_pos == ((last_log_pos + size) & U32));
+        if (strict_chain && chain_run >= 2 && !chained) break;
+        uint64_t table_id = 0;
+        long long rows = count_event(h + common_len, (Py_ssize_t)(size - common_len - checksum_len),
+                                     code, width, walks, &table_id);
+        if (rows == -2) { failed = 1; break; }
+        if (rows < 0) break;
+        if (verify_crc && checksum_len == 4
+            && crc_of(h, (Py_ssize_t)size - 4) != (uint32_t)le(h + size - 4, 4)) break;
+        PyObject *item = Py_BuildValue("(LiKLLLK)", at, code, (unsigned long long)table_id, rows,
+                                       size, ts, (unsigned long long)le(h + 5, 4));
+        if (!item || PyList_Append(counted, item) < 0) { Py_XDECREF(item); failed = 1; break; }
+        Py_DECREF(item);
+        if (log_pos) {        /* stream.py _note_chain */
+            chain_run = chained ? chain_run + 1 : 0;
+            last_log_pos = log_pos;
+        }
+        last_event = pos;
+        pos += (Py_ssize_t)size;
+    }
+    PyBuffer_Release(&view);
+    if (failed) { Py_DECREF(counted); return NULL; }
+    if (last_event < 0) { Py_DECREF(counted); Py_RETURN_NONE; }
+    return Py_BuildValue("nNLln", pos, counted, last_log_pos, chain_run, last_event);
+}
+
 static PyMethodDef methods[] = {
     {"skip_run", skip_run, METH_VARARGS, "Step over a run of unwanted rows events by length."},
     {"count_rows", count_rows, METH_VARARGS, "Count the row images of one rows event."},
+    {"count_run", count_run, METH_VARARGS, "Count the rows of a run of rows events."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -47,11 +47,12 @@ from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
-from .rows import DecodePlan, build_plan, count_rows, decode_rows
+from .rows import DecodePlan, build_plan, count_rows, count_walk, decode_rows
+from .scan import count_key
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
-from .stream import Damage, EventStream, SkippedRun
+from .stream import CountedRun, Damage, EventStream, SkippedRun
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
 # like mysqlbinlog, the datetime filters do not stop on them.
@@ -89,6 +90,16 @@ class RowCount:
     table: str
     op: str
     count: int
+
+
+@dataclass(slots=True)
+class CountedRows:
+    """A run of rows events counted in one go (``BinlogReader.count_runs``: ``binlog
+    stats``), given out instead of their SourceEvents and RowCounts: ``counts``, the
+    RowCount of each event in order (``count`` 0 included), ``sizes`` their event sizes."""
+    file: str
+    counts: list
+    sizes: list
 
 
 @dataclass(slots=True)
@@ -260,6 +271,10 @@ class BinlogReader:
         # batch path (binlog dump --format json|text); the rows of an event it encodes
         # are given out as one EncodedRows item instead of RowChanges.
         self.row_encoder: Any = None
+        # count_runs (with count_rows): runs of rows events whose tables' rows were
+        # counted before are counted by the stream in one compiled call and given out as
+        # one CountedRows item (binlog stats); no GTID window or --start-datetime.
+        self.count_runs = False
         self.source = source if isinstance(source, BinlogSource) else FileSource(
             source, follow=options.follow, follow_timeout=options.follow_timeout,
             poll_interval=options.poll_interval, on_idle=hooks.on_idle,
@@ -351,6 +366,7 @@ class BinlogReader:
         if not damage.may_be_rows_event:
             # It may have been a TABLE_MAP: rows events must not use an older map for its id.
             state.table_maps.clear()
+            state.count_walks.clear()
             state.maps_lost_at = damage.start
         if not damage.one_event or not state.in_trx or damage.type_code in _GTID_TYPES:
             # It may have been the next transaction's GTID event.
@@ -370,6 +386,9 @@ class BinlogReader:
         stream.skip_table_ids = filtered if self.table_filter else None
         stream.skip_stop_offset = -1 if stop is None else stop
         stream.skip_stop_ts = -1 if self.stop_datetime is None else self.stop_datetime
+        if self.count_runs and self.options.count_rows and not self.gtid_window.active \
+                and self.start_datetime is None:
+            stream.count_walks = state.count_walks
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
@@ -392,6 +411,9 @@ class BinlogReader:
                     continue
                 if isinstance(event, SkippedRun):
                     self._skipped_run(event)
+                    continue
+                if isinstance(event, CountedRun):
+                    yield self._counted_run(name, event, state)
                     continue
                 if stop is not None and header.offset >= stop:
                     return True
@@ -461,6 +483,21 @@ class BinlogReader:
             self.stats.events[event_type_name(code)] += n
         self.stats.bytes += run.counted_bytes
 
+    def _counted_run(self, name: str, run: CountedRun, state: "_FileState") -> CountedRows:
+        """The events of a run the stream counted, taken in as ``_event`` takes a rows
+        event it counts (stats, table maps) and given out as one CountedRows."""
+        counts, sizes = [], []
+        stats, table_maps, gtid = self.stats, state.table_maps, state.gtid
+        for at, code, table_id, rows, size, ts, server_id in run.events:
+            stats.events[event_type_name(code)] += 1
+            stats.bytes += size
+            plan = table_maps[table_id][1]      # count_walks only holds mapped tables
+            stats.rows[plan.qualified_name] += rows
+            counts.append(RowCount(name, at, ts, server_id, gtid, plan.db, plan.table,
+                                   _COUNT_OPS[code], rows))
+            sizes.append(size)
+        return CountedRows(name, counts, sizes)
+
     def _event(self, name: str, event, state: "_FileState", filtered: set):
         """Take one event in: None when it is not given out, else the row changes
         that follow it (all decoded before anything of the event is given out)."""
@@ -471,6 +508,7 @@ class BinlogReader:
         if isinstance(event, FormatDescriptionEvent):
             state.fde = event.fde
             table_maps.clear()
+            state.count_walks.clear()
         elif isinstance(event, GtidListEvent):
             self.continuity.gtid_list(event.gtids)
         elif isinstance(event, PreviousGtidsEvent):
@@ -485,6 +523,7 @@ class BinlogReader:
             if self.gtid_window.active:
                 self._enter_group(event, state)
         elif isinstance(event, TableMapEvent):
+            state.count_walks.pop(event.table_id, None)     # a new layout: walks anew
             if self.table_filter and not self.table_filter.keeps(event.db, event.table):
                 filtered.add(event.table_id)
                 table_maps.pop(event.table_id, None)
@@ -509,7 +548,8 @@ class BinlogReader:
         if self.start_datetime is not None and header.timestamp < self.start_datetime:
             return None
         if isinstance(event, RowsEvent):
-            return list(self._changes(name, event, table_maps, state.gtid, state.fde))
+            return list(self._changes(name, event, table_maps, state.gtid, state.fde,
+                                      state.count_walks))
         if isinstance(event, QueryEvent):
             return self._statement(name, event, state, context)
         return ()
@@ -573,7 +613,7 @@ class BinlogReader:
                                 state.gtid, event.db or None, op, sql, event, session, context, schema,
                                 exact)]
 
-    def _changes(self, name, event: RowsEvent, table_maps, gtid, fde):
+    def _changes(self, name, event: RowsEvent, table_maps, gtid, fde, count_walks=None):
         entry = table_maps.get(event.table_id)
         if entry is None:
             raise MissingTableMapError(
@@ -612,6 +652,8 @@ class BinlogReader:
             raise
         if isinstance(rows, int):
             self.stats.rows[plan.qualified_name] += rows
+            if self.count_runs and count_walks is not None:
+                _register_count_walk(count_walks, event, plan)
             if rows:
                 yield RowCount(name, header.offset, header.timestamp, header.server_id, gtid,
                                plan.db, plan.table, event.kind, rows)
@@ -684,6 +726,7 @@ _GTID_TYPES = frozenset({EventType.GTID_EVENT, EventType.GTID_LOG_EVENT,
 class _FileState:
     """What reading one file has established so far (reset by damage where needed)."""
     table_maps: dict = field(default_factory=dict)   # table_id -> (TableMapEvent, plan|None)
+    count_walks: dict = field(default_factory=dict)  # EventStream.count_walks (count_runs)
     gtid: str | None = None
     fde: object = None
     in_trx: bool = False        # between a GTID event and the end of its transaction
@@ -693,6 +736,22 @@ class _FileState:
     group: tuple[Any, int] | None = None
     skip_group: bool = False                # that group lies outside the window
     context: list = field(default_factory=list)   # INTVAR/RAND/USER_VAR before a statement
+
+
+# rows type codes -> RowCount.op, for the events scan.count_run counts
+_COUNT_OPS = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update", 32: "delete"}
+
+
+def _register_count_walk(count_walks: dict, event: RowsEvent, plan: DecodePlan) -> None:
+    """Let the stream count the next events like ``event`` (same table_id, type, columns
+    and bitmaps) itself: ``event`` was just counted along this walk."""
+    code = event.header.type_code
+    if code not in _COUNT_OPS:
+        return
+    walk = count_walk(event, plan)
+    if walk is not None:
+        key = count_key(code, event.width, event.present, event.present_after)
+        count_walks.setdefault(event.table_id, {})[key] = walk
 
 
 def assumed_codec(charset: str) -> str:

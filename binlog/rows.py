@@ -416,6 +416,18 @@ def count_rows(event: RowsEvent, plan: DecodePlan) -> int:
     return len(decode_rows(event, plan))
 
 
+def count_walk(event: RowsEvent, plan: DecodePlan) -> tuple | None:
+    """(specs, nbytes, specs_after, nbytes_after): the walk ``scan.count_run`` counts
+    events like ``event`` along (``count_rows``' walk), or None when it has none."""
+    if event.width != len(plan.columns) or event.partial:
+        return None
+    before = _count_walk(plan, event.present)
+    after = _count_walk(plan, event.after_present) if event.kind == UPDATE else before
+    if before is None or after is None or not before[0]:
+        return None
+    return before[1], before[0], after[1], after[0]
+
+
 def _count_walk(plan: DecodePlan, present: bytes):
     """(NULL-bitmap size, packed specs) of row images with these present columns, or
     None when a column's value length is not known without decoding it."""

@@ -11,6 +11,11 @@ never were: their bytes are not looked at); the others are, as when they were de
 Their bodies are not parsed any more: a damaged body (bad bitmaps, a corrupt compressed
 block) that keeps its CRC is not an error when nothing of it is given out.
 
+``count_run``: step over a run of rows events of tables whose row counting walks the
+reader has registered, counting each one's rows as ``count_rows`` does (``binlog
+stats``): the CRC and framing checks of ``skip_run``, plus the rows post-header;
+it stops at the first event it cannot count, which the stream then reads as usual.
+
 ``count_rows``: how many row images a rows event holds, from each image's NULL bitmap
 and the value lengths the column metadata gives (``binlog stats``); -1 when the images
 do not fill the rows data exactly or a column's length is not known here, and the
@@ -94,6 +99,106 @@ def skip_run(*args):
     if compiled is not None:
         return compiled.skip_run(*args)
     return skip_run_py(*args)
+
+
+# Plain rows events count_run takes (v1 and v2 WRITE/UPDATE/DELETE; not v0, compressed or
+# PARTIAL_UPDATE_ROWS, which the decoder frames differently): code -> kind (0 insert,
+# 1 update, 2 delete) and whether a v2 var-header follows the flags.
+COUNT_RUN_CODES = {23: (0, False), 24: (1, False), 25: (2, False),
+                   30: (0, True), 31: (1, True), 32: (2, True)}
+
+
+def count_key(code: int, width: int, present: bytes, present_after: bytes | None) -> bytes:
+    """The key of a registered counting walk inside its table_id's dict: what of a rows
+    event decides its walk (type, column count, bitmaps)."""
+    return bytes([code]) + width.to_bytes(4, "little") + present + (present_after or b"")
+
+
+def count_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len: int,
+                 checksum_len: int, walks: dict, stop_ts: int, stop_offset: int,
+                 last_log_pos: int, chain_run: int, strict_chain: bool, verify_crc: bool):
+    """See binlog/_scan.c count_run: None, or (pos, [(offset, code, table_id, rows, size,
+    ts, server_id), ...], last_log_pos, chain_run, last_event_pos)."""
+    start, last_event = pos, -1
+    counted: list = []
+    while end - pos >= HEADER_LEN:
+        at = offset + pos - start
+        code = buf[pos + 4]
+        width = widths[code]
+        if code not in COUNT_RUN_CODES or width not in (4, 6) or (0 <= stop_offset <= at):
+            break
+        ts = int.from_bytes(buf[pos:pos + 4], "little")
+        size = int.from_bytes(buf[pos + 9:pos + 13], "little")
+        log_pos = int.from_bytes(buf[pos + 13:pos + 17], "little")
+        if not common_len + checksum_len <= size <= MAX_EVENT_SIZE or size > end - pos \
+                or 0 <= stop_ts <= ts:
+            break
+        chained = log_pos in (0, (at + size) & _U32) or (
+            last_log_pos >= 0 and log_pos == (last_log_pos + size) & _U32)
+        if strict_chain and chain_run >= 2 and not chained:
+            break
+        rows = _count_event(buf, pos + common_len, pos + size - checksum_len, code, width, walks)
+        if rows is None:
+            break
+        if verify_crc and checksum_len == 4 and zlib.crc32(memoryview(buf)[pos:pos + size - 4]) \
+                != int.from_bytes(buf[pos + size - 4:pos + size], "little"):
+            break
+        counted.append((at, code, rows[0], rows[1], size, ts,
+                        int.from_bytes(buf[pos + 5:pos + 9], "little")))
+        if log_pos:
+            chain_run = chain_run + 1 if chained else 0
+            last_log_pos = log_pos
+        last_event = pos
+        pos += size
+    if last_event < 0:
+        return None
+    return pos, counted, last_log_pos, chain_run, last_event
+
+
+def _count_event(buf, pos: int, end: int, code: int, width: int, walks: dict):
+    """(table_id, rows) of the rows event body buf[pos:end], or None: not framed as the
+    decoder frames it, no walk registered for it, or images that do not fill it."""
+    kind, v2 = COUNT_RUN_CODES[code]
+    if end - pos < width + 2:
+        return None
+    table_id = int.from_bytes(buf[pos:pos + width], "little")
+    pos += width + 2                                       # table_id, flags
+    if v2:
+        if end - pos < 2:
+            return None
+        var_len = int.from_bytes(buf[pos:pos + 2], "little")
+        if var_len < 2 or end - pos < var_len:
+            return None
+        pos += var_len
+    if end - pos < 1:
+        return None
+    ncols = buf[pos]
+    pos += 1
+    if ncols == 0xFC:
+        if end - pos < 2:
+            return None
+        ncols = int.from_bytes(buf[pos:pos + 2], "little")
+        pos += 2
+    elif ncols >= 0xFB:
+        return None
+    nbits = (ncols + 7) // 8 * (2 if kind == 1 else 1)
+    if end - pos < nbits:
+        return None
+    table = walks.get(table_id)
+    walk = table.get(bytes([code]) + ncols.to_bytes(4, "little") + bytes(buf[pos:pos + nbits])) \
+        if table is not None else None
+    if walk is None:
+        return None
+    specs, nbytes, specs_after, nbytes_after = walk
+    rows = count_rows_py(memoryview(buf)[pos + nbits:end], kind, specs, nbytes, specs_after,
+                         nbytes_after)
+    return None if rows < 0 else (table_id, rows)
+
+
+def count_run(*args):
+    if compiled is not None:
+        return compiled.count_run(*args)
+    return count_run_py(*args)
 
 
 # --- row counts -------------------------------------------------------------------

@@ -178,6 +178,16 @@ class SkippedRun:
     counted_bytes: int
 
 
+@dataclass
+class CountedRun:
+    """Rows events whose rows were counted in one go (``EventStream.count_walks``:
+    ``binlog stats``): framed, CRC-checked, never decoded into events.  ``header``: the
+    last one's; ``events``: (offset, type code, table_id, rows, size, timestamp,
+    server_id) of each, in order."""
+    header: EventHeader
+    events: list
+
+
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
                  expect_magic: bool = True, offset: int = 0,
@@ -227,6 +237,11 @@ class EventStream:
         self.skip_before_ts = -1
         self.skip_stop_ts = -1
         self.skip_stop_offset = -1
+        # Rows events counted by length (binlog.scan.count_run), set by the reader when
+        # it counts rows (binlog stats): {table_id: {scan.count_key: walk}} of the walks
+        # it counted such events with itself; a CountedRun comes out instead.  The
+        # skip_stop_* limits apply.
+        self.count_walks: dict | None = None
         self._widths: tuple[FormatDescription, bytes] | None = None
 
     # --- input -------------------------------------------------------------
@@ -322,7 +337,7 @@ class EventStream:
                                     field_offset=self.offset, hint=hint)
 
     # --- output ------------------------------------------------------------
-    def next_event(self) -> Event | Damage | SkippedRun | _NeedData:
+    def next_event(self) -> Event | Damage | SkippedRun | CountedRun | _NeedData:
         if self._pending:
             return self._pending.pop(0)
         if self._discard:
@@ -347,9 +362,12 @@ class EventStream:
             waiting = self._decrypt_next()
             if waiting is not None:
                 return waiting
-        elif self.seen_fde and (self.skip_table_ids is not None or self.skip_all_rows
-                                or self.skip_before_ts >= 0):
-            run = self._skip_run()
+        elif self.seen_fde:
+            run: SkippedRun | CountedRun | None = None
+            if self.skip_table_ids is not None or self.skip_all_rows or self.skip_before_ts >= 0:
+                run = self._skip_run()
+            if run is None and self.count_walks:
+                run = self._count_run()
             if run is not None:
                 return run
         if self.buffered < HEADER_LEN:
@@ -428,6 +446,26 @@ class EventStream:
         self._last_log_pos = None if last_log_pos < 0 else last_log_pos
         self._chain_run = chain_run
         return SkippedRun(header, filtered, filtered_bytes, counted, counted_bytes)
+
+    def _count_run(self) -> CountedRun | None:
+        """Count the buffered run of rows events ``count_walks`` covers (None: the next
+        event is not one); the checks are ``_skip_run``'s, plus the rows post-header."""
+        if self.decryptor is not None and self.offset < self._plain_end:
+            return None
+        strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
+        last = self._last_log_pos
+        got = scan.count_run(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
+                             self.fde.common_header_len, self.fde.checksum_len, self.count_walks,
+                             self.skip_stop_ts, self.skip_stop_offset, -1 if last is None else last,
+                             self._chain_run, strict, self.verify_checksums)
+        if got is None:
+            return None
+        pos, events, last_log_pos, chain_run, at = got
+        header = parse_header(self._buf, at, self.offset + at - self._pos)
+        self._advance(pos - self._pos)
+        self._last_log_pos = None if last_log_pos < 0 else last_log_pos
+        self._chain_run = chain_run
+        return CountedRun(header, events)
 
     def _rows_widths(self) -> bytes:
         """Per type code, the table_id width of a rows event (4 when the FDE gives rows a

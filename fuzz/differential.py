@@ -446,10 +446,37 @@ def cli_dump(data: bytes, path: Path) -> tuple:
     return (status, stdout.buffer.getvalue(), stderr.getvalue())
 
 
+def cli_stats(data: bytes, path: Path) -> tuple:
+    """``binlog stats --json`` of the same binlog through ``binlog.cli.main`` (runs of
+    rows events counted by binlog/_scan.c count_run): (exit status, stdout, stderr)."""
+    from binlog import cli
+
+    if not data:
+        return (0, b"", "")
+    options, body = data[0], data[1:]
+    if options & target.FIX_CRC:
+        body = target.fix_crcs(body)
+    path.write_bytes(body)
+    argv = ["stats", "--json", str(path)]
+    if options & target.NO_VERIFY:
+        argv.append("--no-verify-checksum")
+    if options & FILTER:
+        for pattern in EXCLUDE_TABLES:
+            argv += ["--exclude-table", pattern]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout, stderr
+    try:
+        status = cli.main(argv)
+    finally:
+        sys.stdout, sys.stderr = saved
+    return (status, stdout.getvalue().encode(), stderr.getvalue())
+
+
 def check_dump(data: bytes, path: Path) -> None:
-    """Dump ``data`` on both paths, through the reader and through the command line;
-    raise Difference if output or errors differ."""
-    for run in (dump, cli_dump):
+    """Dump ``data`` on both paths, through the reader and through the command line, and
+    count it with ``binlog stats``; raise Difference if output or errors differ."""
+    for run in (dump, cli_dump, cli_stats):
         with pure():
             reference = run(data, path)
         got = run(data, path)

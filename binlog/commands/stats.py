@@ -8,6 +8,7 @@ range of the events; ``--plot out.png`` draws row changes per minute per table
 from __future__ import annotations
 
 import heapq
+import os
 import sys
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
@@ -69,6 +70,24 @@ class Stats:
             counts["events"] += 1
         self.per_minute[name][change.ts // 60 * 60] += change.count
 
+    def counted(self, run) -> None:
+        """A reader.CountedRows: what ``event`` and ``change`` take of each of its rows
+        events and their RowCounts, for a run the stream counted in one go."""
+        first, last = self.first_ts, self.last_ts
+        for change, size in zip(run.counts, run.sizes, strict=True):
+            ts = change.ts
+            if ts:
+                first = ts if first is None or ts < first else first
+                last = ts if last is None or ts > last else last
+            if change.count:
+                name = f"{change.db}.{change.table}"
+                counts = self.tables[name]
+                counts[change.op] += change.count
+                counts["bytes"] += size
+                counts["events"] += 1
+                self.per_minute[name][ts // 60 * 60] += change.count
+        self.first_ts, self.last_ts = first, last
+
     def statement(self, record) -> None:
         """A statement-logged change (inside a transaction or not; its rows are unknown
         to the binlog): counted per default database."""
@@ -126,7 +145,7 @@ def _iso(ts):
 
 
 def run(args) -> int:
-    from ..reader import RowCount, StatementChange
+    from ..reader import CountedRows, RowCount, StatementChange
     from ..replay.transactions import TxAssembler
 
     if args.plot:
@@ -134,11 +153,14 @@ def run(args) -> int:
     # rows are counted, not decoded; transactions hold one RowCount per rows event, so
     # memory stays flat however large a transaction is
     reader = make_reader(args, count_rows=True)
+    reader.count_runs = os.environ.get("BINLOG_BATCH", "1") != "0"   # runs counted in C
     stats = Stats(args.top)
     assembler = TxAssembler()
     for item in with_progress(reader, reader.items(statements=True), args):
         if isinstance(item, RowCount):
             stats.change(item)
+        elif isinstance(item, CountedRows):
+            stats.counted(item)
         elif isinstance(item, StatementChange):
             stats.statement(item)
         else:

@@ -35,7 +35,7 @@ from ..events import (
     XidEvent,
 )
 from ..events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_ROLLBACK, transaction_control
-from ..reader import RowChange, RowCount, SourceEvent
+from ..reader import CountedRows, RowChange, RowCount, SourceEvent
 from ..statements import ADMIN, CONTROL, DDL, DML, classify_query  # noqa: F401 (re-exported)
 
 Position = tuple[str, int]
@@ -140,6 +140,9 @@ class TxAssembler:
 
     # -- input -------------------------------------------------------------------------
     def feed(self, item) -> list:
+        if isinstance(item, CountedRows):
+            self._counted(item)
+            return []
         # RowCount (binlog stats): the rows of one event, counted; it stands for them
         if isinstance(item, (RowChange, RowCount)):
             tx = self.current
@@ -205,6 +208,21 @@ class TxAssembler:
         from schema_store.store import file_key
 
         return min(starts, key=lambda p: (file_key(p[0]), p[1]))
+
+    def _counted(self, run) -> None:
+        """A run of rows events counted in one go (reader.CountedRows): each event as its
+        SourceEvent and then its RowCount (when it has rows) would be taken."""
+        for change, size in zip(run.counts, run.sizes, strict=True):
+            tx = self.current
+            if tx is not None:
+                tx.events += 1
+                tx.bytes += size
+                tx.rows_bytes += size
+            if change.count:
+                if tx is None:
+                    tx = self.current = Transaction(None, (change.file, change.pos), ts=change.ts,
+                                                    server_id=change.server_id)
+                tx.changes.append(change)
 
     # -- helpers -------------------------------------------------------------------------
     @staticmethod

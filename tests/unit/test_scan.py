@@ -135,3 +135,102 @@ def test_skip_run_compiled_equals_pure(sizes, codes, ids, chain, cut, flips, arg
         call = (bytes(buf), 0, end, 4, widths(), common, crc, table_ids, all_rows, before_ts,
                 stop_ts, stop_offset, last_log_pos, chain_run, strict, verify)
         assert scan.compiled.skip_run(*call) == scan.skip_run_py(*call)
+
+
+# --- count_run: runs of rows events counted in one call (binlog stats) ---------------
+
+_INT_SPEC = scan.SPEC.pack(0, 1, scan.K_LONG, 0, 0, 0, 0)     # one INT column, NULL bit 0
+
+
+def rows_event(code: int, table_id: int, rows: list, log_pos: int, at: int, *, crc: int,
+               ts: int, ncols_form: bytes = b"\x01") -> bytes:
+    """A WRITE/UPDATE/DELETE rows event (v1 23-25, v2 30-32) of one INT column whose rows
+    are ``rows`` (None: NULL); an UPDATE takes each value as its before and after image."""
+    update = code in (24, 31)
+    image = b"".join(b"\x01" if v is None else b"\x00" + v.to_bytes(4, "little", signed=True)
+                     for v in rows for _ in range(2 if update else 1))
+    body = table_id.to_bytes(6, "little") + b"\x01\x00" + (b"\x02\x00" if code >= 30 else b"")
+    body += ncols_form + b"\x01" * (2 if update else 1) + image
+    size = 19 + len(body) + crc
+    head = (ts.to_bytes(4, "little") + bytes([code]) + (1).to_bytes(4, "little")
+            + size.to_bytes(4, "little") + (log_pos if log_pos >= 0 else at + size).to_bytes(4, "little")
+            + b"\0\0")
+    raw = head + body
+    return raw + zlib.crc32(raw).to_bytes(4, "little")[:crc]
+
+
+def int_walks(table_ids) -> dict:
+    """The walks the reader registers for those tables' one-INT-column events."""
+    walks: dict = {}
+    for table_id in table_ids:
+        for code in (23, 24, 25, 30, 31, 32):
+            after = b"\x01" if code in (24, 31) else None
+            walks.setdefault(table_id, {})[scan.count_key(code, 1, b"\x01", after)] = (
+                _INT_SPEC, 1, _INT_SPEC, 1)
+    return walks
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(events=st.lists(st.tuples(st.sampled_from([2, 16, 20, 23, 24, 25, 30, 31, 32, 166]),
+                                 st.integers(0, 3), st.lists(st.one_of(st.none(), st.integers(-5, 5)),
+                                                             max_size=4),
+                                 st.sampled_from([b"\x01", b"\xfc\x01\x00", b"\xfb", b"\x02"])),
+                       min_size=1, max_size=8),
+       cut=st.integers(0, 600), flips=st.lists(st.integers(0, 600), max_size=3),
+       args=st.tuples(st.integers(-1, 200), st.integers(-1, 600), st.integers(-1, 600),
+                      st.integers(0, 3), st.booleans(), st.sampled_from([0, 4]), st.booleans(),
+                      st.booleans()))
+def test_count_run_compiled_equals_pure(events, cut, flips, args):
+    stop_ts, stop_offset, last_log_pos, chain_run, strict, crc, chain, verify = args
+    buf, at = bytearray(), 4
+    for i, (code, table_id, rows, ncols) in enumerate(events):
+        raw = rows_event(code, table_id, rows, -1 if chain else 9, at, crc=crc, ts=i * 30,
+                         ncols_form=ncols)
+        buf += raw
+        at += len(raw)
+    for flip in flips:
+        if flip < len(buf):
+            buf[flip] ^= 0x5A
+    end = min(cut, len(buf))
+    for walks in ({}, int_walks([1, 2]), int_walks(range(4))):
+        call = (bytes(buf), 0, end, 4, widths(), 19, crc, walks, stop_ts, stop_offset,
+                last_log_pos, chain_run, strict, verify)
+        assert scan.compiled.count_run(*call) == scan.count_run_py(*call)
+
+
+def test_count_run_counts_and_stops_where_it_cannot(mode):
+    buf = bytearray()
+    for code, table_id, rows in ((23, 1, [1, 2, None]), (31, 1, [5]), (25, 1, []), (24, 2, [7]),
+                                 (23, 1, [3])):
+        buf += rows_event(code, table_id, rows, -1, 4 + len(buf), crc=4, ts=100)
+    got = scan.count_run(bytes(buf), 0, len(buf), 4, widths(), 19, 4, int_walks([1]), -1, -1, -1,
+                         0, False, True)
+    pos, counted, *_ = got
+    assert [(code, table_id, rows) for _, code, table_id, rows, *_ in counted] == [
+        (23, 1, 3), (31, 1, 1), (25, 1, 0)]          # table 2 has no walk: the run ends there
+    assert counted[0][0] == 4 and pos == counted[2][0] - 4 + counted[2][4]
+    buf[30] ^= 0xFF                                 # the first event's CRC fails: nothing counted
+    assert scan.count_run(bytes(buf), 0, len(buf), 4, widths(), 19, 4, int_walks([1]), -1, -1, -1,
+                          0, False, True) is None
+
+
+STATS_SAMPLES = SAMPLES + sorted((REPO / "samples" / "mysql-test").glob("*"))[:40]
+
+
+@pytest.mark.parametrize("path", [p for p in STATS_SAMPLES if p.is_file()], ids=lambda p: p.name)
+def test_stats_with_counted_runs_equal_event_by_event(path, monkeypatch, capsys):
+    """binlog stats' whole output (counts, bytes, largest transactions, time range, exit
+    code) is the same with the compiled runs, the pure runs and no runs at all."""
+    from binlog.cli import main
+
+    def stats(batch: str, compiled):
+        monkeypatch.setenv("BINLOG_BATCH", batch)
+        monkeypatch.setattr(scan, "compiled", compiled)
+        code = main(["stats", "--json", "--infer-precision", str(path)])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+    native = scan.compiled
+    reference = stats("0", native)
+    assert stats("1", native) == reference
+    assert stats("1", None) == reference
