@@ -12,6 +12,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <zlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -1461,9 +1462,243 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nnn)", out, last_start, count);
 }
 
+/* ---- encode_run: a run of rows events straight into JSON lines ---------------------- */
+
+#define HEADER_LEN_19 19      /* sql/log_event.h LOG_EVENT_HEADER_LEN */
+
+static inline uint64_t le_u(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static uint32_t crc_of(const unsigned char *p, Py_ssize_t n) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    Py_ssize_t done = 0;
+    while (done < n) {                 /* crc32 takes a uInt length */
+        uInt step = n - done > (1 << 30) ? (1u << 30) : (uInt)(n - done);
+        crc = crc32(crc, p + done, step);
+        done += step;
+    }
+    return (uint32_t)crc;
+}
+
+/* json_lines._prefix of one event: PREFIX (the file part, up to "pos":), the offset,
+ * ,"ts":"<ISO 8601 UTC>","server_id":N, then the entry's rest (gtid, db, table, op,
+ * "before":) - what orjson writes for that dict. */
+static PyObject *event_head(PyObject *prefix, long long at, uint64_t ts, uint64_t server_id,
+                            PyObject *rest) {
+    char tmp[160];
+    int n = udigits(tmp, (uint64_t)at, 1);
+    memcpy(tmp + n, ",\"ts\":\"", 7);
+    n += 7;
+    long long y, m, d;
+    civil((int64_t)(ts / 86400), &y, &m, &d);
+    uint64_t rem = ts % 86400;
+    int len = datetime_fmt(tmp + n, y, m, d, rem / 3600, rem / 60 % 60, rem % 60, 0, 0);
+    tmp[n + 10] = 'T';                 /* iso_ts: %Y-%m-%dT%H:%M:%SZ */
+    n += len;
+    memcpy(tmp + n, "Z\",\"server_id\":", 15);
+    n += 15;
+    n += udigits(tmp + n, server_id, 1);
+    Py_ssize_t a = PyBytes_GET_SIZE(prefix), c = PyBytes_GET_SIZE(rest);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, a + n + c);
+    if (!out) return NULL;
+    char *o = PyBytes_AS_STRING(out);
+    memcpy(o, PyBytes_AS_STRING(prefix), a);
+    memcpy(o + a, tmp, n);
+    memcpy(o + a + n, PyBytes_AS_STRING(rest), c);
+    return out;
+}
+
+/* The rows event body b[0:n] of type ``code`` (23-25, 30-32, framed as
+ * binlog/events/rows.py frames them; binlog/_scan.c count_event): its table_id, the
+ * start of its rows data, and the entry registered for it in entries[table_id][key]
+ * (binlog.scan.count_key), borrowed; NULL when there is none (or, with an exception
+ * set, on a Python error). */
+static PyObject *run_entry(const unsigned char *b, Py_ssize_t n, int code, int width,
+                           PyObject *entries, uint64_t *table_id, Py_ssize_t *data_at) {
+    int update = code == 24 || code == 31;
+    Py_ssize_t pos;
+    if (n < width + 2) return NULL;
+    *table_id = le_u(b, width);
+    pos = width + 2;                                    /* table_id, flags */
+    if (code >= 30) {
+        if (n - pos < 2) return NULL;
+        Py_ssize_t var_len = (Py_ssize_t)le_u(b + pos, 2);
+        if (var_len < 2 || n - pos < var_len) return NULL;
+        pos += var_len;
+    }
+    if (n - pos < 1) return NULL;
+    uint32_t ncols = b[pos++];
+    if (ncols == 0xFC) {
+        if (n - pos < 2) return NULL;
+        ncols = (uint32_t)le_u(b + pos, 2);
+        pos += 2;
+    } else if (ncols >= 0xFB) {
+        return NULL;
+    }
+    Py_ssize_t nbits = (Py_ssize_t)((ncols + 7) / 8) * (update ? 2 : 1);
+    if (n - pos < nbits) return NULL;
+    PyObject *id = PyLong_FromUnsignedLongLong(*table_id);
+    if (!id) return NULL;
+    PyObject *table = PyDict_GetItemWithError(entries, id);      /* borrowed */
+    Py_DECREF(id);
+    if (!table || !PyDict_Check(table)) return NULL;
+    PyObject *key = PyBytes_FromStringAndSize(NULL, 5 + nbits);
+    if (!key) return NULL;
+    unsigned char *k = (unsigned char *)PyBytes_AS_STRING(key);
+    k[0] = (unsigned char)code;
+    for (int i = 0; i < 4; i++) k[1 + i] = (unsigned char)(ncols >> (8 * i));
+    memcpy(k + 5, b + pos, (size_t)nbits);
+    PyObject *entry = PyDict_GetItemWithError(table, key);      /* borrowed */
+    Py_DECREF(key);
+    *data_at = pos + nbits;
+    return entry;
+}
+
+/* One event's rows along its entry (kind, walk, walk_after, steps, steps_after, rest,
+ * mid, render): put_rows with the event's head; 0, or -1 to end the run before it. */
+static int encode_entry(Enc *e, PyObject *entry, PyObject *data_obj, PyObject *head,
+                        PyObject *tail, Py_ssize_t *last_start, Py_ssize_t *count) {
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 8) return -1;
+    int kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+    if (kind < 0 || kind > 2) { PyErr_Clear(); return -1; }
+    Walk *w = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 1), "binlog.walk");
+    Walk *wa = kind == 1 ? PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 2), "binlog.walk") : w;
+    PyObject *steps = PyTuple_GET_ITEM(entry, 3);
+    PyObject *psa = kind == 1 ? PyTuple_GET_ITEM(entry, 4) : steps;
+    PyObject *mid = PyTuple_GET_ITEM(entry, 6);
+    if (!w || !wa) { PyErr_Clear(); return -1; }
+    if (!PyTuple_Check(steps) || !PyTuple_Check(psa) || !PyBytes_Check(mid)
+        || PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count)
+        return -1;
+    e->render = PyTuple_GET_ITEM(entry, 7);
+    return put_rows(e, kind, w, wa, steps, psa, data_obj, head, mid, tail, last_start, count);
+}
+
+/* encode_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,
+ *            prefix, tail, flags, stop_ts, stop_offset, last_log_pos, chain_run,
+ *            strict_chain, verify_crc, max_event, max_out) */
+static PyObject *encode_run(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end, max_event, max_out;
+    long long offset, stop_ts, stop_offset, last_log_pos;
+    const char *widths;
+    Py_ssize_t widths_len;
+    int common_len, checksum_len, flags, strict_chain, verify_crc;
+    long chain_run;
+    PyObject *entries, *prefix, *tail;
+    if (!PyArg_ParseTuple(args, "y*nnLy#iiO!O!O!iLLLlppnn", &view, &pos, &end, &offset,
+                          &widths, &widths_len, &common_len, &checksum_len, &PyDict_Type,
+                          &entries, &PyBytes_Type, &prefix, &PyBytes_Type, &tail, &flags,
+                          &stop_ts, &stop_offset, &last_log_pos, &chain_run, &strict_chain,
+                          &verify_crc, &max_event, &max_out))
+        return NULL;
+    if (widths_len != 256 || pos < 0 || end > view.len || pos > end || common_len < HEADER_LEN_19
+        || common_len > 255 || checksum_len < 0 || checksum_len > 4) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "encode_run: bad arguments");
+        return NULL;
+    }
+    PyObject *events = PyList_New(0);
+    if (!events) { PyBuffer_Release(&view); return NULL; }
+    Enc e = {{0}, 0, flags & 1, (flags & 2) != 0, NULL};
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
+    int failed = 0;
+    while (end - pos >= HEADER_LEN_19 && e.b.len < max_out) {
+        const unsigned char *h = buf + pos;
+        long long at = offset + (pos - start);
+        int code = h[4];
+        int width = (unsigned char)widths[code];
+        if (!((code >= 23 && code <= 25) || (code >= 30 && code <= 32))) break;
+        if (width != 4 && width != 6) break;
+        if (stop_offset >= 0 && at >= stop_offset) break;
+        uint64_t ts = le_u(h, 4);
+        long long size = (long long)le_u(h + 9, 4);
+        long long log_pos = (long long)le_u(h + 13, 4);
+        if (size < common_len + checksum_len || size > max_event) break;
+        if (size > end - pos) break;                    /* not all buffered */
+        if (stop_ts >= 0 && (long long)ts >= stop_ts) break;
+        long long event_end = (at + size) & 0xFFFFFFFFLL;
+        int chained = log_pos == 0 || log_pos == event_end
+                      || (last_log_pos >= 0 && log_pos == ((last_log_pos + size) & 0xFFFFFFFFLL));
+        if (strict_chain && chain_run >= 2 && !chained) break;
+        uint64_t table_id = 0;
+        Py_ssize_t data_at = 0, body = (Py_ssize_t)(size - common_len - checksum_len);
+        PyObject *entry = run_entry(h + common_len, body, code, width, entries, &table_id, &data_at);
+        if (!entry) {
+            if (PyErr_Occurred()) failed = 1;
+            break;
+        }
+        if (verify_crc && checksum_len == 4
+            && crc_of(h, (Py_ssize_t)size - 4) != (uint32_t)le_u(h + size - 4, 4)) break;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 8) break;
+        PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
+                                                       body - data_at);
+        PyObject *head = data_obj ? event_head(prefix, at, ts, le_u(h + 5, 4),
+                                               PyTuple_GET_ITEM(entry, 5)) : NULL;
+        if (!head || PyBytes_GET_SIZE(data_obj) == 0) {
+            Py_XDECREF(data_obj); Py_XDECREF(head);
+            if (PyErr_Occurred()) failed = 1;
+            break;                      /* (an event without rows: the Python path) */
+        }
+        /* the previous event's last row is not the last of the transaction */
+        Py_ssize_t mark = e.b.len, kept_start = last_start, count = 0;
+        int rc = last_event >= 0 ? put(&e.b, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail)) : 0;
+        if (rc == 0) rc = encode_entry(&e, entry, data_obj, head, tail, &last_start, &count);
+        Py_DECREF(data_obj);
+        Py_DECREF(head);
+        if (rc < 0) {
+            /* this event is left to the Python path, which decodes it again (and raises
+             * the typed error, if any); only an interrupt ends the call */
+            e.b.len = mark;
+            last_start = kept_start;
+            if (PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_Exception)) failed = 1;
+                else PyErr_Clear();
+            }
+            break;
+        }
+        PyObject *item = Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count,
+                                       size);
+        if (!item || PyList_Append(events, item) < 0) { Py_XDECREF(item); failed = 1; break; }
+        Py_DECREF(item);
+        total += count;
+        if (log_pos) {        /* stream.py _note_chain */
+            chain_run = chained ? chain_run + 1 : 0;
+            last_log_pos = log_pos;
+        }
+        last_event = pos;
+        pos += (Py_ssize_t)size;
+    }
+    PyBuffer_Release(&view);
+    PyObject *out = NULL;
+    if (!failed && last_event >= 0) out = PyBytes_FromStringAndSize(e.b.p, e.b.len);
+    PyMem_Free(e.b.p);
+    if (failed || (last_event >= 0 && !out)) { Py_DECREF(events); Py_XDECREF(out); return NULL; }
+    if (last_event < 0) { Py_DECREF(events); Py_RETURN_NONE; }
+    return Py_BuildValue("nNnnNLln", pos, out, last_start, total, events, last_log_pos, chain_run,
+                         last_event);
+}
+
 static PyMethodDef methods[] = {
     {"compile_walk", compile_walk, METH_VARARGS, "Compile a row-image walk for decode_event."},
     {"decode_event", decode_event, METH_VARARGS, "Decode all row images of one rows event."},
+    {"encode_run", encode_run, METH_VARARGS,
+     "encode_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,\n"
+     "           prefix, tail, flags, stop_ts, stop_offset, last_log_pos, chain_run,\n"
+     "           strict_chain, verify_crc, max_event, max_out)\n"
+     "    -> None | (pos, bytes, last_start, rows, [(offset, code, table_id, rows, size)],\n"
+     "               last_log_pos, chain_run, last_event_pos)\n\n"
+     "A run of plain rows events (23-25, 30-32) straight into JSON lines, as encode_rows\n"
+     "writes one event's: framed and checked as binlog/_scan.c count_run does (sizes up to\n"
+     "max_event, the log_pos chain, CRC32), each along entries[table_id][scan.count_key]\n"
+     "= (kind, walk, walk_after, steps, steps_after, rest, mid, render) registered by the\n"
+     "reader; a row's head is prefix + offset + ts + server_id + rest (json_lines._prefix);\n"
+     "tail after every row but the run's last.  Stops before the first event it cannot\n"
+     "write, or once max_out bytes are written; None when that is the first."},
     {"encode_rows", encode_rows, METH_VARARGS,
      "encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid, tail,\n"
      "            render) -> (bytes, last_start, count)\n\n"

@@ -47,12 +47,13 @@ from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
-from .rows import DecodePlan, build_plan, count_rows, count_walk, decode_rows
+from .rows import DecodePlan, EncodedRows, build_plan, count_rows, count_walk, decode_rows
 from .scan import count_key
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
-from .stream import CountedRun, Damage, EventStream, SkippedRun
+from .stream import CountedRun, Damage, EncodedRun, EventStream, SkippedRun
+from .types.strings import LARGE_VIEWS
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
 # like mysqlbinlog, the datetime filters do not stop on them.
@@ -275,6 +276,11 @@ class BinlogReader:
         # counted before are counted by the stream in one compiled call and given out as
         # one CountedRows item (binlog stats); no GTID window or --start-datetime.
         self.count_runs = False
+        # run_writer (with row_encoder): a writer with ``run_parts``/``run_tail``/
+        # ``run_flags`` (output.cdc.CdcJsonWriter): runs of rows events like ones it wrote
+        # are written by the stream in one compiled call and given out as one
+        # EncodedRows; no GTID window or --start-datetime.
+        self.run_writer: Any = None
         self.source = source if isinstance(source, BinlogSource) else FileSource(
             source, follow=options.follow, follow_timeout=options.follow_timeout,
             poll_interval=options.poll_interval, on_idle=hooks.on_idle,
@@ -386,15 +392,21 @@ class BinlogReader:
         stream.skip_table_ids = filtered if self.table_filter else None
         stream.skip_stop_offset = -1 if stop is None else stop
         stream.skip_stop_ts = -1 if self.stop_datetime is None else self.stop_datetime
-        if self.count_runs and self.options.count_rows and not self.gtid_window.active \
-                and self.start_datetime is None:
+        plain = not self.gtid_window.active and self.start_datetime is None
+        if self.count_runs and self.options.count_rows and plain:
             stream.count_walks = state.count_walks
+        encoding = self.run_writer is not None and self.row_encoder is not None and plain \
+            and run_encoder() is not None
+        if encoding:
+            stream.encode_entries = state.count_walks
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
         try:
             while True:
                 self._aim_skips(stream, state)      # before the stream reads the next event
+                if encoding:
+                    self._aim_runs(stream, state)
                 event = next(events, None)
                 if event is None:
                     break
@@ -414,6 +426,9 @@ class BinlogReader:
                     continue
                 if isinstance(event, CountedRun):
                     yield self._counted_run(name, event, state)
+                    continue
+                if isinstance(event, EncodedRun):
+                    yield self._encoded_run(event, state)
                     continue
                 if stop is not None and header.offset >= stop:
                     return True
@@ -498,6 +513,39 @@ class BinlogReader:
             sizes.append(size)
         return CountedRows(name, counts, sizes)
 
+    def _aim_runs(self, stream: EventStream, state: "_FileState") -> None:
+        """The entries of encoded runs hold the transaction's GTID (in each row's head):
+        a new transaction (or damage) starts them anew."""
+        if state.runs_gtid != state.gtid:
+            state.count_walks.clear()
+            state.runs_gtid = state.gtid
+        if stream.encode_args is None and state.run_prefix is not None:
+            writer = self.run_writer
+            stream.encode_args = (run_encoder(), state.run_prefix, writer.run_tail,
+                                  writer.run_flags, _run_max_event())
+
+    def _register_run_entry(self, state: "_FileState", head: RowChange, event: RowsEvent) -> None:
+        """Let the stream write the next events like ``event`` (just written by the row
+        encoder) itself."""
+        code = event.header.type_code
+        if code not in _COUNT_OPS or state.runs_gtid != state.gtid:
+            return
+        parts = self.run_writer.run_parts(head, event)
+        if parts is not None:
+            state.run_prefix = parts[0]
+            key = count_key(code, event.width, event.present, event.present_after)
+            state.count_walks.setdefault(event.table_id, {})[key] = parts[1]
+
+    def _encoded_run(self, run: EncodedRun, state: "_FileState") -> EncodedRows:
+        """The events of a run the stream wrote, taken in as ``_event`` takes a rows event
+        the row encoder writes (stats), given out as one EncodedRows."""
+        stats, table_maps = self.stats, state.table_maps
+        for _at, code, table_id, rows, size in run.events:
+            stats.events[event_type_name(code)] += 1
+            stats.bytes += size
+            stats.rows[table_maps[table_id][1].qualified_name] += rows
+        return EncodedRows(None, run.data, run.last_start, run.rows)
+
     def _event(self, name: str, event, state: "_FileState", filtered: set):
         """Take one event in: None when it is not given out, else the row changes
         that follow it (all decoded before anything of the event is given out)."""
@@ -548,8 +596,7 @@ class BinlogReader:
         if self.start_datetime is not None and header.timestamp < self.start_datetime:
             return None
         if isinstance(event, RowsEvent):
-            return list(self._changes(name, event, table_maps, state.gtid, state.fde,
-                                      state.count_walks))
+            return list(self._changes(name, event, table_maps, state.gtid, state.fde, state))
         if isinstance(event, QueryEvent):
             return self._statement(name, event, state, context)
         return ()
@@ -613,7 +660,7 @@ class BinlogReader:
                                 state.gtid, event.db or None, op, sql, event, session, context, schema,
                                 exact)]
 
-    def _changes(self, name, event: RowsEvent, table_maps, gtid, fde, count_walks=None):
+    def _changes(self, name, event: RowsEvent, table_maps, gtid, fde, state=None):
         entry = table_maps.get(event.table_id)
         if entry is None:
             raise MissingTableMapError(
@@ -634,6 +681,8 @@ class BinlogReader:
             encoded = self.row_encoder(head, event)
             if encoded is not None:
                 self.stats.rows[plan.qualified_name] += encoded.count
+                if self.run_writer is not None and state is not None:
+                    self._register_run_entry(state, head, event)
                 yield encoded
                 return
         try:
@@ -652,8 +701,8 @@ class BinlogReader:
             raise
         if isinstance(rows, int):
             self.stats.rows[plan.qualified_name] += rows
-            if self.count_runs and count_walks is not None:
-                _register_count_walk(count_walks, event, plan)
+            if self.count_runs and state is not None:
+                _register_count_walk(state.count_walks, event, plan)
             if rows:
                 yield RowCount(name, header.offset, header.timestamp, header.server_id, gtid,
                                plan.db, plan.table, event.kind, rows)
@@ -726,7 +775,10 @@ _GTID_TYPES = frozenset({EventType.GTID_EVENT, EventType.GTID_LOG_EVENT,
 class _FileState:
     """What reading one file has established so far (reset by damage where needed)."""
     table_maps: dict = field(default_factory=dict)   # table_id -> (TableMapEvent, plan|None)
-    count_walks: dict = field(default_factory=dict)  # EventStream.count_walks (count_runs)
+    # EventStream.count_walks (count_runs) or .encode_entries (run_writer)
+    count_walks: dict = field(default_factory=dict)
+    runs_gtid: str | None = None    # the GTID the encode entries were made in
+    run_prefix: bytes | None = None  # the records' head up to the offset (the file)
     gtid: str | None = None
     fde: object = None
     in_trx: bool = False        # between a GTID event and the end of its transaction
@@ -740,6 +792,20 @@ class _FileState:
 
 # rows type codes -> RowCount.op, for the events scan.count_run counts
 _COUNT_OPS = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update", 32: "delete"}
+
+
+def run_encoder() -> Callable[..., Any] | None:
+    """rows._speedups.encode_run, or None (pure Python)."""
+    from . import rows
+
+    return getattr(rows._speedups, "encode_run", None) if rows._speedups is not None else None
+
+
+def _run_max_event() -> int:
+    """The largest event an encoded run takes: below LARGE_VIEWS' size (a larger one may
+    hold a value the writers write in pieces: rows.large_event)."""
+    threshold = LARGE_VIEWS.get()
+    return (1 << 30) + 4096 if threshold is None else threshold - 1
 
 
 def _register_count_walk(count_walks: dict, event: RowsEvent, plan: DecodePlan) -> None:

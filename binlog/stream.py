@@ -188,6 +188,24 @@ class CountedRun:
     events: list
 
 
+#: Output bytes after which an encoded run ends (the rest is the next run): memory stays
+#: flat however long a transaction's run of rows events is.
+RUN_OUTPUT = 4 << 20
+
+
+@dataclass
+class EncodedRun:
+    """Rows events written in one go (``EventStream.encode_entries``: ``binlog dump
+    --format json``): framed, CRC-checked, their rows straight into ``data`` (JSON lines,
+    the last one held open from ``last_start`` on, as ``rows.encode_rows`` gives one
+    event's); ``rows`` in all; ``events``: (offset, type code, table_id, rows, size)."""
+    header: EventHeader
+    data: bytes
+    last_start: int
+    rows: int
+    events: list
+
+
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
                  expect_magic: bool = True, offset: int = 0,
@@ -242,6 +260,11 @@ class EventStream:
         # it counted such events with itself; a CountedRun comes out instead.  The
         # skip_stop_* limits apply.
         self.count_walks: dict | None = None
+        # Rows events written by length (rows._speedups.encode_run), set by the reader
+        # for a writer with a run path: {table_id: {scan.count_key: entry}} and
+        # (encode_run, prefix, tail, flags, max_event); an EncodedRun comes out.
+        self.encode_entries: dict | None = None
+        self.encode_args: tuple | None = None
         self._widths: tuple[FormatDescription, bytes] | None = None
 
     # --- input -------------------------------------------------------------
@@ -337,7 +360,7 @@ class EventStream:
                                     field_offset=self.offset, hint=hint)
 
     # --- output ------------------------------------------------------------
-    def next_event(self) -> Event | Damage | SkippedRun | CountedRun | _NeedData:
+    def next_event(self) -> Event | Damage | SkippedRun | CountedRun | EncodedRun | _NeedData:
         if self._pending:
             return self._pending.pop(0)
         if self._discard:
@@ -363,11 +386,13 @@ class EventStream:
             if waiting is not None:
                 return waiting
         elif self.seen_fde:
-            run: SkippedRun | CountedRun | None = None
+            run: SkippedRun | CountedRun | EncodedRun | None = None
             if self.skip_table_ids is not None or self.skip_all_rows or self.skip_before_ts >= 0:
                 run = self._skip_run()
             if run is None and self.count_walks:
                 run = self._count_run()
+            elif run is None and self.encode_entries:
+                run = self._encode_run()
             if run is not None:
                 return run
         if self.buffered < HEADER_LEN:
@@ -466,6 +491,28 @@ class EventStream:
         self._last_log_pos = None if last_log_pos < 0 else last_log_pos
         self._chain_run = chain_run
         return CountedRun(header, events)
+
+    def _encode_run(self) -> EncodedRun | None:
+        """Write the buffered run of rows events ``encode_entries`` covers (None: the next
+        event is not one); the checks are ``_count_run``'s."""
+        if self.decryptor is not None and self.offset < self._plain_end or self.encode_args is None:
+            return None
+        encode, prefix, tail, flags, max_event = self.encode_args
+        strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
+        last = self._last_log_pos
+        got = encode(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
+                     self.fde.common_header_len, self.fde.checksum_len, self.encode_entries, prefix,
+                     tail, flags, self.skip_stop_ts, self.skip_stop_offset,
+                     -1 if last is None else last, self._chain_run, strict, self.verify_checksums,
+                     max_event, RUN_OUTPUT)
+        if got is None:
+            return None
+        pos, data, last_start, rows, events, last_log_pos, chain_run, at = got
+        header = parse_header(self._buf, at, self.offset + at - self._pos)
+        self._advance(pos - self._pos)
+        self._last_log_pos = None if last_log_pos < 0 else last_log_pos
+        self._chain_run = chain_run
+        return EncodedRun(header, data, last_start, rows, events)
 
     def _rows_widths(self) -> bytes:
         """Per type code, the table_id width of a rows event (4 when the FDE gives rows a

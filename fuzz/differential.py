@@ -144,6 +144,7 @@ WRITE_V1, UPDATE_V1, DELETE_V1, WRITE_V2, UPDATE_V2, DELETE_V2 = 23, 24, 25, 30,
 ROWS_TYPES = (WRITE_V1, UPDATE_V1, DELETE_V1, WRITE_V2, UPDATE_V2, DELETE_V2,
               166, 167, 168, 169, 170, 171)
 TABLE_MAP = 19
+XID = 16
 
 
 @dataclass
@@ -641,6 +642,43 @@ def check_bytes(data: bytes, path: Path) -> None:
         check_rows(case)
 
 
+def runs_binlog(checksums: bool = True) -> bytes:
+    """A binlog of long runs of rows events (``_speedups.encode_run``, ``_scan.count_run``):
+    two transactions, each a TABLE_MAP of (INT, VARCHAR(60)) and 24 WRITE, 8 UPDATE and 8
+    DELETE rows events of a few rows (NULLs, quotes, control bytes in the text), v1 and
+    v2, then an XID."""
+    sample = (HERE.parent / ("samples/mariadb-10.11/types_full.binlog" if checksums
+                             else "samples/mariadb-10.11/checksum_none.binlog")).read_bytes()
+    fde_size = int.from_bytes(sample[4 + 9:4 + 13], "little")
+    out = bytearray(sample[:4 + fde_size])
+
+    def add(code: int, body: bytes) -> None:
+        size = 19 + len(body) + (4 if checksums else 0)
+        raw = (1700000000 + len(out) // 4096).to_bytes(4, "little") + bytes([code]) + \
+            (1).to_bytes(4, "little") + size.to_bytes(4, "little") + \
+            (len(out) + size).to_bytes(4, "little") + b"\0\0" + body
+        out.extend(raw + (zlib.crc32(raw).to_bytes(4, "little") if checksums else b""))
+
+    table_map = (b"\x2a\x00\x00\x00\x00\x00\x01\x00" + b"\x02ru\x00" + b"\x01t\x00" + packed(2)
+                 + bytes([3, 15]) + packed(2) + (60).to_bytes(2, "little") + b"\x03")
+
+    def image(i: int) -> bytes:
+        text = (b"a'\"\\\x01" * (i % 5))[:60]
+        null = 0x02 if i % 7 == 0 else 0
+        return bytes([null]) + i.to_bytes(4, "little") + (b"" if null else bytes([len(text)]) + text)
+
+    for tx in range(2):
+        add(TABLE_MAP, table_map)
+        for n, (v1, v2) in enumerate(((WRITE_V1, WRITE_V2), (UPDATE_V1, UPDATE_V2), (DELETE_V1, DELETE_V2))):
+            for k in range(24 if n == 0 else 8):
+                code = v2 if (k // 4) % 2 else v1
+                rows = b"".join(image(tx * 1000 + k * 3 + r) * (2 if code in (UPDATE_V1, UPDATE_V2) else 1)
+                                for r in range(1 + k % 3))
+                add(code, rows_body(code, 2, b"\x03", b"\x03", rows))
+        add(XID, (tx + 1).to_bytes(8, "little"))
+    return bytes(out)
+
+
 def seed_inputs() -> list[bytes]:
     """Seeds: every rows event of the samples as a RowsCase input, and fuzz/make_seeds.py's
     binlog windows as dump inputs."""
@@ -654,6 +692,8 @@ def seed_inputs() -> list[bytes]:
         out.extend(bytes([DUMP]) + seed for seed in make_seeds.seeds_of(path)[::4])
     for name in SAMPLES:
         out.extend(skip_seeds(HERE.parent / name))
+    out += [bytes([DUMP, options]) + runs_binlog(crc) for options in (0x00, 0x04, 0x20)
+            for crc in (True, False)]
     return out
 
 

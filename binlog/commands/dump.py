@@ -164,6 +164,10 @@ def run(args) -> int:
     if args.output_dir is None and os.environ.get("BINLOG_BATCH", "1") != "0":
         # the compiled batch path (json/text): whole rows events straight to lines
         reader.row_encoder = getattr(writer, "encode_rows", None)
+        from ..output.cdc import CdcJsonWriter
+
+        if type(writer) is CdcJsonWriter:
+            reader.run_writer = writer     # and runs of rows events in one compiled call
     try:
         if args.format == "debezium" and not args.split_updates:
             for record in with_progress(reader, reader.records(), args,

@@ -34,6 +34,7 @@ from .values import large_values
 
 # what _flush adds to a row that is not the last of its transaction
 _NOT_LAST = b',"commit":false,"xid":null,"end_pos":null}\n'
+_RUN_KINDS = {"insert": 0, "update": 1, "delete": 2}
 
 _NAMES = {
     T.TINY: "tinyint", T.SHORT: "smallint", T.INT24: "mediumint", T.LONG: "int",
@@ -177,6 +178,13 @@ class CdcJsonWriter:
         self.lines.write(shown)
         self._held = buffer.getvalue()[:-2] + fields      # without its closing "}\n"
 
+    run_tail = _NOT_LAST          # what encode_run writes between the rows of a run
+
+    @property
+    def run_flags(self) -> int:
+        """encode_rows' flags: 1 --bigint-as-string, 2 --binary-encoding base64."""
+        return (1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
+
     def encode_rows(self, change, event):
         """The batch path (the reader's ``row_encoder``): every row of the rows event
         ``event`` as the lines ``write`` would write for them, built by the compiled
@@ -198,6 +206,26 @@ class CdcJsonWriter:
         flags = (1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
         encoded = encode_rows(event, plan, False, flags, head, cached[2], _NOT_LAST, cached[3])
         return None if encoded is None else EncodedRows(change, *encoded)
+
+    def run_parts(self, change, event) -> tuple | None:
+        """(prefix, entry) for ``rows._speedups.encode_run``: events like ``event`` (its
+        table, kind, columns and bitmaps, in its transaction) written by one compiled call
+        per run as ``encode_rows`` writes them.  ``prefix``: the records' head up to the
+        offset (the file); ``entry``: (kind, walk, walk_after, steps, steps_after, the
+        head after server_id, the fields after "row", the value renderer).  Call after
+        ``encode_rows`` wrote ``event`` (its per-plan parts are cached then)."""
+        plan = change.plan
+        cached = self._batch.get(id(plan))
+        walk = plan.walk(event.present)
+        walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
+        if cached is None or cached[0] is not plan or walk[2] is None or walk_after[2] is None:
+            return None
+        db = self.rewrite.db(change.db)
+        head = self.lines._prefix(change if db == change.db else replace(change, db=db))
+        prefix = head[:head.index(b'"pos":') + 6]        # (file names are JSON-escaped:
+        rest = head[head.index(b',"gtid":'):]            # no raw quote inside them)
+        return prefix, (_RUN_KINDS[event.kind], walk[2], walk_after[2], walk[1], walk_after[1],
+                        rest, cached[2], cached[3])
 
     def write_encoded(self, item) -> None:
         """The lines of ``encode_rows``: all but the last written, the last held back

@@ -291,3 +291,38 @@ def test_pure_mode_calls_no_compiled_function(run, options):
     with diff.pure():
         assert diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog")) == set()
     assert compiled
+
+
+# --- runs of rows events (_speedups.encode_run, _scan.count_run): mutated ---------------
+
+@settings(max_examples=150, **_SETTINGS)
+@given(checksums=st.booleans(), options=st.sampled_from([0x00, 0x01, 0x04, 0x20, 0x02, 0x05]),
+       mutations=st.lists(_mutation, max_size=3))
+def test_runs_output_identical(checksums, options, mutations):
+    """A binlog of long runs of rows events, mutated: json dumps (encode_run), stats
+    (count_run) and the other outputs equal the pure path's, errors included."""
+    data = diff.runs_binlog(checksums)
+    diff.check_dump(bytes([options]) + target.mutate(data, mutations), _TMP / "runs.binlog")
+
+
+def test_runs_binlog_is_written_in_runs(monkeypatch, capsys):
+    from binlog.cli import main
+    from binlog.stream import EventStream
+
+    path = _TMP / "runs-plain.binlog"
+    path.write_bytes(diff.runs_binlog())
+    seen = []
+    for name in ("_encode_run", "_count_run"):
+        original = getattr(EventStream, name)
+
+        def spy(self, original=original, name=name):
+            run = original(self)
+            if run is not None:
+                seen.append((name, len(run.events)))
+            return run
+        monkeypatch.setattr(EventStream, name, spy)
+    assert main(["dump", "--quiet", str(path)]) == 0
+    assert main(["stats", "--json", str(path)]) == 0
+    capsys.readouterr()
+    assert {name for name, _ in seen} == {"_encode_run", "_count_run"}
+    assert max(n for _, n in seen) >= 3
