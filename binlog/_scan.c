@@ -24,15 +24,11 @@
 #include <string.h>
 #include <zlib.h>
 
-#define HEADER_LEN 19
-#define MAX_EVENT_SIZE ((1LL << 30) + 4096)
-#define U32 0xFFFFFFFFLL
+#include "_rows_frame.h"
 
-static inline uint64_t le(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
+#define HEADER_LEN FRAME_HEADER_LEN
+#define MAX_EVENT_SIZE FRAME_MAX_EVENT
+#define le frame_le
 
 /* skip_run(buf, pos, end, offset, widths, common_header_len, checksum_len, table_ids,
  *          all_rows, before_ts, stop_ts, stop_offset, last_log_pos, chain_run,
@@ -81,26 +77,16 @@ static PyObject *skip_run(PyObject *self, PyObject *args) {
     long long counted[256];
     memset(counted, 0, sizeof counted);
     int failed = 0;
-    while (end - pos >= HEADER_LEN) {
+    Frame f;
+    while (frame_event(buf, pos, end, offset + (pos - start), widths, common_len, checksum_len,
+                       MAX_EVENT_SIZE, stop_offset, last_log_pos, chain_run, strict_chain, &f)) {
         const unsigned char *h = buf + pos;
-        long long at = offset + (pos - start);
-        int code = h[4];
-        int width = (unsigned char)widths[code];
-        if (width != 4 && width != 6) break;
-        if (stop_offset >= 0 && at >= stop_offset) break;
-        long long ts = (long long)le(h, 4);
-        long long size = (long long)le(h + 9, 4);
-        long long log_pos = (long long)le(h + 13, 4);
-        if (size < common_len + checksum_len || size > MAX_EVENT_SIZE) break;
-        if (size > end - pos) break;                    /* not all buffered */
-        if (common_len + width > size) break;           /* too short: the decoder says so */
-        long long event_end = (at + size) & U32;
-        int chained = log_pos == 0 || log_pos == event_end
-                      || (last_log_pos >= 0 && log_pos == ((last_log_pos + size) & U32));
-        if (strict_chain && chain_run >= 2 && !chained) break;
+        int code = f.code;
+        long long ts = f.ts, size = f.size;
+        if (common_len + f.width > size) break;         /* too short: the decoder says so */
         int filtered = 0;
         if (table_ids != Py_None) {
-            PyObject *id = PyLong_FromUnsignedLongLong(le(h + common_len, width));
+            PyObject *id = PyLong_FromUnsignedLongLong(le(h + common_len, f.width));
             if (!id) { failed = 1; break; }
             int hit = PySet_Contains(table_ids, id);
             Py_DECREF(id);
@@ -110,17 +96,8 @@ static PyObject *skip_run(PyObject *self, PyObject *args) {
         if (!filtered) {
             if (!(all_rows || (before_ts >= 0 && ts < before_ts))) break;
             if (stop_ts >= 0 && ts >= stop_ts) break;
-            if (verify_crc && checksum_len == 4) {
-                /* size >= common_len + 4 >= 23 (checked above) */
-                uLong crc = crc32(0L, Z_NULL, 0);
-                Py_ssize_t body = (Py_ssize_t)size - 4, done = 0;
-                while (done < body) {        /* crc32 takes a uInt length */
-                    uInt step = body - done > (1 << 30) ? (1u << 30) : (uInt)(body - done);
-                    crc = crc32(crc, h + done, step);
-                    done += step;
-                }
-                if ((uint32_t)crc != (uint32_t)le(h + body, 4)) break;
-            }
+            /* size >= common_len + 4 >= 23 (checked above) */
+            if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
         }
         if (filtered) {
             filtered_n++;
@@ -129,10 +106,7 @@ static PyObject *skip_run(PyObject *self, PyObject *args) {
             counted[code]++;
             counted_bytes += size;
         }
-        if (log_pos) {        /* stream.py _note_chain */
-            chain_run = chained ? chain_run + 1 : 0;
-            last_log_pos = log_pos;
-        }
+        frame_note_chain(&f, &chain_run, &last_log_pos);
         last_event = pos;
         pos += (Py_ssize_t)size;
     }
@@ -281,17 +255,6 @@ static PyObject *count_rows(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(rows);
 }
 
-static uint32_t crc_of(const unsigned char *p, Py_ssize_t n) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    Py_ssize_t done = 0;
-    while (done < n) {                 /* crc32 takes a uInt length */
-        uInt step = n - done > (1 << 30) ? (1u << 30) : (uInt)(n - done);
-        crc = crc32(crc, p + done, step);
-        done += step;
-    }
-    return (uint32_t)crc;
-}
-
 /* Rows of the image data d[0:n] along a registered walk (bytes specs, nbytes, bytes
  * specs_after, nbytes_after); -1 when they do not fill it exactly. */
 static long long count_images(const unsigned char *d, Py_ssize_t n, int kind, PyObject *walk) {
@@ -320,53 +283,16 @@ static long long count_images(const unsigned char *d, Py_ssize_t n, int kind, Py
     return rows;
 }
 
-/* The rows event body b[0:n] (after the common header, before the checksum) of type
- * ``code`` (23-25, 30-32: binlog/events/rows.py frames them): its table_id and rows, or
- * rows -1 when it is not framed as the decoder frames it, no walk is registered for
- * (table_id, count_key), or the images do not fill it.  -2: a Python error. */
+/* The rows of the rows event body b[0:n] of a plain type ``code`` along the walk
+ * registered for it (frame_entry), or -1 (not framed as the decoder frames it, nothing
+ * registered, images that do not fill it); -2: a Python error. */
 static long long count_event(const unsigned char *b, Py_ssize_t n, int code, int width,
                              PyObject *walks, uint64_t *table_id) {
-    int kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
-    int v2 = code >= 30;
-    Py_ssize_t pos = 0;
-    if (n < width + 2) return -1;
-    *table_id = le(b, width);
-    pos = width + 2;                                    /* table_id, flags */
-    if (v2) {
-        if (n - pos < 2) return -1;
-        Py_ssize_t var_len = (Py_ssize_t)le(b + pos, 2);
-        if (var_len < 2 || n - pos < var_len) return -1;
-        pos += var_len;
-    }
-    if (n - pos < 1) return -1;
-    uint32_t ncols = b[pos++];
-    if (ncols == 0xFC) {
-        if (n - pos < 2) return -1;
-        ncols = (uint32_t)le(b + pos, 2);
-        pos += 2;
-    } else if (ncols >= 0xFB) {
-        return -1;
-    }
-    Py_ssize_t nbits = (Py_ssize_t)((ncols + 7) / 8) * (kind == 1 ? 2 : 1);
-    if (n - pos < nbits) return -1;
-    PyObject *id = PyLong_FromUnsignedLongLong(*table_id);
-    if (!id) return -2;
-    PyObject *table = PyDict_GetItemWithError(walks, id);      /* borrowed */
-    Py_DECREF(id);
-    if (!table) return PyErr_Occurred() ? -2 : -1;
-    if (!PyDict_Check(table)) return -1;
-    /* scan.count_key: code, column count (4 bytes LE), the bitmaps */
-    PyObject *key = PyBytes_FromStringAndSize(NULL, 5 + nbits);
-    if (!key) return -2;
-    unsigned char *k = (unsigned char *)PyBytes_AS_STRING(key);
-    k[0] = (unsigned char)code;
-    for (int i = 0; i < 4; i++) k[1 + i] = (unsigned char)(ncols >> (8 * i));
-    memcpy(k + 5, b + pos, (size_t)nbits);
-    PyObject *walk = PyDict_GetItemWithError(table, key);      /* borrowed */
-    Py_DECREF(key);
+    Py_ssize_t data_at = 0;
+    PyObject *walk = frame_entry(b, n, code, width, walks, table_id, &data_at);
     if (!walk) return PyErr_Occurred() ? -2 : -1;
-    pos += nbits;
-    return count_images(b + pos, n - pos, kind, walk);
+    int kind = (code == 23 || code == 30) ? 0 : (code == 24 || code == 31) ? 1 : 2;
+    return count_images(b + data_at, n - data_at, kind, walk);
 }
 
 /* count_run(buf, pos, end, offset, widths, common_header_len, checksum_len, walks,
@@ -405,41 +331,24 @@ static PyObject *count_run(PyObject *self, PyObject *args) {
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, last_event = -1;
     int failed = 0;
-    while (end - pos >= HEADER_LEN) {
+    Frame f;
+    while (frame_event(buf, pos, end, offset + (pos - start), widths, common_len, checksum_len,
+                       MAX_EVENT_SIZE, stop_offset, last_log_pos, chain_run, strict_chain, &f)) {
         const unsigned char *h = buf + pos;
-        long long at = offset + (pos - start);
-        int code = h[4];
-        int width = (unsigned char)widths[code];
-        if (!((code >= 23 && code <= 25) || (code >= 30 && code <= 32))) break;
-        if (width != 4 && width != 6) break;
-        if (stop_offset >= 0 && at >= stop_offset) break;
-        long long ts = (long long)le(h, 4);
-        long long size = (long long)le(h + 9, 4);
-        long long log_pos = (long long)le(h + 13, 4);
-        if (size < common_len + checksum_len || size > MAX_EVENT_SIZE) break;
-        if (size > end - pos) break;                    /* not all buffered */
-        if (stop_ts >= 0 && ts >= stop_ts) break;
-        long long event_end = (at + size) & U32;
-        int chained = log_pos == 0 || log_pos == event_end
-                      || (last_log_pos >= 0 && log_pos == ((last_log_pos + size) & U32));
-        if (strict_chain && chain_run >= 2 && !chained) break;
+        if (!frame_plain_rows(f.code) || (stop_ts >= 0 && f.ts >= stop_ts)) break;
         uint64_t table_id = 0;
-        long long rows = count_event(h + common_len, (Py_ssize_t)(size - common_len - checksum_len),
-                                     code, width, walks, &table_id);
+        long long rows = count_event(h + common_len, (Py_ssize_t)(f.size - common_len - checksum_len),
+                                     f.code, f.width, walks, &table_id);
         if (rows == -2) { failed = 1; break; }
         if (rows < 0) break;
-        if (verify_crc && checksum_len == 4
-            && crc_of(h, (Py_ssize_t)size - 4) != (uint32_t)le(h + size - 4, 4)) break;
-        PyObject *item = Py_BuildValue("(LiKLLLK)", at, code, (unsigned long long)table_id, rows,
-                                       size, ts, (unsigned long long)le(h + 5, 4));
+        if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, f.size)) break;
+        PyObject *item = Py_BuildValue("(LiKLLLK)", f.at, f.code, (unsigned long long)table_id, rows,
+                                       f.size, f.ts, (unsigned long long)le(h + 5, 4));
         if (!item || PyList_Append(counted, item) < 0) { Py_XDECREF(item); failed = 1; break; }
         Py_DECREF(item);
-        if (log_pos) {        /* stream.py _note_chain */
-            chain_run = chained ? chain_run + 1 : 0;
-            last_log_pos = log_pos;
-        }
+        frame_note_chain(&f, &chain_run, &last_log_pos);
         last_event = pos;
-        pos += (Py_ssize_t)size;
+        pos += (Py_ssize_t)f.size;
     }
     PyBuffer_Release(&view);
     if (failed) { Py_DECREF(counted); return NULL; }

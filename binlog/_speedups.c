@@ -13,6 +13,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <zlib.h>
+#include "_rows_frame.h"
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -1464,24 +1465,6 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
 
 /* ---- encode_run: a run of rows events straight into JSON lines ---------------------- */
 
-#define HEADER_LEN_19 19      /* sql/log_event.h LOG_EVENT_HEADER_LEN */
-
-static inline uint64_t le_u(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-static uint32_t crc_of(const unsigned char *p, Py_ssize_t n) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    Py_ssize_t done = 0;
-    while (done < n) {                 /* crc32 takes a uInt length */
-        uInt step = n - done > (1 << 30) ? (1u << 30) : (uInt)(n - done);
-        crc = crc32(crc, p + done, step);
-        done += step;
-    }
-    return (uint32_t)crc;
-}
 
 /* json_lines._prefix of one event: PREFIX (the file part, up to "pos":), the offset,
  * ,"ts":"<ISO 8601 UTC>","server_id":N, then the entry's rest (gtid, db, table, op,
@@ -1509,52 +1492,6 @@ static PyObject *event_head(PyObject *prefix, long long at, uint64_t ts, uint64_
     memcpy(o + a, tmp, n);
     memcpy(o + a + n, PyBytes_AS_STRING(rest), c);
     return out;
-}
-
-/* The rows event body b[0:n] of type ``code`` (23-25, 30-32, framed as
- * binlog/events/rows.py frames them; binlog/_scan.c count_event): its table_id, the
- * start of its rows data, and the entry registered for it in entries[table_id][key]
- * (binlog.scan.count_key), borrowed; NULL when there is none (or, with an exception
- * set, on a Python error). */
-static PyObject *run_entry(const unsigned char *b, Py_ssize_t n, int code, int width,
-                           PyObject *entries, uint64_t *table_id, Py_ssize_t *data_at) {
-    int update = code == 24 || code == 31;
-    Py_ssize_t pos;
-    if (n < width + 2) return NULL;
-    *table_id = le_u(b, width);
-    pos = width + 2;                                    /* table_id, flags */
-    if (code >= 30) {
-        if (n - pos < 2) return NULL;
-        Py_ssize_t var_len = (Py_ssize_t)le_u(b + pos, 2);
-        if (var_len < 2 || n - pos < var_len) return NULL;
-        pos += var_len;
-    }
-    if (n - pos < 1) return NULL;
-    uint32_t ncols = b[pos++];
-    if (ncols == 0xFC) {
-        if (n - pos < 2) return NULL;
-        ncols = (uint32_t)le_u(b + pos, 2);
-        pos += 2;
-    } else if (ncols >= 0xFB) {
-        return NULL;
-    }
-    Py_ssize_t nbits = (Py_ssize_t)((ncols + 7) / 8) * (update ? 2 : 1);
-    if (n - pos < nbits) return NULL;
-    PyObject *id = PyLong_FromUnsignedLongLong(*table_id);
-    if (!id) return NULL;
-    PyObject *table = PyDict_GetItemWithError(entries, id);      /* borrowed */
-    Py_DECREF(id);
-    if (!table || !PyDict_Check(table)) return NULL;
-    PyObject *key = PyBytes_FromStringAndSize(NULL, 5 + nbits);
-    if (!key) return NULL;
-    unsigned char *k = (unsigned char *)PyBytes_AS_STRING(key);
-    k[0] = (unsigned char)code;
-    for (int i = 0; i < 4; i++) k[1 + i] = (unsigned char)(ncols >> (8 * i));
-    memcpy(k + 5, b + pos, (size_t)nbits);
-    PyObject *entry = PyDict_GetItemWithError(table, key);      /* borrowed */
-    Py_DECREF(key);
-    *data_at = pos + nbits;
-    return entry;
 }
 
 /* One event's rows along its entry (kind, walk, walk_after, steps, steps_after, rest,
@@ -1595,7 +1532,7 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
                           &stop_ts, &stop_offset, &last_log_pos, &chain_run, &strict_chain,
                           &verify_crc, &max_event, &max_out))
         return NULL;
-    if (widths_len != 256 || pos < 0 || end > view.len || pos > end || common_len < HEADER_LEN_19
+    if (widths_len != 256 || pos < 0 || end > view.len || pos > end || common_len < FRAME_HEADER_LEN
         || common_len > 255 || checksum_len < 0 || checksum_len > 4) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "encode_run: bad arguments");
@@ -1607,37 +1544,28 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
     int failed = 0;
-    while (end - pos >= HEADER_LEN_19 && e.b.len < max_out) {
+    Frame f;
+    while (e.b.len < max_out
+           && frame_event(buf, pos, end, offset + (pos - start), widths, common_len, checksum_len,
+                          max_event, stop_offset, last_log_pos, chain_run, strict_chain, &f)) {
         const unsigned char *h = buf + pos;
-        long long at = offset + (pos - start);
-        int code = h[4];
-        int width = (unsigned char)widths[code];
-        if (!((code >= 23 && code <= 25) || (code >= 30 && code <= 32))) break;
-        if (width != 4 && width != 6) break;
-        if (stop_offset >= 0 && at >= stop_offset) break;
-        uint64_t ts = le_u(h, 4);
-        long long size = (long long)le_u(h + 9, 4);
-        long long log_pos = (long long)le_u(h + 13, 4);
-        if (size < common_len + checksum_len || size > max_event) break;
-        if (size > end - pos) break;                    /* not all buffered */
-        if (stop_ts >= 0 && (long long)ts >= stop_ts) break;
-        long long event_end = (at + size) & 0xFFFFFFFFLL;
-        int chained = log_pos == 0 || log_pos == event_end
-                      || (last_log_pos >= 0 && log_pos == ((last_log_pos + size) & 0xFFFFFFFFLL));
-        if (strict_chain && chain_run >= 2 && !chained) break;
+        long long at = f.at, size = f.size;
+        int code = f.code;
+        uint64_t ts = (uint64_t)f.ts;
+        if (!frame_plain_rows(code) || (stop_ts >= 0 && f.ts >= stop_ts)) break;
         uint64_t table_id = 0;
         Py_ssize_t data_at = 0, body = (Py_ssize_t)(size - common_len - checksum_len);
-        PyObject *entry = run_entry(h + common_len, body, code, width, entries, &table_id, &data_at);
+        PyObject *entry = frame_entry(h + common_len, body, code, f.width, entries, &table_id,
+                                      &data_at);
         if (!entry) {
             if (PyErr_Occurred()) failed = 1;
             break;
         }
-        if (verify_crc && checksum_len == 4
-            && crc_of(h, (Py_ssize_t)size - 4) != (uint32_t)le_u(h + size - 4, 4)) break;
+        if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
         if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 8) break;
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
-        PyObject *head = data_obj ? event_head(prefix, at, ts, le_u(h + 5, 4),
+        PyObject *head = data_obj ? event_head(prefix, at, ts, frame_le(h + 5, 4),
                                                PyTuple_GET_ITEM(entry, 5)) : NULL;
         if (!head || PyBytes_GET_SIZE(data_obj) == 0) {
             Py_XDECREF(data_obj); Py_XDECREF(head);
@@ -1666,10 +1594,7 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
         if (!item || PyList_Append(events, item) < 0) { Py_XDECREF(item); failed = 1; break; }
         Py_DECREF(item);
         total += count;
-        if (log_pos) {        /* stream.py _note_chain */
-            chain_run = chained ? chain_run + 1 : 0;
-            last_log_pos = log_pos;
-        }
+        frame_note_chain(&f, &chain_run, &last_log_pos);
         last_event = pos;
         pos += (Py_ssize_t)size;
     }

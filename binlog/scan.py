@@ -84,15 +84,20 @@ def skip_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len:
         else:
             counted[code] = counted.get(code, 0) + 1
             counted_bytes += size
-        if log_pos:
-            chain_run = chain_run + 1 if chained else 0
-            last_log_pos = log_pos
+        chain_run, last_log_pos = _note_chain(log_pos, chained, chain_run, last_log_pos)
         last_event = pos
         pos += size
     if last_event < 0:
         return None
     return (pos, filtered_n, filtered_bytes, counted, counted_bytes, last_log_pos, chain_run,
             last_event)
+
+
+def _note_chain(log_pos: int, chained: bool, chain_run: int, last_log_pos: int) -> tuple[int, int]:
+    """(chain_run, last_log_pos) after an event is taken, as stream.py _note_chain."""
+    if log_pos:
+        return (chain_run + 1 if chained else 0), log_pos
+    return chain_run, last_log_pos
 
 
 def skip_run(*args):
@@ -145,9 +150,7 @@ def count_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len
             break
         counted.append((at, code, rows[0], rows[1], size, ts,
                         int.from_bytes(buf[pos + 5:pos + 9], "little")))
-        if log_pos:
-            chain_run = chain_run + 1 if chained else 0
-            last_log_pos = log_pos
+        chain_run, last_log_pos = _note_chain(log_pos, chained, chain_run, last_log_pos)
         last_event = pos
         pos += size
     if last_event < 0:

@@ -418,21 +418,36 @@ _CLI_FORMATS = {0x00: "json", 0x20: "text", 0x80: "sql", 0xA0: "debezium"}
 def cli_dump(data: bytes, path: Path) -> tuple:
     """``binlog dump`` run through ``binlog.cli.main``: (exit status, stdout bytes,
     stderr text)."""
-    from binlog import cli
-
     if not data:
         return (0, b"", "")
+    options = data[0]
+    argv = ["dump", "--quiet", "--format", _CLI_FORMATS[options & 0xA0], str(path)]
+    if options & target.SKIP:
+        argv += ["--on-error", "skip"]
+    if options & target.TRACK_DDL != target.TRACK_DDL:
+        argv.append("--no-track-ddl")
+    return _cli(data, path, argv)
+
+
+def cli_stats(data: bytes, path: Path) -> tuple:
+    """``binlog stats --json`` of the same binlog through ``binlog.cli.main`` (runs of
+    rows events counted by binlog/_scan.c count_run): (exit status, stdout, stderr)."""
+    if not data:
+        return (0, b"", "")
+    return _cli(data, path, ["stats", "--json", str(path)])
+
+
+def _cli(data: bytes, path: Path, argv: list) -> tuple:
+    """``binlog.cli.main(argv)`` over the binlog of ``data`` (its option byte, then the
+    file) written to ``path``, with the options both commands share."""
+    from binlog import cli
+
     options, body = data[0], data[1:]
     if options & target.FIX_CRC:
         body = target.fix_crcs(body)
     path.write_bytes(body)
-    argv = ["dump", "--quiet", "--format", _CLI_FORMATS[options & 0xA0], str(path)]
-    if options & target.SKIP:
-        argv += ["--on-error", "skip"]
     if options & target.NO_VERIFY:
         argv.append("--no-verify-checksum")
-    if options & target.TRACK_DDL != target.TRACK_DDL:
-        argv.append("--no-track-ddl")
     if options & FILTER:
         for pattern in EXCLUDE_TABLES:
             argv += ["--exclude-table", pattern]
@@ -445,33 +460,6 @@ def cli_dump(data: bytes, path: Path) -> tuple:
         sys.stdout, sys.stderr = saved
     stdout.flush()
     return (status, stdout.buffer.getvalue(), stderr.getvalue())
-
-
-def cli_stats(data: bytes, path: Path) -> tuple:
-    """``binlog stats --json`` of the same binlog through ``binlog.cli.main`` (runs of
-    rows events counted by binlog/_scan.c count_run): (exit status, stdout, stderr)."""
-    from binlog import cli
-
-    if not data:
-        return (0, b"", "")
-    options, body = data[0], data[1:]
-    if options & target.FIX_CRC:
-        body = target.fix_crcs(body)
-    path.write_bytes(body)
-    argv = ["stats", "--json", str(path)]
-    if options & target.NO_VERIFY:
-        argv.append("--no-verify-checksum")
-    if options & FILTER:
-        for pattern in EXCLUDE_TABLES:
-            argv += ["--exclude-table", pattern]
-    stdout, stderr = io.StringIO(), io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = stdout, stderr
-    try:
-        status = cli.main(argv)
-    finally:
-        sys.stdout, sys.stderr = saved
-    return (status, stdout.getvalue().encode(), stderr.getvalue())
 
 
 def check_dump(data: bytes, path: Path) -> None:

@@ -80,7 +80,6 @@ def test_batch_output_equals_per_row_and_pure(path, fmt, monkeypatch):
 def test_batch_path_is_taken(monkeypatch):
     """The samples above do go through the encoder (not all through its fallback)."""
     import binlog.output.cdc as cdc
-
     from binlog.stream import EventStream
 
     taken, runs = [], []

@@ -31,30 +31,9 @@ def binlog_and_counts(tmp_path_factory):
 
 
 def _workload(srv, tmp):
-    srv.execute("CREATE DATABASE cr")
-    srv.execute("CREATE TABLE cr.a (id INT PRIMARY KEY, v VARCHAR(40), d DATETIME(3), n INT NULL,"
-                " b VARBINARY(8))")
-    srv.execute("CREATE TABLE cr.b (id BIGINT UNSIGNED PRIMARY KEY, t TEXT, x DECIMAL(12,2))")
-    srv.flush_logs()
-    expected: Counter = Counter()
-    conn = srv.connect(db="cr")        # (the seq_ tables of the Sequence engine need one)
-    cur = conn.cursor()
-    for i in range(3):
-        cur.execute("BEGIN")
-        expected["cr.a", "insert"] += cur.execute(
-            "INSERT INTO cr.a (id, v, d, n, b) SELECT seq, REPEAT('é', seq % 40), "
-            "'2024-01-02 03:04:05.678', IF(seq % 3, seq, NULL), UNHEX(HEX(seq)) "
-            f"FROM seq_{i * 2000 + 1}_to_{i * 2000 + 2000}")
-        expected["cr.b", "insert"] += cur.execute(
-            f"INSERT INTO cr.b SELECT seq, REPEAT('t\"\\\\', seq % 30), seq / 7 "
-            f"FROM seq_{i * 1500 + 1}_to_{i * 1500 + 1500}")
-        expected["cr.a", "update"] += cur.execute(f"UPDATE cr.a SET n = {i} WHERE id % 4 = {i}")
-        expected["cr.b", "delete"] += cur.execute(f"DELETE FROM cr.b WHERE id % 5 = {i}")
-        cur.execute("COMMIT")
-        if i == 1:
-            cur.execute("ALTER TABLE cr.a ADD COLUMN z INT NULL")
-    conn.close()
-    srv.flush_logs()
+    from support.workloads import runs_workload
+
+    expected = runs_workload(srv)
     path = tmp / "runs.binlog"
     path.write_bytes(srv.binlog_files()[-2].read_bytes())
     return path, expected

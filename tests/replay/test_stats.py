@@ -114,31 +114,15 @@ def test_counted_runs_on_a_real_servers_binlog(mariadb_factory, monkeypatch, cap
     the event-by-event path and the pure-Python runs: statements big enough to span many
     8 KiB rows events, several tables and kinds per transaction, an ALTER in between (a
     new layout for a table_id's walks)."""
+    from support.workloads import runs_workload
+
     from binlog import scan
     from binlog.cli import main
 
     srv = mariadb_factory({"binlog_format": "ROW"})
-    srv.execute("CREATE DATABASE cr")
-    srv.execute("CREATE TABLE cr.a (id INT PRIMARY KEY, v VARCHAR(40), d DATETIME(3), n INT NULL)")
-    srv.execute("CREATE TABLE cr.b (id BIGINT PRIMARY KEY, t TEXT, x DECIMAL(12,2))")
-    srv.flush_logs()
-    expected: Counter = Counter()
-    conn = srv.connect(db="cr")        # (the seq_ tables of the Sequence engine need one)
-    cur = conn.cursor()
-    for i in range(4):
-        cur.execute("BEGIN")
-        expected["cr.a", "inserted"] += cur.execute(
-            "INSERT INTO cr.a (id, v, d, n) SELECT seq, REPEAT('v', seq % 40), '2024-01-02 03:04:05.678', "
-            f"IF(seq % 3, seq, NULL) FROM seq_{i * 3000 + 1}_to_{i * 3000 + 3000}")
-        expected["cr.b", "inserted"] += cur.execute(
-            f"INSERT INTO cr.b SELECT seq, REPEAT('t', seq % 90), seq / 7 FROM seq_{i * 2000 + 1}_to_{i * 2000 + 2000}")
-        expected["cr.a", "updated"] += cur.execute(f"UPDATE cr.a SET n = {i} WHERE id % 4 = {i}")
-        expected["cr.b", "deleted"] += cur.execute(f"DELETE FROM cr.b WHERE id % 5 = {i}")
-        cur.execute("COMMIT")
-        if i == 1:
-            cur.execute("ALTER TABLE cr.a ADD COLUMN z INT NULL")
-    conn.close()
-    srv.flush_logs()
+    names = {"insert": "inserted", "update": "updated", "delete": "deleted"}
+    expected = Counter({(table, names[op]): n
+                        for (table, op), n in runs_workload(srv, 4, 3000, 2000).items()})
     path = srv.binlog_files()[-2]
 
     def stats(batch: str, compiled):
