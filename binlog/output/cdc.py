@@ -235,8 +235,10 @@ class CdcJsonWriter:
             pass
         elif held is None:
             self.out.write(memoryview(item.data)[:item.last_start])
-        else:       # the row held back is not the last of its transaction: one write
-            self.out.write(b"".join((held, _NOT_LAST, memoryview(item.data)[:item.last_start])))
+        else:       # the row held back is not the last of its transaction; two writes
+            # (each ends a line) rather than one joined copy of a whole run's lines
+            self.out.write(held + _NOT_LAST)
+            self.out.write(memoryview(item.data)[:item.last_start])
         self._held = item.data[item.last_start:]
 
     def statement(self, record) -> None:
