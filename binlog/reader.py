@@ -48,7 +48,7 @@ from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, EncodedRows, build_plan, count_rows, count_walk, decode_rows
-from .scan import count_key
+from .scan import COUNT_RUN_CODES, MAX_EVENT_SIZE, count_key
 from .sources.base import BinlogSource, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
@@ -372,7 +372,7 @@ class BinlogReader:
         if not damage.may_be_rows_event:
             # It may have been a TABLE_MAP: rows events must not use an older map for its id.
             state.table_maps.clear()
-            state.count_walks.clear()
+            state.run_entries.clear()
             state.maps_lost_at = damage.start
         if not damage.one_event or not state.in_trx or damage.type_code in _GTID_TYPES:
             # It may have been the next transaction's GTID event.
@@ -394,11 +394,11 @@ class BinlogReader:
         stream.skip_stop_ts = -1 if self.stop_datetime is None else self.stop_datetime
         plain = not self.gtid_window.active and self.start_datetime is None
         if self.count_runs and self.options.count_rows and plain:
-            stream.count_walks = state.count_walks
+            stream.count_walks = state.run_entries
         encoding = self.run_writer is not None and self.row_encoder is not None and plain \
             and run_encoder() is not None
         if encoding:
-            stream.encode_entries = state.count_walks
+            stream.encode_entries = state.run_entries
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
@@ -506,10 +506,10 @@ class BinlogReader:
         for at, code, table_id, rows, size, ts, server_id in run.events:
             stats.events[event_type_name(code)] += 1
             stats.bytes += size
-            plan = table_maps[table_id][1]      # count_walks only holds mapped tables
+            plan = table_maps[table_id][1]      # run_entries only holds mapped tables
             stats.rows[plan.qualified_name] += rows
             counts.append(RowCount(name, at, ts, server_id, gtid, plan.db, plan.table,
-                                   _COUNT_OPS[code], rows))
+                                   _RUN_OPS[code], rows))
             sizes.append(size)
         return CountedRows(name, counts, sizes)
 
@@ -517,7 +517,7 @@ class BinlogReader:
         """The entries of encoded runs hold the transaction's GTID (in each row's head):
         a new transaction (or damage) starts them anew."""
         if state.runs_gtid != state.gtid:
-            state.count_walks.clear()
+            state.run_entries.clear()
             state.runs_gtid = state.gtid
         if stream.encode_args is None and state.run_prefix is not None:
             writer = self.run_writer
@@ -528,13 +528,13 @@ class BinlogReader:
         """Let the stream write the next events like ``event`` (just written by the row
         encoder) itself."""
         code = event.header.type_code
-        if code not in _COUNT_OPS or state.runs_gtid != state.gtid:
+        if code not in _RUN_OPS or state.runs_gtid != state.gtid:
             return
         parts = self.run_writer.run_parts(head, event)
         if parts is not None:
             state.run_prefix = parts[0]
             key = count_key(code, event.width, event.present, event.present_after)
-            state.count_walks.setdefault(event.table_id, {})[key] = parts[1]
+            state.run_entries.setdefault(event.table_id, {})[key] = parts[1]
 
     def _encoded_run(self, run: EncodedRun, state: "_FileState") -> EncodedRows:
         """The events of a run the stream wrote, taken in as ``_event`` takes a rows event
@@ -556,7 +556,7 @@ class BinlogReader:
         if isinstance(event, FormatDescriptionEvent):
             state.fde = event.fde
             table_maps.clear()
-            state.count_walks.clear()
+            state.run_entries.clear()
         elif isinstance(event, GtidListEvent):
             self.continuity.gtid_list(event.gtids)
         elif isinstance(event, PreviousGtidsEvent):
@@ -571,7 +571,7 @@ class BinlogReader:
             if self.gtid_window.active:
                 self._enter_group(event, state)
         elif isinstance(event, TableMapEvent):
-            state.count_walks.pop(event.table_id, None)     # a new layout: walks anew
+            state.run_entries.pop(event.table_id, None)     # a new layout: walks anew
             if self.table_filter and not self.table_filter.keeps(event.db, event.table):
                 filtered.add(event.table_id)
                 table_maps.pop(event.table_id, None)
@@ -702,7 +702,7 @@ class BinlogReader:
         if isinstance(rows, int):
             self.stats.rows[plan.qualified_name] += rows
             if self.count_runs and state is not None:
-                _register_count_walk(state.count_walks, event, plan)
+                _register_count_walk(state.run_entries, event, plan)
             if rows:
                 yield RowCount(name, header.offset, header.timestamp, header.server_id, gtid,
                                plan.db, plan.table, event.kind, rows)
@@ -775,8 +775,9 @@ _GTID_TYPES = frozenset({EventType.GTID_EVENT, EventType.GTID_LOG_EVENT,
 class _FileState:
     """What reading one file has established so far (reset by damage where needed)."""
     table_maps: dict = field(default_factory=dict)   # table_id -> (TableMapEvent, plan|None)
-    # EventStream.count_walks (count_runs) or .encode_entries (run_writer)
-    count_walks: dict = field(default_factory=dict)
+    # what runs of like rows events need, {table_id: {scan.count_key: ...}}: counting
+    # walks (EventStream.count_walks, count_runs) or encoder entries (.encode_entries)
+    run_entries: dict = field(default_factory=dict)
     runs_gtid: str | None = None    # the GTID the encode entries were made in
     run_prefix: bytes | None = None  # the records' head up to the offset (the file)
     gtid: str | None = None
@@ -790,8 +791,8 @@ class _FileState:
     context: list = field(default_factory=list)   # INTVAR/RAND/USER_VAR before a statement
 
 
-# rows type codes -> RowCount.op, for the events scan.count_run counts
-_COUNT_OPS = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update", 32: "delete"}
+# rows type codes -> RowCount.op, for the events of runs (scan.COUNT_RUN_CODES)
+_RUN_OPS = {code: ("insert", "update", "delete")[kind] for code, (kind, _v2) in COUNT_RUN_CODES.items()}
 
 
 def run_encoder() -> Callable[..., Any] | None:
@@ -805,19 +806,19 @@ def _run_max_event() -> int:
     """The largest event an encoded run takes: below LARGE_VIEWS' size (a larger one may
     hold a value the writers write in pieces: rows.large_event)."""
     threshold = LARGE_VIEWS.get()
-    return (1 << 30) + 4096 if threshold is None else threshold - 1
+    return MAX_EVENT_SIZE if threshold is None else threshold - 1
 
 
-def _register_count_walk(count_walks: dict, event: RowsEvent, plan: DecodePlan) -> None:
+def _register_count_walk(run_entries: dict, event: RowsEvent, plan: DecodePlan) -> None:
     """Let the stream count the next events like ``event`` (same table_id, type, columns
     and bitmaps) itself: ``event`` was just counted along this walk."""
     code = event.header.type_code
-    if code not in _COUNT_OPS:
+    if code not in _RUN_OPS:
         return
     walk = count_walk(event, plan)
     if walk is not None:
         key = count_key(code, event.width, event.present, event.present_after)
-        count_walks.setdefault(event.table_id, {})[key] = walk
+        run_entries.setdefault(event.table_id, {})[key] = walk
 
 
 def assumed_codec(charset: str) -> str:
