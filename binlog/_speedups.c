@@ -1498,7 +1498,7 @@ static PyObject *event_head(PyObject *prefix, long long at, uint64_t ts, uint64_
  * mid, render): put_rows with the event's head; 0, or -1 to end the run before it. */
 static int encode_entry(Enc *e, PyObject *entry, PyObject *data_obj, PyObject *head,
                         PyObject *tail, Py_ssize_t *last_start, Py_ssize_t *count) {
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 8) return -1;
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 8) return -1;
     int kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
     if (kind < 0 || kind > 2) { PyErr_Clear(); return -1; }
     Walk *w = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 1), "binlog.walk");
@@ -1512,6 +1512,51 @@ static int encode_entry(Enc *e, PyObject *entry, PyObject *data_obj, PyObject *h
         return -1;
     e->render = PyTuple_GET_ITEM(entry, 7);
     return put_rows(e, kind, w, wa, steps, psa, data_obj, head, mid, tail, last_start, count);
+}
+
+/* The text format's lines of one rows event before its rows (output/text.py
+ * TextWriter.event): "# at N", then "#yymmdd hh:mm:ss server id S  end_log_pos P \t"
+ * and the event's name (the entry's) ": table id T" [" flags: STMT_END_F"]. */
+static int put_text_event(Enc *e, const Frame *f, const unsigned char *h, uint64_t table_id,
+                          int stmt_end, PyObject *name) {
+    char tmp[160];
+    int n = 0;
+    memcpy(tmp, "# at ", 5);
+    n = 5 + udigits(tmp + 5, (uint64_t)f->at, 1);
+    tmp[n++] = '\n';
+    tmp[n++] = '#';
+    uint64_t ts = (uint64_t)f->ts, rem = ts % 86400;
+    long long y, m, d;
+    civil((int64_t)(ts / 86400), &y, &m, &d);
+    n += udigits(tmp + n, (uint64_t)(y % 100), 2);
+    n += udigits(tmp + n, (uint64_t)m, 2);
+    n += udigits(tmp + n, (uint64_t)d, 2);
+    tmp[n++] = ' ';
+    n += udigits(tmp + n, rem / 3600, 2);
+    tmp[n++] = ':';
+    n += udigits(tmp + n, rem / 60 % 60, 2);
+    tmp[n++] = ':';
+    n += udigits(tmp + n, rem % 60, 2);
+    memcpy(tmp + n, " server id ", 11);
+    n += 11;
+    n += udigits(tmp + n, frame_le(h + 5, 4), 1);
+    memcpy(tmp + n, "  end_log_pos ", 14);
+    n += 14;
+    n += udigits(tmp + n, (uint64_t)f->log_pos, 1);
+    memcpy(tmp + n, " \t", 2);
+    n += 2;
+    PUT(tmp, n);
+    if (put_bytes(&e->b, name) < 0) return -1;
+    n = 0;
+    memcpy(tmp, ": table id ", 11);
+    n = 11 + udigits(tmp + 11, table_id, 1);
+    if (stmt_end) {
+        memcpy(tmp + n, " flags: STMT_END_F", 18);
+        n += 18;
+    }
+    tmp[n++] = '\n';
+    PUT(tmp, n);
+    return 0;
 }
 
 /* encode_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,
@@ -1540,7 +1585,7 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
     }
     PyObject *events = PyList_New(0);
     if (!events) { PyBuffer_Release(&view); return NULL; }
-    Enc e = {{0}, 0, flags & 1, (flags & 2) != 0, NULL};
+    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL};
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
     int failed = 0;
@@ -1562,19 +1607,34 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             break;
         }
         if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 8) break;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text ? 9 : 8)) break;
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
-        PyObject *head = data_obj ? event_head(prefix, at, ts, frame_le(h + 5, 4),
-                                               PyTuple_GET_ITEM(entry, 5)) : NULL;
+        PyObject *head = NULL;
+        if (data_obj && e.text) {      /* the text format's head is the entry's */
+            head = PyTuple_GET_ITEM(entry, 5);
+            Py_INCREF(head);
+        } else if (data_obj) {
+            head = event_head(prefix, at, ts, frame_le(h + 5, 4), PyTuple_GET_ITEM(entry, 5));
+        }
         if (!head || PyBytes_GET_SIZE(data_obj) == 0) {
             Py_XDECREF(data_obj); Py_XDECREF(head);
             if (PyErr_Occurred()) failed = 1;
             break;                      /* (an event without rows: the Python path) */
         }
-        /* the previous event's last row is not the last of the transaction */
+        /* JSON: the previous event's last row is not the last of the transaction; text:
+         * the event's own lines come first */
         Py_ssize_t mark = e.b.len, kept_start = last_start, count = 0;
-        int rc = last_event >= 0 ? put(&e.b, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail)) : 0;
+        int rc = 0;
+        if (e.text) {
+            PyObject *name = PyTuple_GET_ITEM(entry, 8);
+            rc = PyBytes_Check(name) && PyBytes_Check(head)
+                 ? put_text_event(&e, &f, h, table_id, (int)(frame_le(h + common_len + f.width, 2) & 1),
+                                  name)
+                 : -1;
+        } else if (last_event >= 0) {
+            rc = put(&e.b, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail));
+        }
         if (rc == 0) rc = encode_entry(&e, entry, data_obj, head, tail, &last_start, &count);
         Py_DECREF(data_obj);
         Py_DECREF(head);
@@ -1617,8 +1677,9 @@ static PyMethodDef methods[] = {
      "           strict_chain, verify_crc, max_event, max_out)\n"
      "    -> None | (pos, bytes, last_start, rows, [(offset, code, table_id, rows, size)],\n"
      "               last_log_pos, chain_run, last_event_pos)\n\n"
-     "A run of plain rows events (23-25, 30-32) straight into JSON lines, as encode_rows\n"
-     "writes one event's: framed and checked as binlog/_scan.c count_run does (sizes up to\n"
+     "A run of plain rows events (23-25, 30-32) straight into JSON lines (flags 4: the text\n"
+     "format, each event's '# at' lines first; entries then have the event's name last), as\n"
+     "encode_rows writes one event's: framed and checked as count_run does (sizes up to\n"
      "max_event, the log_pos chain, CRC32), each along entries[table_id][scan.count_key]\n"
      "= (kind, walk, walk_after, steps, steps_after, rest, mid, render) registered by the\n"
      "reader; a row's head is prefix + offset + ts + server_id + rest (json_lines._prefix);\n"

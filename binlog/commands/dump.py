@@ -165,8 +165,9 @@ def run(args) -> int:
         # the compiled batch path (json/text): whole rows events straight to lines
         reader.row_encoder = getattr(writer, "encode_rows", None)
         from ..output.cdc import CdcJsonWriter
+        from ..output.text import TextWriter
 
-        if type(writer) is CdcJsonWriter:
+        if type(writer) in (CdcJsonWriter, TextWriter):
             reader.run_writer = writer     # and runs of rows events in one compiled call
     try:
         if args.format == "debezium" and not args.split_updates:

@@ -250,6 +250,29 @@ class TextWriter:
     def write_encoded(self, item) -> None:
         self.out.write(item.data)
 
+    run_tail = b""       # (encode_run: nothing between the rows of a run)
+
+    @property
+    def run_flags(self) -> int:
+        """encode_rows' flags, and 4: the text format."""
+        return self._flags | 4
+
+    def run_parts(self, change, event) -> tuple | None:
+        """(prefix, entry) for ``rows._speedups.encode_run`` in the text format: events
+        like ``event`` written by one compiled call per run, each as ``event`` and
+        ``encode_rows`` write one (its '# at' lines, then its rows).  The entry: (kind,
+        walk, walk_after, steps, steps_after, the rows' head line, b"", the value renderer,
+        the event's name).  Call after ``encode_rows`` wrote ``event``."""
+        plan = change.plan
+        cached = self._batch.get((id(plan), change.op, change.db))
+        walk = plan.walk(event.present)
+        walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
+        if cached is None or cached[0] is not plan or walk[2] is None or walk_after[2] is None:
+            return None
+        kind = {"insert": 0, "update": 1, "delete": 2}[event.kind]
+        return b"", (kind, walk[2], walk_after[2], walk[1], walk_after[1], cached[1], b"",
+                     cached[2], event.type_name.encode("ascii"))
+
     @staticmethod
     def _assignments(row: dict) -> list[str]:
         return [f"###   {key if key.startswith('@') else '@`' + key + '`'}={_literal(value)}"

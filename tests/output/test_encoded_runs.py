@@ -1,5 +1,5 @@
 """Runs of rows events written by one compiled call (issue 20: ``_speedups.encode_run``,
-``reader.run_writer``): ``binlog dump --format json`` must give the same bytes as the
+``reader.run_writer``): ``binlog dump --format json|text`` must give the same bytes as the
 event-by-event batch path (BINLOG_BATCH=0: the per-row writers) and the pure-Python path,
 on a real server's binlog whose statements span many 8 KiB rows events - several tables
 and kinds per transaction, GTIDs, an ALTER between transactions (a new TABLE_MAP layout
@@ -18,7 +18,8 @@ from binlog.stream import EventStream
 pytestmark = pytest.mark.server
 
 OPTIONS = [[], ["--with-types"], ["--binary-encoding", "base64"], ["--rewrite-db", "cr->other"],
-           ["--stop-position", "200000"], ["--no-verify-checksum"]]
+           ["--stop-position", "200000"], ["--no-verify-checksum"], ["--format", "text"],
+           ["--format", "text", "--binary-encoding", "base64", "--stop-position", "200000"]]
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +54,8 @@ def test_runs_write_what_the_per_row_path_writes(binlog_and_counts, options):
     path, expected = binlog_and_counts
     runs = dump(path, options)
     assert runs == dump(path, options, BINLOG_BATCH="0")
+    if options == ["--format", "text"]:
+        assert runs == dump(path, options, BINLOG_PURE="1")
     if not options:
         assert runs == dump(path, options, BINLOG_PURE="1")
         rows = [json.loads(line) for line in runs.splitlines()]
@@ -67,7 +70,8 @@ def test_runs_write_what_the_per_row_path_writes(binlog_and_counts, options):
         assert sum(r["commit"] is True for r in rows if r["op"] != "ddl") == 3
 
 
-def test_the_runs_are_long(binlog_and_counts, monkeypatch):
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_the_runs_are_long(binlog_and_counts, monkeypatch, fmt):
     """The binlog does exercise runs: most rows events go through encode_run."""
     from binlog.cli import main
 
@@ -84,7 +88,7 @@ def test_the_runs_are_long(binlog_and_counts, monkeypatch):
     out = open("/dev/null", "w")
     monkeypatch.setattr(sys, "stdout", out)
     try:
-        assert main(["dump", "--quiet", str(path)]) == 0
+        assert main(["dump", "--quiet", "--format", fmt, str(path)]) == 0
     finally:
         out.close()
     stats = subprocess.run([sys.executable, "-m", "binlog.cli", "stats", "--json", str(path)],
