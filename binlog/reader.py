@@ -101,6 +101,7 @@ class CountedRows:
     file: str
     counts: list
     sizes: list
+    raw: bytes | None = None    # the events' bytes, back to back (``BinlogReader.keep_raw``)
 
 
 @dataclass(slots=True)
@@ -158,6 +159,7 @@ class StatementChange:
 class SourceEvent:
     file: str
     event: Event
+    raw: bytes | None = None    # the event's bytes as framed (``BinlogReader.keep_raw``)
 
 
 @dataclass
@@ -281,6 +283,12 @@ class BinlogReader:
         # are written by the stream in one compiled call and given out as one
         # EncodedRows; no GTID window or --start-datetime.
         self.run_writer: Any = None
+        # keep_raw: SourceEvents and CountedRows carry their events' bytes (decrypted,
+        # as framed): ``binlog apply --method binlog`` sends them on as they are.
+        self.keep_raw = False
+        # decode_table(table_map, fde) -> bool (with count_rows): the rows of the tables
+        # it says yes to are decoded (RowChanges) instead of counted.
+        self.decode_table: Callable[[TableMapEvent, Any], bool] | None = None
         self.source = source if isinstance(source, BinlogSource) else FileSource(
             source, follow=options.follow, follow_timeout=options.follow_timeout,
             poll_interval=options.poll_interval, on_idle=hooks.on_idle,
@@ -390,6 +398,7 @@ class BinlogReader:
         stream = EventStream(name, verify_checksums=self.verify_checksums, skip_rows=skip,
                              on_error=self.on_error, keys=self.options.keys)
         stream.skip_table_ids = filtered if self.table_filter else None
+        stream.keep_raw = self.keep_raw
         stream.skip_stop_offset = -1 if stop is None else stop
         stream.skip_stop_ts = -1 if self.stop_datetime is None else self.stop_datetime
         plain = not self.gtid_window.active and self.start_datetime is None
@@ -455,7 +464,7 @@ class BinlogReader:
                                          type_code=header.type_code), state)
                     continue
                 if out is not None:
-                    yield SourceEvent(name, event)
+                    yield SourceEvent(name, event, stream.last_raw)
                     yield from out
                 if self.gtid_window.finished:
                     return True
@@ -511,7 +520,7 @@ class BinlogReader:
             counts.append(RowCount(name, at, ts, server_id, gtid, plan.db, plan.table,
                                    _RUN_OPS[code], rows))
             sizes.append(size)
-        return CountedRows(name, counts, sizes)
+        return CountedRows(name, counts, sizes, run.raw)
 
     def _aim_runs(self, stream: EventStream, state: "_FileState") -> None:
         """The entries of encoded runs hold the transaction's GTID (in each row's head):
@@ -672,8 +681,9 @@ class BinlogReader:
             plan = self._plan(table_map, fde, (name, table_map.offset))
             table_maps[event.table_id] = (table_map, plan)
         header = event.header
-        decode: Callable[[RowsEvent, DecodePlan], Any] = (
-            count_rows if self.options.count_rows else decode_rows)
+        counting = self.options.count_rows and not (
+            self.decode_table is not None and self.decode_table(table_map, fde))
+        decode: Callable[[RowsEvent, DecodePlan], Any] = count_rows if counting else decode_rows
         if self.row_encoder is not None:
             # the batch path: the writer's encoder gives all rows as output bytes, or None
             head = RowChange(name, header.offset, header.timestamp, header.server_id, gtid,

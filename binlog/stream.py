@@ -186,6 +186,7 @@ class CountedRun:
     server_id) of each, in order."""
     header: EventHeader
     events: list
+    raw: bytes | None = None    # the events' bytes, back to back (``EventStream.keep_raw``)
 
 
 #: Output bytes after which an encoded run ends (the rest is the next run): memory stays
@@ -265,6 +266,12 @@ class EventStream:
         # (encode_run, prefix, tail, flags, max_event); an EncodedRun comes out.
         self.encode_entries: dict | None = None
         self.encode_args: tuple | None = None
+        # keep_raw: each event's bytes as framed (decrypted; header and checksum
+        # included) stay in ``last_raw`` until the next event, and a CountedRun holds its
+        # events' bytes: ``binlog apply --method binlog`` sends them on as they are.
+        # None for what has no bytes of its own in the file (a payload's inner events).
+        self.keep_raw = False
+        self.last_raw: bytes | None = None
         self._widths: tuple[FormatDescription, bytes] | None = None
 
     # --- input -------------------------------------------------------------
@@ -361,6 +368,7 @@ class EventStream:
 
     # --- output ------------------------------------------------------------
     def next_event(self) -> Event | Damage | SkippedRun | CountedRun | EncodedRun | _NeedData:
+        self.last_raw = None
         if self._pending:
             return self._pending.pop(0)
         if self._discard:
@@ -447,6 +455,8 @@ class EventStream:
             return self._start_damage(exc, header, trust_size=True)
         self._advance(header.event_size)
         self._note_chain(header)
+        if self.keep_raw and not self._pending:
+            self.last_raw = raw
         return event
 
     def _skip_run(self) -> SkippedRun | None:
@@ -487,10 +497,11 @@ class EventStream:
             return None
         pos, events, last_log_pos, chain_run, at = got
         header = parse_header(self._buf, at, self.offset + at - self._pos)
+        raw = bytes(self._buf[self._pos:pos]) if self.keep_raw else None
         self._advance(pos - self._pos)
         self._last_log_pos = None if last_log_pos < 0 else last_log_pos
         self._chain_run = chain_run
-        return CountedRun(header, events)
+        return CountedRun(header, events, raw)
 
     def _encode_run(self) -> EncodedRun | None:
         """Write the buffered run of rows events ``encode_entries`` covers (None: the next
