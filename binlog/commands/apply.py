@@ -57,6 +57,7 @@ import sys
 import threading
 import time
 from dataclasses import replace
+from typing import Any
 
 import pymysql
 
@@ -106,9 +107,18 @@ def add_parser(sub) -> None:
                    help="source transactions per target commit (default 200)")
     p.add_argument("--batch-rows", type=int, default=5000, metavar="N",
                    help="commit once a batch holds this many row changes (default 5000)")
-    p.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
-                   help="REPLACE / DELETE by key (idempotent, default); --no-safe for plain "
-                        "INSERT/UPDATE/DELETE, which fail on a row that is not as expected")
+    p.add_argument("--method", choices=("sql", "binlog"), default="sql",
+                   help="sql (default): row changes as SQL statements, for any MySQL-protocol "
+                        "target (TiDB included); binlog: a MariaDB target applies the row "
+                        "events themselves (BINLOG statements, as `mariadb-binlog | mariadb` "
+                        "and a replica do; needs the BINLOG REPLAY or SUPER privilege): "
+                        "faster, rows go by column position, a row that is not as expected "
+                        "stops the run; legacy temporal columns and MySQL sources still go "
+                        "as SQL")
+    p.add_argument("--safe", action=argparse.BooleanOptionalAction, default=None,
+                   help="REPLACE / DELETE by key (idempotent, the default with --method sql); "
+                        "--no-safe for plain INSERT/UPDATE/DELETE, which fail on a row that is "
+                        "not as expected (what --method binlog does)")
     p.add_argument("--split-updates", action="store_true",
                    help="apply each transaction as TiCDC would: net changes, key-changing "
                         "UPDATEs as DELETE + INSERT, DELETEs first")
@@ -140,6 +150,12 @@ def run(args) -> int:
         raise UsageError("--checkpoint-table must be DB.TABLE")
     if args.batch_transactions < 1 or args.batch_rows < 1:
         raise UsageError("--batch-transactions and --batch-rows must be at least 1")
+    if args.method == "binlog" and (args.safe or args.split_updates):
+        raise UsageError("--method binlog applies row events as a replica does (a row that is "
+                         "not as expected stops the run); --safe and --split-updates need "
+                         "--method sql")
+    if args.safe is None:
+        args.safe = args.method == "sql"
     applier = Applier(args)
     try:
         return applier.run()
@@ -190,12 +206,16 @@ class Applier:
         self._meta_lock = threading.Lock()
         self.feed: _Feed | None = None      # the running pipeline (_run_once)
         self.pending_start = None   # where the oldest XA PREPARE waiting for its COMMIT starts
+        self.raw = None             # --method binlog: replay.binlog_statements.RawEvents
+        self.in_flight: list | None = None  # BINLOG statements of a transaction sent early
 
     # -- connection ----------------------------------------------------------------------
     def _connect(self):
         from ..output.sql import SESSION_SETUP
 
-        conn = connect(self.args.to, autocommit=False)
+        # the client's own packet limit (PyMySQL: 16 MiB) is not the one that matters:
+        # the target's max_allowed_packet is (checked before a BINLOG statement is sent)
+        conn = connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30)
         try:
             with conn.cursor() as cur:
                 for stmt in SESSION_SETUP:
@@ -203,6 +223,8 @@ class Applier:
         except Exception as exc:
             raise self._translate(exc, None) from exc
         self.conn = conn
+        self.sent_fde = None        # the FORMAT_DESCRIPTION this session's BINLOGs read with
+        self.in_flight = None
         self._live_cache = {}
         self._trigger_checked: set[tuple[str, str]] = set()
 
@@ -428,7 +450,7 @@ class Applier:
         if self.checkpoint is None and not live:
             check_positions(files, start_position, args.stop_position)
         reader = make_reader(args, paths=source if live else files, start_position=start_position,
-                             schema=self.schema, table_filter=tf)
+                             schema=self.schema, table_filter=tf, count_rows=args.method == "binlog")
         from ..replay.rewrite import DbRewrite
 
         # --rewrite-db: rows and statements go to TO; the filters and the schema store
@@ -437,15 +459,39 @@ class Applier:
         self.keys = KeyCatalog(schema=self.schema,
                                live=lambda db, table: self._live(self.rewrite.db(db), table))
         self.renderer = SqlRenderer(self.keys, safe=args.safe, rewrite_db=dict(args.rewrite_db))
+        self.raw = self._binlog_method(reader) if args.method == "binlog" else None
         assembler = TxAssembler(on_warning=warn)
         self.assembler = assembler
         self.batch_txs = 0
         self.batch_rows = 0
         self.pending_cp: tuple | None = None
-        self.batch_done: list[tuple] = []     # (transaction, checkpoint) applied in the open batch
+        self.batch_done: list[tuple] = []     # (transaction, checkpoint, its parts or None) applied in the open batch
         self.first_unit = self.checkpoint is not None
         self._pipeline(reader, assembler)
         self._commit()
+
+    def _binlog_method(self, reader):
+        """--method binlog: the reader counts the rows of the tables whose events go on
+        as they are (and keeps their bytes); those of the others are decoded for SQL."""
+        from ..replay.binlog_statements import RawEvents
+
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT VERSION(), @@max_allowed_packet")
+            version, packet = cur.fetchone()
+        self.conn.commit()
+        if "mariadb" not in str(version).lower():
+            from ..errors import UsageError
+
+            raise UsageError(f"--method binlog needs a MariaDB target; this one is {version}",
+                             hint="use --method sql (the default)")
+        self.max_packet = int(packet)
+        # a statement's events before base64 (4/3 larger), below the target's limit
+        self.binlog_limit = min(8 << 20, max(1, (self.max_packet - 1024) * 3 // 4))
+        reader.count_runs = True
+        reader.keep_raw = True
+        reader.decode_table = needs_sql
+        return RawEvents(lambda table_map, fde: not needs_sql(table_map, fde),
+                         dict(self.args.rewrite_db))
 
     # -- the pipeline --------------------------------------------------------------------
     def _pipeline(self, reader, assembler) -> None:
@@ -478,22 +524,37 @@ class Applier:
 
         keys, renderer = self.keys, self.renderer       # this run's (a retry makes new ones)
         try:
+            raw = self.raw
+            early = _Early(self, feed, started) if raw is not None else None
             for item in with_progress(reader, reader.items(), self.args):
                 if isinstance(item, SourceEvent):
                     keys.observe(item.event)
-                for unit in assembler.feed(item):
+                if raw is not None:
+                    raw.feed(item)
+                units = assembler.feed(item)
+                if early is not None:
+                    early.check_dropped(assembler.current, units)
+                for unit in units:
                     pending = assembler.pending_start
                     done = started is not None and _pos_key(unit.end) <= _pos_key(started)
                     render = isinstance(unit, Transaction) and not done
                     feed.put(("unit", unit, pending, render))
                     if render:
-                        for part in self._parts(unit, renderer):
+                        sent = early.sent_of(unit) if early is not None else 0
+                        for part in self._parts(unit, renderer, skip=sent):
                             feed.put(part)
                         feed.put(("end", None))
                     elif isinstance(unit, Statement) and unit.kind == DDL and not done:
                         feed.wait_applied()     # later rows need the target's new tables
+                if raw is not None:
+                    if units and assembler.current is None and not assembler.prepared:
+                        raw.clear()     # what no transaction took: rows events without rows
+                    early.send(assembler.current)   # type: ignore[union-attr]
             warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
-            feed.put(("finish", assembler.finish()))
+            left = assembler.finish()
+            if early is not None:
+                early.check_dropped(None, [])
+            feed.put(("finish", left))
         except _Stopped:
             return
         except BaseException as exc:        # noqa: BLE001 - given to the applying thread
@@ -506,9 +567,15 @@ class Applier:
                 unit, self.pending_start, rendered = rest
                 self._unit(unit, self._parts_of(feed) if rendered else None)
                 feed.applied()
+            elif kind == "early":
+                self._early(*rest)
+            elif kind == "drop":
+                self._drop_early(rest[0])
             elif kind == "idle":
-                self._commit()
+                if self.in_flight is None:      # never commit half a source transaction
+                    self._commit()
             elif kind == "finish":
+                self._drop_early(None)
                 for unit in rest[0]:
                     sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its "
                                      f"COMMIT; not applied (the next run resumes before it)\n")
@@ -531,6 +598,40 @@ class Applier:
         """The live source has nothing new (a heartbeat): commit the open batch."""
         if self.feed is not None:
             self.feed.put(("idle",))
+
+    # -- BINLOG statements of a transaction not complete yet (--method binlog) ----------
+    def _early(self, tx, chunk) -> None:
+        """Execute a BINLOG statement of a source transaction whose COMMIT has not been
+        read yet (_Early): the target works while the rest is read.  A savepoint marks
+        where the transaction starts, in case it never commits."""
+        from ..errors import BinlogError
+
+        if self.in_flight is None:
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute("SAVEPOINT binlog_apply_early")
+            except Exception as exc:
+                raise self._translate(exc, tx) from exc
+            self.in_flight = []
+        try:
+            self._execute_binlog(chunk, tx)
+        except BinlogError:
+            self.in_flight = None
+            self._keep_batch_before_failure()
+            raise
+        self.in_flight.append(("binlog", chunk))
+
+    def _drop_early(self, tx) -> None:
+        """The source transaction sent early ends without COMMIT (the input ends, or a
+        new transaction starts): undo what of it the target applied."""
+        if self.in_flight is None:
+            return
+        self.in_flight = None
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute("ROLLBACK TO SAVEPOINT binlog_apply_early")
+        except Exception as exc:
+            raise self._translate(exc, tx) from exc
 
     # -- units ---------------------------------------------------------------------------
     def _done(self, end) -> bool:
@@ -569,13 +670,19 @@ class Applier:
     def _apply_unit(self, tx, parts=None) -> None:
         from ..errors import BinlogError
 
+        early, self.in_flight = self.in_flight or [], None
+        if self.raw is not None and parts is not None:
+            parts = list(parts)
         try:
             self._apply_transaction(tx, parts)
         except BinlogError:         # the target refused it, or it cannot be executed
             self._keep_batch_before_failure()
             raise
-        self._advance(tx.end, tx.gtid, rows=len(tx.changes))
-        self.batch_done.append((tx, self.pending_cp))
+        self._advance(tx.end, tx.gtid, rows=rows_of(tx))
+        # BINLOG statements are made once (the events' bytes are not kept): a failure
+        # later in the batch applies these again
+        self.batch_done.append((tx, self.pending_cp,
+                                early + parts if self.raw is not None and parts is not None else None))
         if (self.batch_txs >= self.args.batch_transactions or self.batch_rows >= self.args.batch_rows
                 or (self.args.from_dsn and time.monotonic() - self.batch_started >= LIVE_BATCH_SECONDS)):
             self._commit()
@@ -659,7 +766,7 @@ class Applier:
         s = self.stats
         s["commits"] += 1
         s["transactions"] += len(self.batch_done)
-        s["rows"] += sum(len(tx.changes) for tx, _ in self.batch_done)
+        s["rows"] += sum(rows_of(tx) for tx, *_ in self.batch_done)
         s["replaced"] += self.batch_replaced
         self.batch_replaced = 0
 
@@ -674,8 +781,8 @@ class Applier:
         if not done:
             return
         try:
-            for tx, _ in done:
-                self._apply_transaction(tx)
+            for tx, _, parts in done:
+                self._apply_transaction(tx, parts)
             self.pending_cp = done[-1][1]
             self.batch_done = done
             self._commit()
@@ -768,20 +875,43 @@ class Applier:
         for kind, item in (self._parts(tx) if parts is None else parts):
             if kind == "rows":
                 self._execute(item, tx)
+            elif kind == "binlog":
+                self._execute_binlog(item, tx)
             else:
                 self._execute_statement(item, tx)
 
-    def _parts(self, tx, renderer=None):
-        """("rows", Batch) and ("statement", Statement) of a transaction, in binlog order."""
+    def _parts(self, tx, renderer=None, skip=0):
+        """("rows", Batch), ("binlog", Chunk) and ("statement", Statement) of a
+        transaction, in binlog order; ``skip``: its first changes went early (_Early)."""
         from ..replay.transactions import in_binlog_order
 
         index = {id(ch): i for i, ch in enumerate(tx.changes)}
-        for part in in_binlog_order(tx):
-            if isinstance(part, list):
+        for part in in_binlog_order(replace(tx, changes=tx.changes[skip:]) if skip else tx):
+            if not isinstance(part, list):
+                yield "statement", part
+            elif self.raw is not None:
+                yield from self._binlog_parts(part, index, renderer or self.renderer)
+            else:
                 for batch in self._statements(part, index, renderer or self.renderer):
                     yield "rows", batch
-            else:
-                yield "statement", part
+
+    def _binlog_parts(self, changes, index, renderer):
+        """--method binlog: runs of counted rows events as BINLOG statements, the
+        decoded rows between them (tables that go as SQL) as statements, in binlog order."""
+        from itertools import groupby
+
+        from ..reader import RowCount
+        from ..replay.binlog_statements import chunks
+
+        for counted, run in groupby(changes, key=lambda ch: isinstance(ch, RowCount)):
+            part = list(run)
+            if not counted:
+                for batch in self._statements(part, index, renderer):
+                    yield "rows", batch
+                continue
+            events = [self.raw.take(ch.file, ch.pos) for ch in part]
+            for chunk in chunks(events, [(ch.file, ch.pos) for ch in part], self.binlog_limit):
+                yield "binlog", chunk
 
     def _statements(self, changes, index, renderer):
         """Multi-row statements (binlog.replay.batch), or with --split-updates the
@@ -827,6 +957,52 @@ class Applier:
             except pymysql.err.MySQLError as exc:
                 raise self._translate(exc, tx, row, one) from exc
         raise self._translate(error, tx, None, sql) from error
+
+    def _execute_binlog(self, chunk, tx) -> None:
+        """A BINLOG statement (replay.binlog_statements.Chunk), after the FORMAT_DESCRIPTION
+        it is read with when the session has not been given that one."""
+        import pymysql
+
+        if len(chunk.sql) > self.max_packet or len(chunk.fde) > self.max_packet:
+            raise TargetError(
+                f"{tx.label}: a BINLOG statement of {len(chunk.sql)} bytes (the rows event at "
+                f"{chunk.events[0][0]} @ {chunk.events[0][1]} alone is that large) exceeds the "
+                f"target's max_allowed_packet ({self.max_packet}); nothing of it was applied",
+                hint="raise max_allowed_packet on the target (SET GLOBAL max_allowed_packet = "
+                     "1073741824), or apply with --method sql")
+        try:
+            with self.conn.cursor() as cur:
+                if self.sent_fde != chunk.fde:
+                    cur.execute(chunk.fde)
+                    self.sent_fde = chunk.fde
+                cur.execute(chunk.sql)
+                if cur.warning_count:
+                    self._binlog_warnings(cur, chunk, tx)
+        except pymysql.err.MySQLError as exc:
+            error = self._translate(exc, tx)
+            if isinstance(error, TargetError):
+                error.message += f"\n  in the rows events at {_events_text(chunk.events)}"
+                if exc.args and exc.args[0] in (1227, 1370):
+                    error.hint = ("--method binlog needs the BINLOG REPLAY privilege (MariaDB "
+                                  "10.5.2 and later; SUPER before): GRANT BINLOG REPLAY ON *.* "
+                                  "TO the user, or use --method sql")
+            raise error from exc
+        except Exception as exc:   # socket errors, broken pipes...
+            raise self._translate(exc, tx) from exc
+
+    def _binlog_warnings(self, cur, chunk, tx) -> None:
+        """A value the target stored changed (a warning): stop, as for SQL statements."""
+        import pymysql
+
+        cur.execute("SHOW WARNINGS")
+        for level, code, message in cur.fetchall():
+            if level == "Note":
+                continue
+            if isinstance(message, bytes):
+                message = message.decode("utf-8", "replace")
+            error = self._translate(pymysql.err.DataError(code, message), tx)
+            error.message += f"\n  in the rows events at {_events_text(chunk.events)}"
+            raise error
 
     def _check_warnings(self, cur, batch, tx) -> None:
         """The session is not strict (values come from rows the source holds, and some
@@ -935,6 +1111,34 @@ class Applier:
                          + f"; checkpoint {self.checkpoint_text()}\n")
 
 
+def rows_of(tx) -> int:
+    """The row changes of a transaction: its RowChanges, and the rows its RowCounts
+    (--method binlog: events sent on as they are) stand for."""
+    from ..reader import RowCount
+
+    return sum(ch.count if isinstance(ch, RowCount) else 1 for ch in tx.changes)
+
+
+# TABLE_MAP type codes of the legacy temporal layouts (MariaDB 5.3-10.0, or
+# mysql56_temporal_format=OFF): a target with the MySQL 5.6 layouts would read their
+# fraction bytes with the wrong size (sql/rpl_utility.cc compatible_with), and these
+# bytes are what every other tool gets wrong: their rows go as SQL, decoded here.
+_LEGACY_TEMPORAL_CODES = frozenset({7, 11, 12})
+
+
+def needs_sql(table_map, fde) -> bool:
+    """--method binlog: whether a table's rows go as SQL statements (decoded here)
+    instead of their events: a source other than MariaDB (MySQL's JSON, payload and
+    partial-update events have no MariaDB reader), or legacy temporal columns."""
+    return not fde.is_mariadb or any(col.binlog_type in _LEGACY_TEMPORAL_CODES
+                                     for col in table_map.columns)
+
+
+def _events_text(events) -> str:
+    shown = ", ".join(f"{f} @ {p}" for f, p in events[:3])
+    return shown + (f" and {len(events) - 3} more" if len(events) > 3 else "")
+
+
 def _warned_row(message: str, rows):
     """The statement row a warning names ("... at row 3"), or the only row."""
     m = re.search(r"\bat row (\d+)", message)
@@ -953,6 +1157,56 @@ def _parse_fault(text):
         return None
     kind, _, n = text.partition(":")
     return (kind, int(n)) if n.isdigit() else None
+
+
+class _Early:
+    """--method binlog: the row events of a large source transaction go to the target
+    before its COMMIT is read (``EARLY_BYTES`` at a time), so the target applies while
+    the rest is read.  Only a transaction that cannot turn out otherwise: not already
+    applied, not XA (its rows are applied at XA COMMIT), no statement-logged change and
+    no decoded (SQL) row before.  If it never commits, ``drop`` makes the applying side
+    roll back to the savepoint taken before it."""
+
+    EARLY_BYTES = 1 << 20
+
+    def __init__(self, applier: Applier, feed: _Feed, started):
+        self.applier, self.feed, self.started = applier, feed, started
+        self.tx: Any = None     # the transaction sent early
+        self.sent = 0           # how many of its changes
+
+    def sent_of(self, unit) -> int:
+        if unit is not self.tx:
+            return 0
+        sent, self.tx, self.sent = self.sent, None, 0
+        return sent
+
+    def check_dropped(self, current, units) -> None:
+        if self.tx is not None and current is not self.tx and not any(u is self.tx for u in units):
+            self.feed.put(("drop", self.tx))
+            self.tx, self.sent = None, 0
+
+    def send(self, tx) -> None:
+        from ..reader import RowCount
+        from ..replay.binlog_statements import chunks
+
+        raw = self.applier.raw
+        if tx is None or raw.fresh < self.EARLY_BYTES or not self._may_send(tx):
+            return
+        changes = tx.changes[self.sent:] if tx is self.tx else tx.changes
+        if not changes or not all(isinstance(ch, RowCount) for ch in changes):
+            return
+        raw.fresh = 0
+        events = [raw.take(ch.file, ch.pos) for ch in changes]
+        if self.tx is not tx:
+            self.tx, self.sent = tx, 0
+        for chunk in chunks(events, [(ch.file, ch.pos) for ch in changes], self.applier.binlog_limit):
+            self.feed.put(("early", tx, chunk))
+        self.sent += len(changes)
+
+    def _may_send(self, tx) -> bool:
+        if tx.statements or tx.xid is not None:
+            return False
+        return self.started is None or _pos_key(tx.start) >= _pos_key(self.started)
 
 
 class _Stopped(Exception):

@@ -116,14 +116,18 @@ def _holds(condition) -> bool:
         return False        # apply has not created the table on the target yet
 
 
-def test_apply_from_a_live_source_across_restarts(mariadb_factory):
+@pytest.mark.parametrize("method", ["sql", "binlog"])
+def test_apply_from_a_live_source_across_restarts(mariadb_factory, method):
+    """--method binlog: the target is given the source's row events; after A's restart
+    its binlog's FORMAT_DESCRIPTION has ``created`` set, after B's the new session is
+    given the FORMAT_DESCRIPTION again."""
     a = mariadb_factory({"binlog_row_metadata": "FULL"})
     b = mariadb_factory({})
     for sql in SCHEMA:
         a.execute(sql)
     proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--from", dsn(a),
                              "--server-id", "41", "--stop-never", "--heartbeat", "0.5",
-                             "--to", dsn(b), "--retries", "5"],
+                             "--method", method, "--to", dsn(b), "--retries", "5"],
                             cwd=REPO, stderr=subprocess.PIPE, text=True)
     try:
         workload(a, 0, 100)
@@ -146,7 +150,7 @@ def test_apply_from_a_live_source_across_restarts(mariadb_factory):
     assert "connection to the target lost" in err, err                                  # B
     assert len(contents(a)["t"][1]) == 300
     # a second run resumes from the checkpoint and has nothing to redo
-    again = cli("apply", "--from", dsn(a), "--server-id", "41", "--to", dsn(b))
+    again = cli("apply", "--from", dsn(a), "--server-id", "41", "--method", method, "--to", dsn(b))
     assert again.returncode == 0, again.stderr
     assert "0 transaction(s), 0 row change(s)" in again.stderr
     assert contents(a) == contents(b)
