@@ -5,7 +5,8 @@ tools, on the same binlog, in one run.
     python bench/apply_bench.py [--binlog FILE] [--mb N] [--json]
 
 Contenders (the client side pinned to CPU 0 with taskset; the target mariadbd is not):
-  apply       binlog apply FILE --to DSN
+  apply       binlog apply FILE --to DSN                   (SQL statements)
+  apply-binlog  binlog apply --method binlog FILE --to DSN (BINLOG statements: row events)
   mariadb     mariadb-binlog FILE | mariadb                (the server applies row events)
   sql         binlog dump --format sql FILE | mariadb --binary-mode
 
@@ -120,6 +121,8 @@ def contenders(binlog: Path, stop: int | None, srv: MariaDBServer) -> list[tuple
     return [
         ("apply", f"binlog apply FILE --to DSN{cut}",
          f"{pin} {py} apply --quiet{cut} --to {q(dsn)} {q(str(binlog))}"),
+        ("apply-binlog", f"binlog apply --method binlog FILE --to DSN{cut}",
+         f"{pin} {py} apply --quiet --method binlog{cut} --to {q(dsn)} {q(str(binlog))}"),
         ("mariadb", f"mariadb-binlog{cut} FILE | mariadb",
          f"{pin} {tool}{cut} {q(str(binlog))} | {pin} {client}"),
         ("sql", f"binlog dump --format sql{cut} FILE | mariadb --binary-mode",
@@ -138,6 +141,9 @@ def main() -> None:
     ap.add_argument("--binlog", type=Path, default=None)
     ap.add_argument("--mb", type=float, default=None, help="only the first N MB of the binlog")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--only", action="append", default=None, metavar="NAME",
+                    help="run only this contender (repeatable; the ratios need apply, "
+                         "apply-binlog, mariadb and sql)")
     args = ap.parse_args()
     binlog = args.binlog or default_binlog()
     stop = cut_position(binlog, int(args.mb * 1e6)) if args.mb else None
@@ -146,6 +152,8 @@ def main() -> None:
     with MariaDBServer(TARGET_OPTIONS) as srv:
         reference = None
         for name, command, shell in contenders(binlog, stop, srv):
+            if args.only and name not in args.only:
+                continue
             fresh(srv)
             wall, client, server = timed(shell, srv)
             sums = checksums(srv)
@@ -156,11 +164,18 @@ def main() -> None:
                 "mb_per_cpu_s": round(size / 1e6 / (client + server), 2),
                 "same_contents": sums == reference}
             if not args.json:
-                print(f"{name:8} {wall:7.2f} s {size / 1e6 / wall:7.2f} MB/s  client CPU {client:6.2f} s  "
+                print(f"{name:12} {wall:7.2f} s {size / 1e6 / wall:7.2f} MB/s  client CPU {client:6.2f} s  "
                       f"server CPU {server:6.2f} s  {command}", flush=True)
     c = results["contenders"]
+    if args.only:
+        print(json.dumps(results, indent=1) if args.json else "")
+        return
     results["ratios"] = {
         "apply_vs_mariadb": round(c["apply"]["wall"] / c["mariadb"]["wall"], 2),
+        "apply_binlog_vs_mariadb": round(c["apply-binlog"]["wall"] / c["mariadb"]["wall"], 2),
+        "apply_binlog_vs_mariadb_cpu": round(
+            (c["apply-binlog"]["client_cpu"] + c["apply-binlog"]["server_cpu"])
+            / (c["mariadb"]["client_cpu"] + c["mariadb"]["server_cpu"]), 2),
         "apply_vs_sql_pipe": round(c["apply"]["wall"] / c["sql"]["wall"], 2),
         "apply_vs_mariadb_cpu": round((c["apply"]["client_cpu"] + c["apply"]["server_cpu"])
                                       / (c["mariadb"]["client_cpu"] + c["mariadb"]["server_cpu"]), 2)}
@@ -169,6 +184,8 @@ def main() -> None:
         return
     print(f"\n{size / 1e6:.1f} MB of binlog ({binlog})")
     print(f"apply time / mariadb-binlog | mariadb time: {results['ratios']['apply_vs_mariadb']}")
+    print(f"apply --method binlog time / mariadb-binlog | mariadb time: "
+          f"{results['ratios']['apply_binlog_vs_mariadb']}")
     print(f"apply time / dump --format sql | mariadb time: {results['ratios']['apply_vs_sql_pipe']}")
     print(f"apply CPU / mariadb-binlog | mariadb CPU (client + server): "
           f"{results['ratios']['apply_vs_mariadb_cpu']}")
