@@ -19,7 +19,7 @@ Contenders, each pinned to CPU 0 with taskset, output to /dev/null, wall and CPU
   rss-1gib    binlog dump --format json on 1 GiB (5 x the binlog)
   pmr         python-mysql-replication streaming the binlog from a real mariadbd
               (first --pmr-rows rows: rows/s is what is compared)
-  apply       bench/apply_bench.py --mb N --json, when present: binlog apply vs
+  apply       bench/apply_bench.py --mb N --json, when present: binlog apply (--method sql and binlog) vs
               mariadb-binlog | mariadb vs dump --format sql | mariadb into a local server
   spark       bench/ingest_bench.py --repeat 1 --json -, when present: the decode stage of
               ingest and of the Spark data source against its baseline commit
@@ -133,6 +133,9 @@ TARGETS = [
     ("mariadb-binlog -v time / binlog stats time", "stats_speedup", ">= 5", lambda r: r >= 5),
     ("binlog apply MB/s", "apply_mb_per_s", ">= 20", lambda r: r >= 20),
     ("binlog apply time / mariadb-binlog \\| mariadb time", "apply_vs_mariadb", "< 1.0", lambda r: r < 1.0),
+    ("binlog apply --method binlog MB/s", "apply_binlog_mb_per_s", ">= 20", lambda r: r >= 20),
+    ("binlog apply --method binlog time / mariadb-binlog \\| mariadb time", "apply_binlog_vs_mariadb",
+     "< 1.0", lambda r: r < 1.0),
     ("Spark data source decode, this tree / baseline rows/s", "spark_speedup", ">= 2", lambda r: r >= 2),
     ("peak RSS on 1 GiB (MiB)", "rss_1gib_mib", "< 143 (150 MB)", lambda r: r < 143),
 ]
@@ -235,6 +238,8 @@ def ratios(results: dict) -> dict:
     if apply:
         out["apply_mb_per_s"] = apply["contenders"]["apply"]["mb_per_s"]
         out["apply_vs_mariadb"] = apply["ratios"]["apply_vs_mariadb"]
+        out["apply_binlog_mb_per_s"] = apply["contenders"]["apply-binlog"]["mb_per_s"]
+        out["apply_binlog_vs_mariadb"] = apply["ratios"]["apply_binlog_vs_mariadb"]
     spark = results.get("spark")
     if spark and "datasource" in spark.get("stages", {}):
         out["spark_speedup"] = spark["stages"]["datasource"]["speedup"]
