@@ -375,6 +375,7 @@ class SqlRenderer:
         self.safe = safe
         self.rewrite_db = rewrite_db or {}      # --rewrite-db: names in the SQL only
         self._templates: dict = {}
+        self._literals: dict = {}       # id(column) -> (column, literal_function(column))
 
     # -- names ---------------------------------------------------------------------------
     def table(self, change) -> str:
@@ -443,8 +444,22 @@ class SqlRenderer:
         cols = change.plan.columns
         return [literal(row[cols[i].key], cols[i]) for i in tk.identity]
 
+    def _literal(self, col):
+        """``literal_function(col)``, made once per column (the column object is held:
+        its id is not reused while cached)."""
+        entry = self._literals.get(id(col))
+        if entry is None or entry[0] is not col:
+            if len(self._literals) > 65536:
+                self._literals.clear()
+            entry = self._literals[id(col)] = (col, literal_function(col))
+        return entry[1]
+
     # -- statements ----------------------------------------------------------------------
     def insert(self, change, row, *, replace: bool | None = None) -> str:
+        if len(row) == len(change.plan.columns):
+            # a complete image: the compiled VALUES of its table version (RowValues)
+            head, values = self.insert_template(change, replace)
+            return f"{head} VALUES {values(row)}"
         tk = self.keys.keys(change)
         items = self._present(row, change, tk)
         verb = "REPLACE" if (self.safe if replace is None else replace) else "INSERT"
@@ -459,7 +474,7 @@ class SqlRenderer:
         cols = change.plan.columns
         identity = tk.identity
         if identity and all(cols[i].key in row and row[cols[i].key] is not None for i in identity):
-            return " AND ".join(f"{quote_ident(names[i])} = {literal(row[cols[i].key], cols[i])}"
+            return " AND ".join(f"{quote_ident(names[i])} = {self._literal(cols[i])(row[cols[i].key])}"
                                 for i in identity), True
         parts = []
         for col in cols:
@@ -488,7 +503,7 @@ class SqlRenderer:
     def update(self, change, before, after) -> str:
         tk = self.keys.keys(change)
         items = self._present(after, change, tk)
-        sets = ", ".join(f"{quote_ident(n)} = {literal(v, c)}" for c, n, v in items)
+        sets = ", ".join(f"{quote_ident(n)} = {self._literal(c)(v)}" for c, n, v in items)
         cond, _ = self.where(change, before)
         return f"UPDATE {self.table(change)} SET {sets} WHERE {cond} LIMIT 1"
 
