@@ -389,13 +389,6 @@ static int datetime_fmt(char *buf, long long year, long long month, long long da
     return len + frac_text(buf + len, usec, n);
 }
 
-static PyObject *datetime_text(long long year, long long month, long long day, long long hour,
-                               long long minute, long long second, int64_t usec, int n) {
-    char buf[96];
-    int len = datetime_fmt(buf, year, month, day, hour, minute, second, usec, n);
-    return PyUnicode_FromStringAndSize(buf, len);
-}
-
 static int time_fmt(char *buf, int negative, long long hours, long long minutes,
                     long long seconds, int64_t usec, int n) {
     if (hours < 0 || minutes < 0 || seconds < 0) {
@@ -411,13 +404,6 @@ static int time_fmt(char *buf, int negative, long long hours, long long minutes,
     buf[len++] = ':';
     len += udigits(buf + len, (uint64_t)seconds, 2);
     return len + frac_text(buf + len, usec, n);
-}
-
-static PyObject *time_text(int negative, long long hours, long long minutes, long long seconds,
-                           int64_t usec, int n) {
-    char buf[96];
-    int len = time_fmt(buf, negative, hours, minutes, seconds, usec, n);
-    return PyUnicode_FromStringAndSize(buf, len);
 }
 
 /* Days since 1970-01-01 -> civil date (H. Hinnant's civil_from_days). */
@@ -442,12 +428,6 @@ static int timestamp_fmt(char *buf, uint64_t seconds, int64_t usec, int n) {
     civil((int64_t)(seconds / 86400), &y, &m, &d);
     uint64_t rem = seconds % 86400;
     return datetime_fmt(buf, y, m, d, rem / 3600, rem / 60 % 60, rem % 60, usec, n);
-}
-
-static PyObject *timestamp_text(uint64_t seconds, int64_t usec, int n) {
-    char buf[96];
-    int len = timestamp_fmt(buf, seconds, usec, n);
-    return PyUnicode_FromStringAndSize(buf, len);
 }
 
 /* The digits of a DECIMAL as format(Decimal, "f") writes them, into text[128]; -1 when
@@ -524,98 +504,151 @@ static PyObject *text_value(const Step *s, const unsigned char *p, Py_ssize_t n)
     return PyUnicode_Decode((const char *)p, n, encoding, "strict");
 }
 
-#define NEED(k) do { if (end - pos < (Py_ssize_t)(k)) return NULL; } while (0)
+/* The byte layouts of the column kinds, read once for both users: value() (a Python
+ * object per value) and put_value() (output bytes).  Each parse_* reads one value at p
+ * with ``avail`` bytes left and returns its size, or -1 when the bytes are short or not
+ * a value the pure decoder would give (the caller falls back: the pure path raises the
+ * typed error).  Layouts: MariaDB sql/field.cc, MySQL mysys/my_time.cc (see
+ * docs/binlog-formats.md). */
 
-/* Decode one value; NULL (with or without an exception set) means: fall back. */
-static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
-                       const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos;
-    const unsigned char *p = data + pos;
-    PyObject *v = NULL;
-    int n = s->n;
+/* Inlined where used: each call site's switch then holds the layout code for its kinds
+ * (as the two copies did), not a call and a second switch per value. */
+#define LAYOUT static inline __attribute__((always_inline))
+
+/* An integer (TINY..LONGLONG, YEAR, BIT): ``u`` when ``is_u``, else ``i``. */
+typedef struct { int is_u; int64_t i; uint64_t u; } IntValue;
+
+LAYOUT int parse_int(const Step *s, const unsigned char *p, Py_ssize_t avail, IntValue *x) {
+    static const int SIZE[] = {[K_TINY] = 1, [K_SHORT] = 2, [K_INT24] = 3, [K_LONG] = 4,
+                               [K_LONGLONG] = 8, [K_YEAR] = 1};
+    int size = s->kind == K_BIT ? s->length : SIZE[s->kind];
+    if (size < 0 || size > 8 || avail < size) return -1;
+    x->is_u = 0;
     switch (s->kind) {
-    case K_TINY:
-        NEED(1);
-        v = s->is_unsigned ? PyLong_FromLong(p[0]) : PyLong_FromLong((signed char)p[0]);
-        pos += 1; break;
-    case K_SHORT:
-        NEED(2);
-        v = s->is_unsigned ? PyLong_FromLong((uint16_t)le(p, 2)) : PyLong_FromLong((int16_t)le(p, 2));
-        pos += 2; break;
+    case K_TINY: x->i = s->is_unsigned ? (int64_t)p[0] : (int64_t)(signed char)p[0]; break;
+    case K_SHORT: x->i = s->is_unsigned ? (int64_t)(uint16_t)le(p, 2) : (int64_t)(int16_t)le(p, 2); break;
     case K_INT24: {
-        NEED(3);
-        uint32_t u = (uint32_t)le(p, 3);
-        v = s->is_unsigned ? PyLong_FromLong(u) : PyLong_FromLong(u & 0x800000 ? (long)u - 0x1000000 : (long)u);
-        pos += 3; break;
+        int64_t u = (int64_t)le(p, 3);
+        x->i = s->is_unsigned ? u : (u & 0x800000 ? u - 0x1000000 : u);
+        break;
     }
-    case K_LONG:
-        NEED(4);
-        v = s->is_unsigned ? PyLong_FromUnsignedLong((uint32_t)le(p, 4)) : PyLong_FromLong((int32_t)le(p, 4));
-        pos += 4; break;
+    case K_LONG: x->i = s->is_unsigned ? (int64_t)(uint32_t)le(p, 4) : (int64_t)(int32_t)le(p, 4); break;
     case K_LONGLONG:
-        NEED(8);
-        v = s->is_unsigned ? PyLong_FromUnsignedLongLong(le(p, 8)) : PyLong_FromLongLong((int64_t)le(p, 8));
-        pos += 8; break;
-    case K_FLOAT: {
-        NEED(4);
+        x->is_u = s->is_unsigned;
+        x->u = le(p, 8);
+        x->i = (int64_t)x->u;
+        break;
+    case K_YEAR: x->i = p[0] ? 1900 + p[0] : 0; break;
+    default:     /* K_BIT */
+        x->is_u = 1;
+        x->u = be(p, size);
+    }
+    return size;
+}
+
+/* FLOAT (widened) and DOUBLE. */
+LAYOUT int parse_real(const Step *s, const unsigned char *p, Py_ssize_t avail, double *d) {
+    if (s->kind == K_FLOAT) {
+        if (avail < 4) return -1;
         uint32_t u = (uint32_t)le(p, 4);
         float f;
         memcpy(&f, &u, 4);
-        v = PyFloat_FromDouble((double)f);
-        pos += 4; break;
+        *d = (double)f;
+        return 4;
     }
-    case K_DOUBLE: {
-        NEED(8);
-        uint64_t u = le(p, 8);
-        double d;
-        memcpy(&d, &u, 8);
-        v = PyFloat_FromDouble(d);
-        pos += 8; break;
-    }
-    case K_YEAR:
-        NEED(1);
-        v = PyLong_FromLong(p[0] ? 1900 + p[0] : 0);
-        pos += 1; break;
+    if (avail < 8) return -1;
+    uint64_t u = le(p, 8);
+    memcpy(d, &u, 8);
+    return 8;
+}
+
+/* A temporal value's parts: a DATE, a TIMESTAMP (epoch seconds), a DATETIME or a TIME,
+ * ``frac`` the fraction digits shown. */
+typedef struct {
+    char form;              /* 'D' date, 'S' timestamp, 'C' datetime, 'T' time */
+    int neg, frac;
+    long long year;
+    uint64_t month, day, hour, minute, second, epoch;
+    int64_t usec;
+} Temporal;
+
+LAYOUT void set_time(Temporal *t, int neg, int64_t hours, int64_t minutes, int64_t seconds,
+                     int64_t usec, int frac) {
+    t->form = 'T';
+    t->neg = neg;
+    t->hour = (uint64_t)hours;
+    t->minute = (uint64_t)minutes;
+    t->second = (uint64_t)seconds;
+    t->usec = usec;
+    t->frac = frac;
+}
+
+LAYOUT void set_datetime(Temporal *t, long long year, uint64_t month, uint64_t day, uint64_t hour,
+                         uint64_t minute, uint64_t second, int64_t usec, int frac) {
+    t->form = 'C';
+    t->year = year;
+    t->month = month;
+    t->day = day;
+    t->hour = hour;
+    t->minute = minute;
+    t->second = second;
+    t->usec = usec;
+    t->frac = frac;
+}
+
+/* The legacy layouts (DATE, the 5.3 hires ones, the 4-byte TIMESTAMP, the 8-byte DATETIME
+ * and 3-byte TIME of 5.5). */
+LAYOUT int parse_legacy_temporal(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
+    int n = s->n;
+    switch (s->kind) {
     case K_DATE: {
-        NEED(3);
+        if (avail < 3) return -1;
         uint32_t d = (uint32_t)le(p, 3);
-        char buf[32];
-        int len = sprintf(buf, "%04u-%02u-%02u", d >> 9, (d >> 5) & 15, d & 31);
-        v = PyUnicode_FromStringAndSize(buf, len);
-        pos += 3; break;
+        t->form = 'D';
+        t->year = d >> 9;
+        t->month = (d >> 5) & 15;
+        t->day = d & 31;
+        return 3;
     }
     case K_TS0:
-        NEED(4);
-        v = timestamp_text(le(p, 4), 0, 0);
-        pos += 4; break;
+        if (avail < 4) return -1;
+        t->form = 'S';
+        t->epoch = le(p, 4);
+        t->usec = 0;
+        t->frac = 0;
+        return 4;
     case K_DT0: {
-        NEED(8);
+        if (avail < 8) return -1;
         uint64_t x = le(p, 8);
-        uint64_t d = x / 1000000, t = x % 1000000;
-        if (d / 10000 > 9999) return NULL;
-        v = datetime_text(d / 10000, d / 100 % 100, d % 100, t / 10000, t / 100 % 100, t % 100, 0, 0);
-        pos += 8; break;
+        uint64_t d = x / 1000000, tm = x % 1000000;
+        if (d / 10000 > 9999) return -1;
+        set_datetime(t, (long long)(d / 10000), d / 100 % 100, d % 100, tm / 10000, tm / 100 % 100,
+                     tm % 100, 0, 0);
+        return 8;
     }
     case K_TIME0: {
-        NEED(3);
+        if (avail < 3) return -1;
         int32_t x = (int32_t)le(p, 3);
         if (x & 0x800000) x -= 0x1000000;
         int neg = x < 0;
         int32_t a = neg ? -x : x;
-        v = time_text(neg, a / 10000, a / 100 % 100, a % 100, 0, 0);
-        pos += 3; break;
+        set_time(t, neg, a / 10000, a / 100 % 100, a % 100, 0, 0);
+        return 3;
     }
     case K_TS_HIRES: {
         int size = 4 + SEC_PART_BYTES[n];
-        NEED(size);
+        if (avail < size) return -1;
         uint64_t part = be(p + 4, SEC_PART_BYTES[n]);
-        if ((int64_t)part >= POW[n]) return NULL;
-        v = timestamp_text(be(p, 4), (int64_t)part * DIV[n], n);
-        pos += size; break;
+        if ((int64_t)part >= POW[n]) return -1;
+        t->form = 'S';
+        t->epoch = be(p, 4);
+        t->usec = (int64_t)part * DIV[n];
+        t->frac = n;
+        return size;
     }
     case K_DT_HIRES: {
         int size = DATETIME_HIRES_BYTES[n];
-        NEED(size);
+        if (avail < size) return -1;
         unsigned __int128 x = (unsigned __int128)be(p, size) * (uint64_t)DIV[n];
         uint64_t usec = (uint64_t)(x % 1000000); x /= 1000000;
         uint64_t second = (uint64_t)(x % 60); x /= 60;
@@ -623,34 +656,44 @@ static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
         uint64_t hour = (uint64_t)(x % 24); x /= 24;
         uint64_t day = (uint64_t)(x % 32); x /= 32;
         uint64_t month = (uint64_t)(x % 13); x /= 13;
-        if (x > 9999) return NULL;
-        v = datetime_text((long long)x, month, day, hour, minute, second, (int64_t)usec, n);
-        pos += size; break;
+        if (x > 9999) return -1;
+        set_datetime(t, (long long)x, month, day, hour, minute, second, (int64_t)usec, n);
+        return size;
     }
-    case K_TIME_HIRES: {
+    default: {   /* K_TIME_HIRES */
         static const int64_t ZERO[7] = {3020400LL, 30204000LL, 302040000LL, 3020400000LL,
                                         30204000000LL, 302040000000LL, 3020400000000LL};
         int size = TIME_HIRES_BYTES[n];
-        NEED(size);
+        if (avail < size) return -1;
         int64_t x = ((int64_t)be(p, size) - ZERO[n]) * DIV[n];
         int neg = x < 0;
         int64_t a = neg ? -x : x;
         int64_t secs = a / 1000000, usec = a % 1000000;
-        if (secs > TIME_MAX_VALUE_SECONDS) return NULL;
-        v = time_text(neg, secs / 3600, secs / 60 % 60, secs % 60, usec, n);
-        pos += size; break;
+        if (secs > TIME_MAX_VALUE_SECONDS) return -1;
+        set_time(t, neg, secs / 3600, secs / 60 % 60, secs % 60, usec, n);
+        return size;
     }
+    }
+}
+
+/* The MySQL 5.6 layouts (TIMESTAMP2, DATETIME2, TIME2). */
+LAYOUT int parse_temporal2(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
+    int n = s->n;
+    switch (s->kind) {
     case K_TS2: {
         int size = 4 + FSP_BYTES[n];
-        NEED(size);
+        if (avail < size) return -1;
         int64_t usec = n ? (int64_t)be(p + 4, FSP_BYTES[n]) * FSP_MULT[n] : 0;
-        if (usec >= 1000000) return NULL;
-        v = timestamp_text(be(p, 4), usec, n);
-        pos += size; break;
+        if (usec >= 1000000) return -1;
+        t->form = 'S';
+        t->epoch = be(p, 4);
+        t->usec = usec;
+        t->frac = n;
+        return size;
     }
     case K_DT2: {
         int size = 5 + FSP_BYTES[n];
-        NEED(size);
+        if (avail < size) return -1;
         int64_t intpart = (int64_t)be(p, 5) - 0x8000000000LL;
         int64_t usec = 0;
         if (n) {
@@ -659,14 +702,15 @@ static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
             if (f & ((int64_t)1 << (8 * fb - 1))) f -= (int64_t)1 << (8 * fb);
             usec = f * FSP_MULT[n];
         }
-        if (intpart < 0 || usec < 0 || usec >= 1000000) return NULL;
+        if (intpart < 0 || usec < 0 || usec >= 1000000) return -1;
         int64_t ymd = intpart >> 17, ym = ymd >> 5, hms = intpart & 0x1FFFF;
-        v = datetime_text(ym / 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63, usec, n);
-        pos += size; break;
+        set_datetime(t, ym / 13, (uint64_t)(ym % 13), (uint64_t)(ymd & 31), (uint64_t)(hms >> 12),
+                     (uint64_t)((hms >> 6) & 63), (uint64_t)(hms & 63), usec, n);
+        return size;
     }
-    case K_TIME2: {
+    default: {   /* K_TIME2 */
         int size = 3 + FSP_BYTES[n];
-        NEED(size);
+        if (avail < size) return -1;
         int64_t packed;
         if (n >= 5) {
             packed = (int64_t)be(p, 6) - 0x800000000000LL;
@@ -685,76 +729,144 @@ static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
         int neg = packed < 0;
         if (neg) packed = -packed;
         int64_t hms = packed >> 24, usec = packed & 0xFFFFFF;
-        if (usec >= 1000000) return NULL;
-        v = time_text(neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n);
-        pos += size; break;
+        if (usec >= 1000000) return -1;
+        set_time(t, neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n);
+        return size;
     }
-    case K_VARCHAR:
-    case K_STRING: {
-        int prefix = s->length <= 255 ? 1 : 2;
-        NEED(prefix);
-        Py_ssize_t len = (Py_ssize_t)le(p, prefix);
-        pos += prefix;
-        NEED(len);
-        if (s->length && len > s->length) return NULL;
-        if (s->kind == K_STRING && s->pad_binary && len < s->length) {
-            /* padded like decode_string, then decoded like it when an encoding is set */
-            PyObject *padded = PyBytes_FromStringAndSize(NULL, s->length);
-            if (!padded) return NULL;
-            memcpy(PyBytes_AS_STRING(padded), data + pos, len);
-            memset(PyBytes_AS_STRING(padded) + len, 0, s->length - len);
-            if (s->encoding) {
-                v = text_value(s, (const unsigned char *)PyBytes_AS_STRING(padded), s->length);
-                Py_DECREF(padded);
-            } else {
-                v = padded;
-            }
-        } else {
-            v = text_value(s, data + pos, len);
-        }
-        pos += len; break;
     }
-    case K_BLOB: {
-        int prefix = s->length;
-        if (prefix < 1 || prefix > 4) return NULL;
-        NEED(prefix);
-        Py_ssize_t len = (Py_ssize_t)le(p, prefix);
-        pos += prefix;
-        NEED(len);
-        v = text_value(s, data + pos, len);
-        pos += len; break;
+}
+
+LAYOUT int parse_temporal(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
+    if (s->kind == K_TS2 || s->kind == K_DT2 || s->kind == K_TIME2)
+        return parse_temporal2(s, p, avail, t);
+    return parse_legacy_temporal(s, p, avail, t);
+}
+
+/* The text of a temporal value (into buf[96]), as the pure decoders give it. */
+LAYOUT int temporal_fmt(char *buf, const Temporal *t) {
+    int len;
+    switch (t->form) {
+    case 'D':
+        len = udigits(buf, (uint64_t)t->year, 4);
+        buf[len++] = '-';
+        len += udigits(buf + len, t->month, 2);
+        buf[len++] = '-';
+        len += udigits(buf + len, t->day, 2);
+        return len;
+    case 'S':
+        return timestamp_fmt(buf, t->epoch, t->usec, t->frac);
+    case 'C':
+        return datetime_fmt(buf, t->year, (long long)t->month, (long long)t->day, (long long)t->hour,
+                            (long long)t->minute, (long long)t->second, t->usec, t->frac);
+    default:
+        return time_fmt(buf, t->neg, (long long)t->hour, (long long)t->minute, (long long)t->second,
+                        t->usec, t->frac);
     }
-    case K_DECIMAL: {
-        int size = 0;
-        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30 &&
-              s->scale <= s->precision))
-            return NULL;     /* before DIG2BYTES[intg % 9]: intg < 0 would index below it */
-        int intg = s->precision - s->scale, frac = s->scale;
-        size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
-        NEED(size);
-        if (size == 0) return NULL;
-        v = decimal_value(p, s->precision, s->scale, &size);
-        pos += size; break;
-    }
+}
+
+/* CHAR/VARCHAR/BINARY/VARBINARY and the BLOBs: the length prefix's size, the value's
+ * length in *len (both within ``avail``; a CHAR/VARCHAR within its declared length). */
+LAYOUT int parse_string(const Step *s, const unsigned char *p, Py_ssize_t avail, Py_ssize_t *len) {
+    int prefix = s->kind == K_BLOB ? s->length : (s->length <= 255 ? 1 : 2);
+    if (prefix < 1 || prefix > 4 || avail < prefix) return -1;
+    *len = (Py_ssize_t)le(p, prefix);
+    if (avail - prefix < *len) return -1;
+    if (s->kind != K_BLOB && s->length && *len > s->length) return -1;
+    return prefix;
+}
+
+/* A DECIMAL's size from its precision and scale (sql/my_decimal.h decimal_bin_size). */
+LAYOUT int decimal_size(const Step *s, Py_ssize_t avail) {
+    if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30 &&
+          s->scale <= s->precision))
+        return -1;     /* before DIG2BYTES[intg % 9]: intg < 0 would index below it */
+    int intg = s->precision - s->scale, frac = s->scale;
+    int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
+    return size == 0 || avail < size ? -1 : size;
+}
+
+/* An ENUM's index (0: the error value ''), within its labels when it has them. */
+LAYOUT int parse_enum(const Step *s, const unsigned char *p, Py_ssize_t avail, long *idx) {
+    int len = s->length;
+    if ((len != 1 && len != 2) || avail < len) return -1;
+    *idx = (long)le(p, len);
+    if (s->labels && *idx > PyTuple_GET_SIZE(s->labels)) return -1;
+    return len;
+}
+
+/* A string value as decode_string gives it: BINARY(N) padded back to N bytes with 0x00,
+ * then decoded when an encoding is set. */
+static PyObject *string_value(const Step *s, const unsigned char *p, Py_ssize_t len) {
+    if (!(s->kind == K_STRING && s->pad_binary && len < s->length)) return text_value(s, p, len);
+    PyObject *padded = PyBytes_FromStringAndSize(NULL, s->length);
+    if (!padded) return NULL;
+    memcpy(PyBytes_AS_STRING(padded), p, len);
+    memset(PyBytes_AS_STRING(padded) + len, 0, s->length - len);
+    if (!s->encoding) return padded;
+    PyObject *v = text_value(s, (const unsigned char *)PyBytes_AS_STRING(padded), s->length);
+    Py_DECREF(padded);
+    return v;
+}
+
+/* A temporal value as the pure decoders give it (text); NULL: fall back. */
+LAYOUT PyObject *temporal_object(const Step *s, const unsigned char *p, Py_ssize_t avail, int *size) {
+    Temporal t;
+    char buf[96];
+    if ((*size = parse_temporal(s, p, avail, &t)) < 0) return NULL;
+    return PyUnicode_FromStringAndSize(buf, temporal_fmt(buf, &t));
+}
+
+/* Decode one value; NULL (with or without an exception set) means: fall back. */
+static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
+                       const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
+    Py_ssize_t pos = *ppos, avail = end - pos;
+    const unsigned char *p = data + pos;
+    PyObject *v = NULL;
+    int size;
+    switch (s->kind) {
+    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
     case K_BIT: {
-        int len = s->length;
-        if (len < 0 || len > 8) return NULL;
-        NEED(len);
-        v = PyLong_FromUnsignedLongLong(be(p, len));
-        pos += len; break;
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return NULL;
+        v = x.is_u ? PyLong_FromUnsignedLongLong(x.u) : PyLong_FromLongLong(x.i);
+        break;
     }
-    case K_ENUM: {
-        int len = s->length;
-        if (len != 1 && len != 2) return NULL;
-        NEED(len);
-        long idx = (long)le(p, len);
+    case K_FLOAT: case K_DOUBLE: {
+        double d;
+        if ((size = parse_real(s, p, avail, &d)) < 0) return NULL;
+        v = PyFloat_FromDouble(d);
+        break;
+    }
+    /* one case per kind: each inlined copy of temporal_object knows its kind */
+    case K_DATE: v = temporal_object(s, p, avail, &size); break;
+    case K_TS0: v = temporal_object(s, p, avail, &size); break;
+    case K_DT0: v = temporal_object(s, p, avail, &size); break;
+    case K_TIME0: v = temporal_object(s, p, avail, &size); break;
+    case K_TS_HIRES: v = temporal_object(s, p, avail, &size); break;
+    case K_DT_HIRES: v = temporal_object(s, p, avail, &size); break;
+    case K_TIME_HIRES: v = temporal_object(s, p, avail, &size); break;
+    case K_TS2: v = temporal_object(s, p, avail, &size); break;
+    case K_DT2: v = temporal_object(s, p, avail, &size); break;
+    case K_TIME2: v = temporal_object(s, p, avail, &size); break;
+    case K_VARCHAR: case K_STRING: case K_BLOB: {
+        Py_ssize_t len;
+        if ((size = parse_string(s, p, avail, &len)) < 0) return NULL;
+        v = string_value(s, p + size, len);
         pos += len;
+        break;
+    }
+    case K_DECIMAL:
+        if ((size = decimal_size(s, avail)) < 0) return NULL;
+        v = decimal_value(p, s->precision, s->scale, &size);
+        break;
+    case K_ENUM: {
+        long idx;
+        if ((size = parse_enum(s, p, avail, &idx)) < 0) return NULL;
         if (!s->labels) {
             v = PyLong_FromLong(idx);
         } else if (idx == 0) {
             v = PyUnicode_FromStringAndSize("", 0);
         } else {
-            if (idx > PyTuple_GET_SIZE(s->labels)) return NULL;
             v = PyTuple_GET_ITEM(s->labels, idx - 1);
             Py_INCREF(v);
         }
@@ -772,10 +884,11 @@ static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
         Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
         Py_DECREF(r);
         if (np < pos || np > end) { Py_DECREF(v); return NULL; }
+        size = (int)0;
         pos = np;
     }
     }
-    if (v) *ppos = pos;
+    if (v) *ppos = pos + size;
     return v;
 }
 
@@ -1086,244 +1199,78 @@ static int put_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *
     return rc;
 }
 
-#undef NEED
-#define NEED(k) do { if (end - pos < (Py_ssize_t)(k)) return -1; } while (0)
+/* A temporal value written quoted; -1: fall back. */
+LAYOUT int put_temporal(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t avail, int *size) {
+    Temporal t;
+    char tmp[96];
+    if ((*size = parse_temporal(s, p, avail, &t)) < 0) return -1;
+    return put_quoted(e, tmp, temporal_fmt(tmp, &t));
+}
 
 /* One non-NULL value, decoded as value() decodes it, written as the format writes it;
  * -1 (with or without an exception) means: fall back. */
 static int put_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos;
+    Py_ssize_t pos = *ppos, avail = end - pos;
     const unsigned char *p = data + pos;
     char tmp[128];
-    int n = s->n, len, rc;
+    int size, len, rc;
     switch (s->kind) {
-    case K_TINY:
-        NEED(1);
-        rc = put_int(e, s->is_unsigned ? (int64_t)p[0] : (int64_t)(signed char)p[0]);
-        pos += 1; break;
-    case K_SHORT:
-        NEED(2);
-        rc = put_int(e, s->is_unsigned ? (int64_t)(uint16_t)le(p, 2) : (int64_t)(int16_t)le(p, 2));
-        pos += 2; break;
-    case K_INT24: {
-        NEED(3);
-        int64_t u = (int64_t)le(p, 3);
-        rc = put_int(e, s->is_unsigned ? u : (u & 0x800000 ? u - 0x1000000 : u));
-        pos += 3; break;
+    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
+    case K_BIT: {
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
+        rc = x.is_u ? put_uint(e, x.u) : put_int(e, x.i);
+        break;
     }
-    case K_LONG:
-        NEED(4);
-        rc = put_int(e, s->is_unsigned ? (int64_t)(uint32_t)le(p, 4) : (int64_t)(int32_t)le(p, 4));
-        pos += 4; break;
-    case K_LONGLONG:
-        NEED(8);
-        rc = s->is_unsigned ? put_uint(e, le(p, 8)) : put_int(e, (int64_t)le(p, 8));
-        pos += 8; break;
-    case K_FLOAT: {
-        NEED(4);
-        uint32_t u = (uint32_t)le(p, 4);
-        float f;
-        memcpy(&f, &u, 4);
-        rc = put_double(e, (double)f);
-        pos += 4; break;
-    }
-    case K_DOUBLE: {
-        NEED(8);
-        uint64_t u = le(p, 8);
+    case K_FLOAT: case K_DOUBLE: {
         double d;
-        memcpy(&d, &u, 8);
+        if ((size = parse_real(s, p, avail, &d)) < 0) return -1;
         rc = put_double(e, d);
-        pos += 8; break;
+        break;
     }
-    case K_YEAR:
-        NEED(1);
-        rc = put_int(e, p[0] ? 1900 + p[0] : 0);
-        pos += 1; break;
-    case K_DATE: {
-        NEED(3);
-        uint32_t d = (uint32_t)le(p, 3);
-        len = udigits(tmp, d >> 9, 4);
-        tmp[len++] = '-';
-        len += udigits(tmp + len, (d >> 5) & 15, 2);
-        tmp[len++] = '-';
-        len += udigits(tmp + len, d & 31, 2);
-        rc = put_quoted(e, tmp, len);
-        pos += 3; break;
-    }
-    case K_TS0:
-        NEED(4);
-        rc = put_quoted(e, tmp, timestamp_fmt(tmp, le(p, 4), 0, 0));
-        pos += 4; break;
-    case K_DT0: {
-        NEED(8);
-        uint64_t x = le(p, 8);
-        uint64_t d = x / 1000000, t = x % 1000000;
-        if (d / 10000 > 9999) return -1;
-        len = datetime_fmt(tmp, d / 10000, d / 100 % 100, d % 100, t / 10000, t / 100 % 100,
-                           t % 100, 0, 0);
-        rc = put_quoted(e, tmp, len);
-        pos += 8; break;
-    }
-    case K_TIME0: {
-        NEED(3);
-        int32_t x = (int32_t)le(p, 3);
-        if (x & 0x800000) x -= 0x1000000;
-        int neg = x < 0;
-        int32_t a = neg ? -x : x;
-        rc = put_quoted(e, tmp, time_fmt(tmp, neg, a / 10000, a / 100 % 100, a % 100, 0, 0));
-        pos += 3; break;
-    }
-    case K_TS_HIRES: {
-        int size = 4 + SEC_PART_BYTES[n];
-        NEED(size);
-        uint64_t part = be(p + 4, SEC_PART_BYTES[n]);
-        if ((int64_t)part >= POW[n]) return -1;
-        rc = put_quoted(e, tmp, timestamp_fmt(tmp, be(p, 4), (int64_t)part * DIV[n], n));
-        pos += size; break;
-    }
-    case K_DT_HIRES: {
-        int size = DATETIME_HIRES_BYTES[n];
-        NEED(size);
-        unsigned __int128 x = (unsigned __int128)be(p, size) * (uint64_t)DIV[n];
-        uint64_t usec = (uint64_t)(x % 1000000); x /= 1000000;
-        uint64_t second = (uint64_t)(x % 60); x /= 60;
-        uint64_t minute = (uint64_t)(x % 60); x /= 60;
-        uint64_t hour = (uint64_t)(x % 24); x /= 24;
-        uint64_t day = (uint64_t)(x % 32); x /= 32;
-        uint64_t month = (uint64_t)(x % 13); x /= 13;
-        if (x > 9999) return -1;
-        len = datetime_fmt(tmp, (long long)x, month, day, hour, minute, second, (int64_t)usec, n);
-        rc = put_quoted(e, tmp, len);
-        pos += size; break;
-    }
-    case K_TIME_HIRES: {
-        static const int64_t ZERO[7] = {3020400LL, 30204000LL, 302040000LL, 3020400000LL,
-                                        30204000000LL, 302040000000LL, 3020400000000LL};
-        int size = TIME_HIRES_BYTES[n];
-        NEED(size);
-        int64_t x = ((int64_t)be(p, size) - ZERO[n]) * DIV[n];
-        int neg = x < 0;
-        int64_t a = neg ? -x : x;
-        int64_t secs = a / 1000000, usec = a % 1000000;
-        if (secs > TIME_MAX_VALUE_SECONDS) return -1;
-        len = time_fmt(tmp, neg, secs / 3600, secs / 60 % 60, secs % 60, usec, n);
-        rc = put_quoted(e, tmp, len);
-        pos += size; break;
-    }
-    case K_TS2: {
-        int size = 4 + FSP_BYTES[n];
-        NEED(size);
-        int64_t usec = n ? (int64_t)be(p + 4, FSP_BYTES[n]) * FSP_MULT[n] : 0;
-        if (usec >= 1000000) return -1;
-        rc = put_quoted(e, tmp, timestamp_fmt(tmp, be(p, 4), usec, n));
-        pos += size; break;
-    }
-    case K_DT2: {
-        int size = 5 + FSP_BYTES[n];
-        NEED(size);
-        int64_t intpart = (int64_t)be(p, 5) - 0x8000000000LL;
-        int64_t usec = 0;
-        if (n) {
-            int fb = FSP_BYTES[n];
-            int64_t f = (int64_t)be(p + 5, fb);
-            if (f & ((int64_t)1 << (8 * fb - 1))) f -= (int64_t)1 << (8 * fb);
-            usec = f * FSP_MULT[n];
-        }
-        if (intpart < 0 || usec < 0 || usec >= 1000000) return -1;
-        int64_t ymd = intpart >> 17, ym = ymd >> 5, hms = intpart & 0x1FFFF;
-        len = datetime_fmt(tmp, ym / 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63,
-                           hms & 63, usec, n);
-        rc = put_quoted(e, tmp, len);
-        pos += size; break;
-    }
-    case K_TIME2: {
-        int size = 3 + FSP_BYTES[n];
-        NEED(size);
-        int64_t packed;
-        if (n >= 5) {
-            packed = (int64_t)be(p, 6) - 0x800000000000LL;
-        } else {
-            int64_t intpart = (int64_t)be(p, 3) - 0x800000;
-            int64_t frac = 0;
-            if (n) {
-                frac = (int64_t)be(p + 3, FSP_BYTES[n]);
-                if (intpart < 0 && frac) {
-                    intpart += 1;
-                    frac -= n <= 2 ? 0x100 : 0x10000;
-                }
-            }
-            packed = intpart * ((int64_t)1 << 24) + frac * FSP_MULT[n];
-        }
-        int neg = packed < 0;
-        if (neg) packed = -packed;
-        int64_t hms = packed >> 24, usec = packed & 0xFFFFFF;
-        if (usec >= 1000000) return -1;
-        len = time_fmt(tmp, neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n);
-        rc = put_quoted(e, tmp, len);
-        pos += size; break;
-    }
-    case K_VARCHAR:
-    case K_STRING: {
-        int prefix = s->length <= 255 ? 1 : 2;
-        NEED(prefix);
-        Py_ssize_t vlen = (Py_ssize_t)le(p, prefix);
-        pos += prefix;
-        NEED(vlen);
-        if (s->length && vlen > s->length) return -1;
+    /* one case per kind: each inlined copy of put_temporal knows its kind */
+    case K_DATE: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_TS0: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_DT0: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_TIME0: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_TS_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_DT_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_TIME_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_TS2: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_DT2: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_TIME2: rc = put_temporal(e, s, p, avail, &size); break;
+    case K_VARCHAR: case K_STRING: case K_BLOB: {
+        Py_ssize_t vlen;
+        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
         if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
             /* BINARY(N) padded back to N bytes with 0x00, as decode_string does */
             unsigned char *padded = PyMem_Malloc(s->length);
             if (!padded) { PyErr_NoMemory(); return -1; }
-            memcpy(padded, data + pos, vlen);
+            memcpy(padded, p + size, vlen);
             memset(padded + vlen, 0, s->length - vlen);
             rc = put_text(e, s, padded, s->length);
             PyMem_Free(padded);
         } else {
-            rc = put_text(e, s, data + pos, vlen);
+            rc = put_text(e, s, p + size, vlen);
         }
-        pos += vlen; break;
+        pos += vlen;
+        break;
     }
-    case K_BLOB: {
-        int prefix = s->length;
-        if (prefix < 1 || prefix > 4) return -1;
-        NEED(prefix);
-        Py_ssize_t vlen = (Py_ssize_t)le(p, prefix);
-        pos += prefix;
-        NEED(vlen);
-        rc = put_text(e, s, data + pos, vlen);
-        pos += vlen; break;
-    }
-    case K_DECIMAL: {
-        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30)) return -1;
-        int intg = s->precision - s->scale, frac = s->scale;
-        int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
-        NEED(size);
-        if (size == 0) return -1;
+    case K_DECIMAL:
+        if ((size = decimal_size(s, avail)) < 0) return -1;
         len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
         if (len < 0) return -1;
         rc = e->text ? put(&e->b, tmp, len) : put_quoted(e, tmp, len);
-        pos += size; break;
-    }
-    case K_BIT: {
-        int blen = s->length;
-        if (blen < 0 || blen > 8) return -1;
-        NEED(blen);
-        rc = put_uint(e, be(p, blen));
-        pos += blen; break;
-    }
+        break;
     case K_ENUM: {
-        int elen = s->length;
-        if (elen != 1 && elen != 2) return -1;
-        NEED(elen);
-        long idx = (long)le(p, elen);
-        pos += elen;
+        long idx;
+        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
         if (!s->labels) {
             rc = put_int(e, idx);
         } else if (idx == 0) {
             rc = put_utf8(e, (const unsigned char *)"", 0);
         } else {
-            if (idx > PyTuple_GET_SIZE(s->labels)) return -1;
             PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
             if (!PyUnicode_Check(label)) return -1;
             rc = put_unicode(e, label);
@@ -1333,7 +1280,7 @@ static int put_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj
     default:    /* K_PY */
         return put_python(e, pystep, data_obj, ppos, end);
     }
-    if (rc == 0) *ppos = pos;
+    if (rc == 0) *ppos = pos + size;
     return rc;
 }
 
