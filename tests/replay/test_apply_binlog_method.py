@@ -157,6 +157,19 @@ def test_rewrite_db_rewrites_the_table_maps(source_and_files, target):
     assert {k.split(".", 1)[1]: v for k, v in a.items()} == {k.split(".", 1)[1]: v for k, v in b.items()}
 
 
+def test_a_table_filter_sends_only_the_kept_tables_events(source_and_files, target):
+    source, files, schema_file = source_and_files
+    _fresh(target, schema_file)
+    done, queries = _general_log(target, lambda: _apply(target, files, schema_file,
+                                                         "--table", "ab.k", "--table", "ab.legacy"))
+    assert done.returncode == 0, done.stderr.decode()
+    a, b = contents(source, ["ab"]), contents(target, ["ab"])
+    assert b["ab.k"] == a["ab.k"] and b["ab.legacy"] == a["ab.legacy"]
+    assert all(not b[t][1] for t in ("ab.u", "ab.s", "ab.nopk", "ab.c2"))
+    maps = b"".join(_payloads(queries))
+    assert b"\x01k\x00" in maps and b"\x01u\x00" not in maps and b"\x02c2\x00" not in maps
+
+
 def test_usage_errors(source_and_files, target):
     _, files, schema_file = source_and_files
     for extra in (["--safe"], ["--split-updates"]):
