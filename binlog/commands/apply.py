@@ -207,7 +207,8 @@ class Applier:
         self.feed: _Feed | None = None      # the running pipeline (_run_once)
         self.pending_start = None   # where the oldest XA PREPARE waiting for its COMMIT starts
         self.raw = None             # --method binlog: replay.binlog_statements.RawEvents
-        self.in_flight: list | None = None  # BINLOG statements of a transaction sent early
+        self.in_flight: list | None = None  # parts of a transaction sent early (_Early)
+        self.replaced_before_early = 0
 
     # -- connection ----------------------------------------------------------------------
     def _connect(self):
@@ -525,35 +526,32 @@ class Applier:
         keys, renderer = self.keys, self.renderer       # this run's (a retry makes new ones)
         try:
             raw = self.raw
-            early = _Early(self, feed, started) if raw is not None else None
+            early = _Early(self, feed, started, renderer)
             for item in with_progress(reader, reader.items(), self.args):
                 if isinstance(item, SourceEvent):
                     keys.observe(item.event)
                 if raw is not None:
                     raw.feed(item)
                 units = assembler.feed(item)
-                if early is not None:
-                    early.check_dropped(assembler.current, units)
+                early.check_dropped(assembler.current, units)
                 for unit in units:
                     pending = assembler.pending_start
                     done = started is not None and _pos_key(unit.end) <= _pos_key(started)
                     render = isinstance(unit, Transaction) and not done
                     feed.put(("unit", unit, pending, render))
                     if render:
-                        sent = early.sent_of(unit) if early is not None else 0
+                        sent = early.sent_of(unit)
                         for part in self._parts(unit, renderer, skip=sent):
                             feed.put(part)
                         feed.put(("end", None))
                     elif isinstance(unit, Statement) and unit.kind == DDL and not done:
                         feed.wait_applied()     # later rows need the target's new tables
-                if raw is not None:
-                    if units and assembler.current is None and not assembler.prepared:
-                        raw.clear()     # what no transaction took: rows events without rows
-                    early.send(assembler.current)   # type: ignore[union-attr]
+                if raw is not None and units and assembler.current is None and not assembler.prepared:
+                    raw.clear()     # what no transaction took: rows events without rows
+                early.send(assembler.current)
             warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
             left = assembler.finish()
-            if early is not None:
-                early.check_dropped(None, [])
+            early.check_dropped(None, [])
             feed.put(("finish", left))
         except _Stopped:
             return
@@ -599,11 +597,11 @@ class Applier:
         if self.feed is not None:
             self.feed.put(("idle",))
 
-    # -- BINLOG statements of a transaction not complete yet (--method binlog) ----------
-    def _early(self, tx, chunk) -> None:
-        """Execute a BINLOG statement of a source transaction whose COMMIT has not been
-        read yet (_Early): the target works while the rest is read.  A savepoint marks
-        where the transaction starts, in case it never commits."""
+    # -- statements of a transaction not complete yet (_Early) --------------------------
+    def _early(self, tx, part) -> None:
+        """Execute a part (("rows", Batch) or ("binlog", Chunk)) of a source transaction
+        whose COMMIT has not been read yet: the target works while the rest is read.  A
+        savepoint marks where the transaction starts, in case it never commits."""
         from ..errors import BinlogError
 
         if self.in_flight is None:
@@ -613,13 +611,14 @@ class Applier:
             except Exception as exc:
                 raise self._translate(exc, tx) from exc
             self.in_flight = []
+            self.replaced_before_early = self.batch_replaced
         try:
-            self._execute_binlog(chunk, tx)
+            self._apply_transaction(tx, [part])
         except BinlogError:
             self.in_flight = None
             self._keep_batch_before_failure()
             raise
-        self.in_flight.append(("binlog", chunk))
+        self.in_flight.append(part)
 
     def _drop_early(self, tx) -> None:
         """The source transaction sent early ends without COMMIT (the input ends, or a
@@ -627,6 +626,7 @@ class Applier:
         if self.in_flight is None:
             return
         self.in_flight = None
+        self.batch_replaced = self.replaced_before_early     # its REPLACEs are undone too
         try:
             with self.conn.cursor() as cur:
                 cur.execute("ROLLBACK TO SAVEPOINT binlog_apply_early")
@@ -1160,17 +1160,19 @@ def _parse_fault(text):
 
 
 class _Early:
-    """--method binlog: the row events of a large source transaction go to the target
-    before its COMMIT is read (``EARLY_BYTES`` at a time), so the target applies while
-    the rest is read.  Only a transaction that cannot turn out otherwise: not already
-    applied, not XA (its rows are applied at XA COMMIT), no statement-logged change and
-    no decoded (SQL) row before.  If it never commits, ``drop`` makes the applying side
-    roll back to the savepoint taken before it."""
+    """The row changes of a large source transaction go to the target before its
+    COMMIT is read, so the target applies while the rest is read: with --method binlog
+    every ``EARLY_BYTES`` of events, with --method sql every --batch-rows changes (as
+    multi-row statements; a run of them ends there, which changes no effect).  Only a
+    transaction that cannot turn out otherwise: not already applied, not XA (its rows are
+    applied at XA COMMIT), no statement-logged change, and not --split-updates (which
+    reorders the whole transaction).  If it never commits, ``drop`` makes the applying
+    side roll back to the savepoint taken before it."""
 
     EARLY_BYTES = 1 << 20
 
-    def __init__(self, applier: Applier, feed: _Feed, started):
-        self.applier, self.feed, self.started = applier, feed, started
+    def __init__(self, applier: Applier, feed: _Feed, started, renderer):
+        self.applier, self.feed, self.started, self.renderer = applier, feed, started, renderer
         self.tx: Any = None     # the transaction sent early
         self.sent = 0           # how many of its changes
 
@@ -1186,25 +1188,30 @@ class _Early:
             self.tx, self.sent = None, 0
 
     def send(self, tx) -> None:
-        from ..reader import RowCount
-        from ..replay.binlog_statements import chunks
+        if tx is None or not self._due(tx) or not self._may_send(tx):
+            return
+        sent = self.sent if tx is self.tx else 0
+        changes = tx.changes[sent:]
+        if self.applier.raw is not None:
+            self.applier.raw.fresh = 0
+        index = {id(ch): sent + i for i, ch in enumerate(changes)}
+        applier = self.applier
+        if applier.raw is not None:
+            parts = applier._binlog_parts(changes, index, self.renderer)
+        else:
+            parts = (("rows", batch) for batch in applier._statements(changes, index, self.renderer))
+        self.tx, self.sent = tx, sent + len(changes)
+        for part in parts:
+            self.feed.put(("early", tx, part))
 
+    def _due(self, tx) -> bool:
         raw = self.applier.raw
-        if tx is None or raw.fresh < self.EARLY_BYTES or not self._may_send(tx):
-            return
-        changes = tx.changes[self.sent:] if tx is self.tx else tx.changes
-        if not changes or not all(isinstance(ch, RowCount) for ch in changes):
-            return
-        raw.fresh = 0
-        events = [raw.take(ch.file, ch.pos) for ch in changes]
-        if self.tx is not tx:
-            self.tx, self.sent = tx, 0
-        for chunk in chunks(events, [(ch.file, ch.pos) for ch in changes], self.applier.binlog_limit):
-            self.feed.put(("early", tx, chunk))
-        self.sent += len(changes)
+        if raw is not None:
+            return raw.fresh >= self.EARLY_BYTES
+        return len(tx.changes) - (self.sent if tx is self.tx else 0) >= self.applier.args.batch_rows
 
     def _may_send(self, tx) -> bool:
-        if tx.statements or tx.xid is not None:
+        if tx.statements or tx.xid is not None or self.applier.args.split_updates:
             return False
         return self.started is None or _pos_key(tx.start) >= _pos_key(self.started)
 

@@ -228,8 +228,10 @@ def _empty_sm(target) -> None:
     target.execute("CREATE TABLE sm.t (id INT PRIMARY KEY, v LONGTEXT)")
 
 
-def test_a_large_transaction_goes_before_its_commit_is_read(small_source, target):
-    """The 4 MB transaction's events are sent as they are read, after a savepoint; cut
+@pytest.mark.parametrize("method", ["binlog", "sql"])
+def test_a_large_transaction_goes_before_its_commit_is_read(small_source, target, method):
+    """The 4 MB transaction (20,000 rows) is sent as it is read (its events, or with
+    --method sql multi-row statements every --batch-rows changes), after a savepoint; cut
     before its COMMIT (--stop-position) the target rolls back to it: nothing of the
     transaction is committed, everything before it is; the next run completes the copy."""
     from binlog import BinlogReader
@@ -240,7 +242,7 @@ def test_a_large_transaction_goes_before_its_commit_is_read(small_source, target
     last, cut = xids[-1]       # the big transaction's XID: it is not read
     _empty_sm(target)
     done, queries = _general_log(target, lambda: cli(
-        "apply", "--method", "binlog", "--to", dsn(target), "--no-ddl", "--stop-position",
+        "apply", "--method", method, "--to", dsn(target), "--no-ddl", "--stop-position",
         str(cut), "--batch-transactions", "100", *files[:last + 1]))
     err = done.stderr.decode()
     assert done.returncode == 0, err
@@ -249,7 +251,7 @@ def test_a_large_transaction_goes_before_its_commit_is_read(small_source, target
     assert "ROLLBACK TO SAVEPOINT binlog_apply_early" in queries
     assert target.query("SELECT COUNT(*), MAX(id) FROM sm.t") == [(61, 61)]
     done, queries = _general_log(target, lambda: cli(
-        "apply", "--method", "binlog", "--to", dsn(target), "--no-ddl", *files))
+        "apply", "--method", method, "--to", dsn(target), "--no-ddl", *files))
     assert done.returncode == 0, done.stderr.decode()
     assert "SAVEPOINT binlog_apply_early" in queries
     assert_same_contents(source, target, ["sm"])
