@@ -678,7 +678,7 @@ class Applier:
         except BinlogError:         # the target refused it, or it cannot be executed
             self._keep_batch_before_failure()
             raise
-        self._advance(tx.end, tx.gtid, rows=rows_of(tx))
+        self._advance(tx.end, tx.gtid, rows=self._rows(tx))
         # BINLOG statements are made once (the events' bytes are not kept): a failure
         # later in the batch applies these again
         self.batch_done.append((tx, self.pending_cp,
@@ -766,9 +766,13 @@ class Applier:
         s = self.stats
         s["commits"] += 1
         s["transactions"] += len(self.batch_done)
-        s["rows"] += sum(rows_of(tx) for tx, *_ in self.batch_done)
+        s["rows"] += sum(self._rows(tx) for tx, *_ in self.batch_done)
         s["replaced"] += self.batch_replaced
         self.batch_replaced = 0
+
+    def _rows(self, tx) -> int:
+        # only --method binlog has RowCounts (a count of rows each) among the changes
+        return len(tx.changes) if self.raw is None else rows_of(tx)
 
     def _keep_batch_before_failure(self) -> None:
         """A transaction failed for good: roll back, apply again and commit the batch's
