@@ -208,6 +208,11 @@ class MariaDBServer:
         self.socket = str(self.basedir / "mariadbd.sock")
         self.pid_file = self.basedir / "mariadbd.pid"
         self.error_log = self.basedir / "mariadbd.err"
+        # A tmpdir of its own: at start-up mariadbd deletes every "#sql*" file in its
+        # tmpdir (sql_base.cc mysql_rm_tmp_tables), which with the shared /tmp were the
+        # internal temporary tables of the other servers running at that moment
+        # ("Error on delete of '/tmp/#sql-temptable-...MAD'").
+        self.tmpdir = self.basedir / "tmp"
         self.port: int | None = None
         self.keep = keep
         self.startup_timeout = startup_timeout
@@ -233,6 +238,7 @@ class MariaDBServer:
             f"--pid-file={self.pid_file}",
             f"--log-bin={self.binlog_dir / self.binlog_basename}",
             f"--log-error={self.error_log}",
+            f"--tmpdir={self.tmpdir}",
         ]
         for k, v in self.options.items():
             arg = _opt_arg(k, v)
@@ -255,6 +261,7 @@ class MariaDBServer:
         if not self.datadir.exists():
             shutil.copytree(template_datadir(self.mariadbd), self.datadir, symlinks=True)
         self.binlog_dir.mkdir(exist_ok=True)
+        self.tmpdir.mkdir(exist_ok=True)
         last_err: Exception | None = None
         for attempt in range(3):            # a free port can be taken between probe and bind
             if self.port is None or attempt:
