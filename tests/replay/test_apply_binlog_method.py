@@ -257,6 +257,28 @@ def test_a_large_transaction_goes_before_its_commit_is_read(small_source, target
     assert_same_contents(source, target, ["sm"])
 
 
+@pytest.mark.parametrize("method", ["binlog", "sql"])
+def test_a_conflict_in_a_transaction_sent_early(small_source, target, method):
+    """A row of the 4 MB transaction is already on the target: the part sent before its
+    COMMIT fails; the transactions before it are committed (the checkpoint stops right
+    before it) and nothing of it stays."""
+    source, files = small_source
+    _empty_sm(target)
+    target.execute("INSERT INTO sm.t VALUES (15000, 'in the way')")
+    extra = ["--no-safe"] if method == "sql" else []
+    failed = cli("apply", "--method", method, "--to", dsn(target), "--no-ddl", "--batch-transactions",
+                 "100", *extra, *files)
+    err = failed.stderr.decode()
+    assert failed.returncode == 5, err
+    assert "Duplicate entry '15000'" in err
+    assert target.query("SELECT COUNT(*) FROM sm.t") == [(62,)]     # 61 before it + the one in the way
+    assert target.query("SELECT transactions FROM binlog_apply.checkpoint") == [(3,)]
+    target.execute("DELETE FROM sm.t WHERE id = 15000")
+    done = cli("apply", "--method", method, "--to", dsn(target), "--no-ddl", *extra, *files)
+    assert done.returncode == 0, done.stderr.decode()
+    assert_same_contents(source, target, ["sm"])
+
+
 def test_an_event_over_the_targets_max_allowed_packet_is_refused(small_source, target):
     source, files = small_source
     _empty_sm(target)
