@@ -16,6 +16,11 @@ from __future__ import annotations
 import sys
 from decimal import Decimal
 
+from ..charsets import CHARSET_CODECS
+from ..checksum import RowChecksum, encode_value
+from ..column import Column
+from ..constants import BINARY_COLLATION, ColumnType as T
+from ..output.sql import SESSION_SETUP, literal, quote_ident
 from ._common import (
     EXIT_DIFFERENT,
     EXIT_TARGET,
@@ -36,8 +41,6 @@ _TYPE_CODES = None
 def _type_codes():
     global _TYPE_CODES
     if _TYPE_CODES is None:
-        from ..constants import ColumnType as T
-
         _TYPE_CODES = {
             "tinyint": T.TINY, "smallint": T.SHORT, "mediumint": T.INT24, "int": T.LONG,
             "integer": T.LONG, "bigint": T.LONGLONG, "year": T.YEAR, "float": T.FLOAT,
@@ -68,10 +71,6 @@ def add_parser(sub) -> None:
 
 def pseudo_columns(live):
     """binlog.column.Column objects for a target table's columns (information_schema)."""
-    from ..charsets import CHARSET_CODECS
-    from ..column import Column
-    from ..constants import BINARY_COLLATION, ColumnType as T
-
     codes = _type_codes()
     cols = []
     for i, name in enumerate(live.columns):
@@ -90,8 +89,6 @@ def pseudo_columns(live):
 
 
 def select_expr(col, name_sql: str) -> str:
-    from ..constants import ColumnType as T
-
     t = col.type
     if t == T.FLOAT:
         return f"CAST({name_sql} AS DOUBLE)"      # the text form of a FLOAT has 6 digits only
@@ -104,8 +101,6 @@ def select_expr(col, name_sql: str) -> str:
 
 def from_target(raw, col):
     """A raw text-protocol value (bytes, column charset) -> the decoder's canonical value."""
-    from ..constants import ColumnType as T
-
     if raw is None:
         return None
     t = col.type
@@ -124,8 +119,6 @@ def from_target(raw, col):
 
 def target_converter(col):
     """``from_target(raw, col)`` for a non-NULL raw value, chosen once per column."""
-    from ..constants import ColumnType as T
-
     t = col.type
     if t in (T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR, T.ENUM, T.SET):
         return int
@@ -133,15 +126,15 @@ def target_converter(col):
         return float
     if t in (T.DATE, T.DATETIME2, T.TIMESTAMP2, T.TIME2, T.JSON):
         return lambda raw: raw.decode("utf-8")
-    if t in (T.NEWDECIMAL, T.BIT):
-        return lambda raw: from_target(raw, col)
+    if t == T.NEWDECIMAL:
+        return lambda raw: Decimal(raw.decode("ascii"))
+    if t == T.BIT:
+        return lambda raw: int.from_bytes(raw, "big")
     return bytes
 
 
 def from_record(value, col):
     """A value of a JSON record (dump's rendering) -> a canonical value for ``col``."""
-    from ..constants import BINARY_COLLATION, ColumnType as T
-
     if value is None:
         return None
     t = col.type
@@ -171,8 +164,6 @@ class Expected:
 
 def run(args) -> int:
     import pymysql.converters
-
-    from ..output.sql import SESSION_SETUP
 
     # Raw values: no decoders (bytes in each column's own charset, text forms as the server
     # prints them); the encoders stay for query parameters.
@@ -251,8 +242,6 @@ class Verifier:
 
     def _row_checksum(self, plan):
         """The compiled checksum of a table version (the plan is held: its id stays its)."""
-        from ..checksum import RowChecksum
-
         entry = self._checksums.get(id(plan))
         if entry is None or entry[0] is not plan:
             entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
@@ -291,9 +280,6 @@ class Verifier:
 
     @staticmethod
     def _key(image, cols, identity):
-        from ..checksum import encode_value
-        from ..output.sql import literal
-
         if image is None:
             return None
         values = []
@@ -355,9 +341,6 @@ class Verifier:
 
     @staticmethod
     def _record_key(image, pcols, ident, live):
-        from ..checksum import encode_value
-        from ..output.sql import literal
-
         if image is None:
             return None
         values = []
@@ -372,9 +355,6 @@ class Verifier:
 
     # -- comparison ----------------------------------------------------------------------
     def compare(self, expected: dict) -> int:
-        from ..checksum import RowChecksum, encode_value
-        from ..output.sql import quote_ident
-
         checked = equal = 0
         problems = []
         for (db, table), rows in sorted(expected.items()):
