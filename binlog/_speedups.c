@@ -39,11 +39,13 @@ typedef struct {
      * column of unknown charset, whose bytes are written as {"bytes_hex": ...}. */
     PyObject *jkey, *tkey;
     int raw;
+    int nocrc;          /* GEOMETRY: no part of a row checksum (binlog/checksum.py) */
 } Step;
 
 typedef struct {
     Py_ssize_t nbytes, count;
     Step *steps;
+    int complete;       /* every column of the table is in the image (checksums need it) */
 } Walk;
 
 static PyObject *Fallback;          /* _speedups.Fallback */
@@ -252,16 +254,21 @@ static PyObject *opt(PyObject *o) {
     return o;
 }
 
-/* compile_walk(nbytes, steps) with each step a tuple
+/* The real type code of a GEOMETRY column (binlog/constants.py ColumnType.GEOMETRY). */
+#define TYPE_GEOMETRY 255
+
+/* compile_walk(nbytes, steps, complete=0) with each step a tuple
  * (null_byte, mask, key, kind, n, length, unsigned, precision, scale, pad_binary,
  *  encoding|None, labels|None, decoder, col) */
 static PyObject *compile_walk(PyObject *self, PyObject *args) {
     Py_ssize_t nbytes;
     PyObject *steps;
-    if (!PyArg_ParseTuple(args, "nO!", &nbytes, &PyTuple_Type, &steps)) return NULL;
+    int complete = 0;
+    if (!PyArg_ParseTuple(args, "nO!|p", &nbytes, &PyTuple_Type, &steps, &complete)) return NULL;
     Walk *w = PyMem_Calloc(1, sizeof(Walk));
     if (!w) return PyErr_NoMemory();
     w->nbytes = nbytes;
+    w->complete = complete;
     w->count = PyTuple_GET_SIZE(steps);
     w->steps = PyMem_Calloc(w->count ? w->count : 1, sizeof(Step));
     if (!w->steps) { PyMem_Free(w); return PyErr_NoMemory(); }
@@ -286,7 +293,18 @@ static PyObject *compile_walk(PyObject *self, PyObject *args) {
             Py_XDECREF(cap);
             return NULL;
         }
-        (void)decoder; (void)col;     /* taken per call from the steps tuple */
+        (void)decoder;                /* taken per call from the steps tuple */
+        if (s->kind == K_BLOB) {
+            PyObject *type = PyObject_GetAttrString(col, "type");
+            long code = type ? PyLong_AsLong(type) : -1;
+            Py_XDECREF(type);
+            if (PyErr_Occurred()) {
+                w->count = i + 1;
+                walk_free(PyCapsule_New(w, "binlog.walk", NULL));
+                return NULL;
+            }
+            s->nocrc = code == TYPE_GEOMETRY;
+        }
         s->utf8 = enc != Py_None && PyUnicode_Check(enc) &&
                   PyUnicode_CompareWithASCIIString(enc, "utf-8") == 0;
         if (step_keys(s, col) < 0) {
@@ -979,6 +997,8 @@ typedef struct {
     int bigint;          /* --bigint-as-string */
     int base64;          /* --binary-encoding base64 */
     PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
+    int crc;             /* JSON: each record's TiCDC row checksums (dump --checksum) */
+    PyObject *crc_update;   /* crc_update(crc, value, column) -> crc, for Python decoders' */
 } Enc;
 
 #define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
@@ -1311,6 +1331,201 @@ static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_ob
     return 0;
 }
 
+/* ---- TiCDC row checksums (binlog/checksum.py: its module docstring gives the encoding) */
+
+static void crc_add(uint32_t *crc, const unsigned char *p, Py_ssize_t n) {
+    while (n > 0) {             /* zlib takes uInt lengths */
+        uInt chunk = n > (1 << 30) ? (uInt)1 << 30 : (uInt)n;
+        *crc = (uint32_t)crc32(*crc, p, chunk);
+        p += chunk;
+        n -= chunk;
+    }
+}
+
+/* An integer, BIT, ENUM index or double's bits: the UINT64 little-endian. */
+static void crc_u64(uint32_t *crc, uint64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+    crc_add(crc, b, 8);
+}
+
+/* Text in the column's charset: utf8 as it is (when valid: the pure decoder rejects
+ * the rest), binary bytes as they are, another charset decoded and encoded again as
+ * encode_value does. */
+static int crc_text(uint32_t *crc, const Step *s, const unsigned char *p, Py_ssize_t n) {
+    if (!s->encoding || s->utf8) {
+        if (s->utf8 && !utf8_valid(p, n)) return -1;
+        crc_add(crc, p, n);
+        return 0;
+    }
+    PyObject *u = text_value(s, p, n);
+    if (!u) return -1;
+    PyObject *b = PyUnicode_AsEncodedString(u, PyUnicode_AsUTF8(s->encoding), "strict");
+    Py_DECREF(u);
+    if (!b) return -1;
+    crc_add(crc, (const unsigned char *)PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b));
+    Py_DECREF(b);
+    return 0;
+}
+
+/* _enum_number of the value decode_enum gives: the index, but 0 for the label '' and
+ * the first index of a label given twice (labels.index). */
+static int enum_number(const Step *s, long idx, uint64_t *number) {
+    *number = (uint64_t)idx;
+    if (!s->labels || idx == 0) return 0;
+    PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+    if (!PyUnicode_Check(label)) return -1;
+    if (PyUnicode_GET_LENGTH(label) == 0) { *number = 0; return 0; }
+    for (long j = 0; j < idx - 1; j++) {
+        PyObject *other = PyTuple_GET_ITEM(s->labels, j);
+        if (!PyUnicode_Check(other)) return -1;
+        int cmp = PyUnicode_Compare(other, label);
+        if (cmp == -1 && PyErr_Occurred()) return -1;
+        if (cmp == 0) { *number = (uint64_t)j + 1; return 0; }
+    }
+    return 0;
+}
+
+/* A value of a Python decoder: decoded by it, added by crc_update (checksum.value_pieces). */
+static int crc_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *ppos,
+                      Py_ssize_t end, uint32_t *crc) {
+    if (!e->crc_update || !PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return -1;
+    PyObject *col = PyTuple_GET_ITEM(pystep, 4);
+    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, *ppos,
+                                        end, col);
+    if (!r) return -1;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return -1; }
+    Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+    if (np < *ppos || np > end) { Py_DECREF(r); return -1; }
+    PyObject *out = PyObject_CallFunction(e->crc_update, "kOO", (unsigned long)*crc,
+                                          PyTuple_GET_ITEM(r, 0), col);
+    Py_DECREF(r);
+    if (!out) return -1;
+    unsigned long v = PyLong_Check(out) ? PyLong_AsUnsignedLong(out) : (unsigned long)-1;
+    Py_DECREF(out);
+    if (PyErr_Occurred() || v > 0xFFFFFFFFUL) return -1;
+    *crc = (uint32_t)v;
+    *ppos = np;
+    return 0;
+}
+
+/* One non-NULL value added to a row checksum as encode_value encodes the value value()
+ * decodes; -1: fall back (the pure path raises what it raises). */
+static int crc_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
+                     const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end, uint32_t *crc) {
+    Py_ssize_t pos = *ppos, avail = end - pos;
+    const unsigned char *p = data + pos;
+    char tmp[128];
+    int size, len;
+    switch (s->kind) {
+    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
+    case K_BIT: {
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
+        crc_u64(crc, x.is_u ? x.u : (uint64_t)x.i);
+        break;
+    }
+    case K_FLOAT: case K_DOUBLE: {
+        double d;
+        uint64_t bits;
+        if ((size = parse_real(s, p, avail, &d)) < 0 || !isfinite(d)) return -1;
+        memcpy(&bits, &d, 8);
+        crc_u64(crc, bits);
+        break;
+    }
+    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
+    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
+        Temporal t;
+        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
+        crc_add(crc, (const unsigned char *)tmp, temporal_fmt(tmp, &t));
+        break;
+    }
+    case K_VARCHAR: case K_STRING: case K_BLOB: {
+        Py_ssize_t vlen;
+        int rc = 0;
+        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
+        if (s->nocrc) {
+            /* GEOMETRY: nothing */
+        } else if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
+            unsigned char *padded = PyMem_Malloc(s->length);
+            if (!padded) { PyErr_NoMemory(); return -1; }
+            memcpy(padded, p + size, vlen);
+            memset(padded + vlen, 0, s->length - vlen);
+            rc = crc_text(crc, s, padded, s->length);
+            PyMem_Free(padded);
+        } else {
+            rc = crc_text(crc, s, p + size, vlen);
+        }
+        if (rc < 0) return -1;
+        pos += vlen;
+        break;
+    }
+    case K_DECIMAL:
+        if ((size = decimal_size(s, avail)) < 0) return -1;
+        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
+        if (len < 0) return -1;
+        crc_add(crc, (const unsigned char *)tmp, len);     /* no "-0": as _decimal_text */
+        break;
+    case K_ENUM: {
+        long idx;
+        uint64_t number;
+        if ((size = parse_enum(s, p, avail, &idx)) < 0 || enum_number(s, idx, &number) < 0)
+            return -1;
+        crc_u64(crc, number);
+        break;
+    }
+    default:    /* K_PY */
+        return crc_python(e, pystep, data_obj, ppos, end, crc);
+    }
+    *ppos = pos + size;
+    return 0;
+}
+
+/* The checksum of one row image from *ppos (checksum.row_checksum); -1: fall back. */
+static int crc_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_obj,
+                     const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end, uint32_t *crc) {
+    Py_ssize_t pos = *ppos;
+    if (end - pos < w->nbytes) return -1;
+    const unsigned char *nulls = data + pos;
+    pos += w->nbytes;
+    *crc = 0;
+    for (Py_ssize_t i = 0; i < w->count; i++) {
+        const Step *s = &w->steps[i];
+        if (nulls[s->null_byte] & s->null_mask) continue;
+        if (crc_value(e, s, PyTuple_GET_ITEM(pysteps, i), data_obj, data, &pos, end, crc) < 0)
+            return -1;
+    }
+    *ppos = pos;
+    return 0;
+}
+
+/* ,"checksum":{"current":N|null,"previous":N|null} of one row from `start` (the record
+ * of ChecksumJsonWriter); *ppos: where the row ends. */
+static int put_checksums(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *steps,
+                         PyObject *steps_after, PyObject *data_obj, const unsigned char *data,
+                         Py_ssize_t start, Py_ssize_t end, Py_ssize_t *ppos) {
+    uint32_t before = 0, after = 0;
+    Py_ssize_t pos = start;
+    if (kind != 0 && crc_image(e, w, steps, data_obj, data, &pos, end, &before) < 0) return -1;
+    if (kind != 2 && crc_image(e, kind == 1 ? wa : w, kind == 1 ? steps_after : steps, data_obj,
+                               data, &pos, end, &after) < 0)
+        return -1;
+    char tmp[80];
+    int n = 0;
+    memcpy(tmp, ",\"checksum\":{\"current\":", 23);
+    n = 23;
+    if (kind != 2 && (kind == 1 ? wa : w)->complete) n += udigits(tmp + n, after, 1);
+    else { memcpy(tmp + n, "null", 4); n += 4; }
+    memcpy(tmp + n, ",\"previous\":", 12);
+    n += 12;
+    if (kind != 0 && w->complete) n += udigits(tmp + n, before, 1);
+    else { memcpy(tmp + n, "null", 4); n += 4; }
+    tmp[n++] = '}';
+    PUT(tmp, n);
+    *ppos = pos;
+    return 0;
+}
+
 /* The rows of one event, line by line (see the docstring in `methods`). */
 static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *steps,
                     PyObject *steps_after, PyObject *data_obj, PyObject *head, PyObject *mid,
@@ -1344,6 +1559,10 @@ static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *s
             PUTS(",\"row\":");
             PUT(tmp, udigits(tmp, (uint64_t)*count, 1));
             if (put_bytes(&e->b, mid) < 0) return -1;
+            Py_ssize_t crc_end;
+            if (e->crc && (put_checksums(e, kind, w, wa, steps, steps_after, data_obj, data,
+                                         start, end, &crc_end) < 0 || crc_end != pos))
+                return -1;
             if (pos < end && put_bytes(&e->b, tail) < 0) return -1;
         }
         if (pos == start || e->b.len > MAX_OUTPUT) return -1;
@@ -1356,11 +1575,12 @@ static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *s
  *             tail, render) -> (bytes, last_start, count) */
 static PyObject *encode_rows(PyObject *self, PyObject *args) {
     PyObject *data_obj, *cap, *cap_after, *steps, *steps_after, *head, *mid, *tail, *render;
+    PyObject *crc_update = NULL;
     int kind, text, flags;
-    if (!PyArg_ParseTuple(args, "O!iOOO!O!iiO!O!O!O", &PyBytes_Type, &data_obj, &kind, &cap,
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!iiO!O!O!O|O", &PyBytes_Type, &data_obj, &kind, &cap,
                           &cap_after, &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &text,
                           &flags, &PyBytes_Type, &head, &PyBytes_Type, &mid, &PyBytes_Type,
-                          &tail, &render))
+                          &tail, &render, &crc_update))
         return NULL;
     if (kind < 0 || kind > 2) {
         PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2");
@@ -1384,7 +1604,8 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     static Buf kept;
     static int kept_busy;
     int own = !kept_busy;
-    Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render};
+    Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render,
+             !text && (flags & 8) && crc_update, crc_update};
     if (own) {
         e.b = kept;
         e.b.len = 0;
@@ -1458,6 +1679,7 @@ static int encode_entry(Enc *e, PyObject *entry, PyObject *data_obj, PyObject *h
         || PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count)
         return -1;
     e->render = PyTuple_GET_ITEM(entry, 7);
+    if (e->crc) e->crc_update = PyTuple_GET_ITEM(entry, 8);
     return put_rows(e, kind, w, wa, steps, psa, data_obj, head, mid, tail, last_start, count);
 }
 
@@ -1532,7 +1754,8 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
     }
     PyObject *events = PyList_New(0);
     if (!events) { PyBuffer_Release(&view); return NULL; }
-    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL};
+    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL, !(flags & 4) && (flags & 8),
+             NULL};
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
     int failed = 0;
@@ -1554,7 +1777,7 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             break;
         }
         if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text ? 9 : 8)) break;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text || e.crc ? 9 : 8)) break;
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
         PyObject *head = NULL;
@@ -1631,10 +1854,11 @@ static PyMethodDef methods[] = {
      "= (kind, walk, walk_after, steps, steps_after, rest, mid, render) registered by the\n"
      "reader; a row's head is prefix + offset + ts + server_id + rest (json_lines._prefix);\n"
      "tail after every row but the run's last.  Stops before the first event it cannot\n"
-     "write, or once max_out bytes are written; None when that is the first."},
+     "write, or once max_out bytes are written; None when that is the first.  flags 8:\n"
+     "checksums as encode_rows writes them; entries then have crc_update last."},
     {"encode_rows", encode_rows, METH_VARARGS,
      "encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid, tail,\n"
-     "            render) -> (bytes, last_start, count)\n\n"
+     "            render, crc_update=None) -> (bytes, last_start, count)\n\n"
      "All rows of one rows event (kind 0 insert, 1 update, 2 delete; walks and steps as for\n"
      "decode_event) straight into output bytes, no Python object per row or value.\n"
      "text=0: JSON lines, each  head + before + ',\"after\":' + after + ',\"row\":' + N + mid,\n"
@@ -1642,7 +1866,10 @@ static PyMethodDef methods[] = {
      "fields are not known yet); an image is null or {\"key\":value,...} as\n"
      "json_lines.image_json writes it.  text=1: per row head, then '### WHERE\\n' and/or\n"
      "'### SET\\n' and one '###   @`key`=literal\\n' per column (output/text.py).\n"
-     "flags: 1 --bigint-as-string, 2 --binary-encoding base64.  render(value, column) ->\n"
+     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 8 (JSON) each row's TiCDC\n"
+     "checksums after mid: ',\"checksum\":{\"current\":N|null,\"previous\":N|null}' (dump\n"
+     "--checksum; crc_update(crc, value, column) -> crc adds a Python decoder's value;\n"
+     "null for no image or a partial one).  render(value, column) ->\n"
      "bytes writes a value of a column the C walk does not decode (its Python decoder\n"
      "does).  last_start: offset of the last row's output (-1: no row); count: rows.\n"
      "Raises Fallback on anything it does not write exactly as the Python writers do\n"

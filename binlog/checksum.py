@@ -28,6 +28,7 @@ from decimal import Decimal
 
 from .charsets import CHARSET_CODECS
 from .constants import ColumnType as T
+from .errors import BinlogError
 from .output.values import charset_of, json_text
 from .types.strings import LargeText
 
@@ -38,8 +39,9 @@ _U64 = struct.Struct("<Q")
 _F64 = struct.Struct("<d")
 
 
-class ChecksumError(ValueError):
-    pass
+class ChecksumError(BinlogError, ValueError):
+    """A value no row checksum can be made of (a FLOAT/DOUBLE NaN or infinity, which no
+    server stores: the row's bytes are damaged; a SET whose labels are unknown)."""
 
 
 def _u64(value: int) -> bytes:
@@ -127,14 +129,21 @@ def encode_value(value, col) -> bytes:
     if t in (T.FLOAT, T.DOUBLE):
         v = float(value)
         if v != v or v in (float("inf"), float("-inf")):
-            raise ChecksumError("invalid float value")
+            raise ChecksumError(f"a {v} {'FLOAT' if t == T.FLOAT else 'DOUBLE'} value has no row "
+                                f"checksum (no server stores one: the row's bytes are damaged)",
+                                column=col.label, hint="dump the file without --checksum to see the row")
         return _F64.pack(v)
     if t == T.BIT:
         return _u64(value)
     if t == T.ENUM:
         return _u64(_enum_number(value, col.enum_values))
     if t == T.SET:
-        return _u64(_set_number(value, col.set_values))
+        try:
+            return _u64(_set_number(value, col.set_values))
+        except ChecksumError as exc:
+            raise exc.add_context(column=col.label) from None
+        except ValueError as exc:       # a label not among the column's (list.index)
+            raise ChecksumError(f"SET value {value!r}: {exc}", column=col.label) from exc
     if t in (T.GEOMETRY, T.NULL):
         return b""
     if t == T.NEWDECIMAL:
@@ -155,7 +164,8 @@ def encode_value(value, col) -> bytes:
         return value.encode(codec)
     if isinstance(value, int):
         return _u64(value)
-    raise ChecksumError(f"no checksum encoding for a {type(value).__name__} of type {t}")
+    raise ChecksumError(f"no checksum encoding for a {type(value).__name__} of type {t}",
+                        column=col.label)
 
 
 def _codec_of(col):
@@ -177,11 +187,28 @@ def row_checksum(row: dict | None, columns) -> int | None:
     return crc
 
 
-def change_checksums(change) -> dict:
-    """{"current": after image's checksum, "previous": before image's} (TiCDC's names)."""
-    cols = change.plan.columns
-    return {"current": row_checksum(change.after, cols),
-            "previous": row_checksum(change.before, cols)}
+def crc_update(crc: int, value, col) -> int:
+    """``crc`` updated with one decoded value (``value_pieces``): the compiled checksum
+    (``_speedups.encode_rows`` with flag 8) adds the values of Python decoders with it."""
+    for data in value_pieces(value, col):
+        if data:
+            crc = zlib.crc32(data, crc)
+    return crc
+
+
+def change_checksums(change, checksum=None) -> dict:
+    """{"current": after image's checksum, "previous": before image's} (TiCDC's names),
+    by ``checksum`` (a RowChecksum of the change's table version) when given; a
+    ChecksumError names the change's file, offset and table."""
+    try:
+        if checksum is None:
+            cols = change.plan.columns
+            return {"current": row_checksum(change.after, cols),
+                    "previous": row_checksum(change.before, cols)}
+        return {"current": checksum(change.after), "previous": checksum(change.before)}
+    except ChecksumError as exc:
+        exc.add_context(source=change.file, event_offset=change.pos, table=f"{change.db}.{change.table}")
+        raise
 
 
 _MASK = 0xFFFFFFFFFFFFFFFF

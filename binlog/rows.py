@@ -103,7 +103,7 @@ class DecodePlan:
             if _speedups is not None:
                 compiled = _speedups.compile_walk(nbytes, tuple(
                     (byte, mask, key) + speed_spec(col, large) + (decode, col)
-                    for byte, mask, key, decode, col in steps))
+                    for byte, mask, key, decode, col in steps), len(present) == len(self.columns))
             walk = (nbytes, steps, compiled)
             self._walks[(present_bitmap, large)] = walk
         return walk
@@ -273,7 +273,7 @@ class EncodedRows:
 
 
 def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head: bytes,
-                mid: bytes, tail: bytes, render) -> tuple | None:
+                mid: bytes, tail: bytes, render, crc_update=None) -> tuple | None:
     """The batch path: every row of ``event`` straight into output lines by the compiled
     encoder (``_speedups.encode_rows``: its docstring gives the layout, ``flags`` and
     ``render``), as (bytes, last_start, count); None when it cannot - no compiled module,
@@ -289,7 +289,7 @@ def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head
     try:
         return _speedups.encode_rows(event.data, _KIND_CODES[event.kind], walk[2], walk_after[2],
                                      walk[1], walk_after[1], int(text), flags, head, mid, tail,
-                                     render)
+                                     render, crc_update)
     except _speedups.Fallback:
         return None
 

@@ -23,6 +23,7 @@ and ``make fuzz`` (under AddressSanitizer/UBSan, fuzz/sanitize.py).
 from __future__ import annotations
 
 import io
+import re
 import sys
 import types
 import zlib
@@ -30,6 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import orjson
 
 from binlog import TableFilter, rows
 from binlog.constants import LEGACY_TEMPORAL_TYPES
@@ -279,7 +282,41 @@ def check_rows(case: RowsCase) -> str:
                          f"{walked}\n  pure     {reference}")
     if walked != reference[1]:
         raise Difference(f"_speedups.decode_event differs:\n  compiled {walked}\n  pure     {reference}")
+    _check_checksums(event, plan)
     return "compiled"
+
+
+_CHECKSUM_FIELD = re.compile(rb',"checksum":(\{"current":(?:[0-9]+|null),"previous":(?:[0-9]+|null)\})')
+
+
+def _check_checksums(event, plan) -> int:
+    """The row checksums the compiled encoder computes from the event's bytes
+    (``encode_rows`` flag 8, ``dump --checksum``) against ``checksum.RowChecksum`` over
+    the decoded rows (equal to the pure decoder's: checked before); its Fallback leaves the event to that path.
+    Returns the rows checked."""
+    from binlog.checksum import RowChecksum, crc_update
+    from binlog.output.json_lines import value_json
+    from binlog.output.values import bytes_renderer
+
+    render = value_json(plan, bytes_renderer("hex"))
+    try:
+        encoded = rows.encode_rows(event, plan, False, 8, b"{", b"", b"\n", render, crc_update)
+    except BinlogError:
+        return 0    # a value the JSON writer refuses: the per-row path raises it too
+    except Exception as exc:
+        raise Difference(f"_speedups.encode_rows (checksums) raised {type(exc).__name__}: {exc}") from exc
+    if encoded is None:
+        return 0
+    got = [orjson.loads(m) for m in _CHECKSUM_FIELD.findall(encoded[0])]
+    decoded = rows.decode_rows(event, plan)       # (the rows of the pure path: checked above)
+    checksum = RowChecksum(plan.columns)
+    try:
+        expected = [{"current": checksum(after), "previous": checksum(before)} for before, after in decoded]
+    except ValueError as exc:       # checksum.ChecksumError: the compiled path must fall back
+        raise Difference(f"the compiled checksum took a row the pure one rejects: {exc}") from exc
+    if got != expected:
+        raise Difference(f"encode_rows checksums differ:\n  compiled {got}\n  pure     {expected}")
+    return len(got)
 
 
 _case_dir: list[Path] = []
@@ -422,6 +459,8 @@ def cli_dump(data: bytes, path: Path) -> tuple:
         return (0, b"", "")
     options = data[0]
     argv = ["dump", "--quiet", "--format", _CLI_FORMATS[options & 0xA0], str(path)]
+    if options & 0xA8 == 0x08:      # json, TRACK_DDL half set (--no-track-ddl): --checksum
+        argv.append("--checksum")
     if options & target.SKIP:
         argv += ["--on-error", "skip"]
     if options & target.TRACK_DDL != target.TRACK_DDL:

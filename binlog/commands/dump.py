@@ -149,7 +149,7 @@ def run(args) -> int:
     out = GuardedOutput(sys.stdout.buffer)
     if args.format in ("sql", "flashback"):
         writer = sql_writer(args, out, schema)
-    elif args.format == "json" and (args.checksum or args.split_updates):
+    elif args.format == "json" and args.split_updates:
         writer = json_writer(args, out, schema)
     else:
         writer = record_writer(args, out, schema)
@@ -229,7 +229,7 @@ def record_writer(args, out, schema=None):
         elif args.format == "json":
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
                                    with_types=args.with_types, rewrite_db=rewrite,
-                                   bigint_as_string=args.bigint_as_string)
+                                   bigint_as_string=args.bigint_as_string, checksum=args.checksum)
             return BigintsAsStrings(writer) if args.bigint_as_string else writer
         else:
             writer = TextWriter(stream, args.binary_encoding,
@@ -258,7 +258,7 @@ def sql_writer(args, out, schema):
 
 
 def json_writer(args, out, schema):
-    """The JSON writer ``binlog dump`` uses: checksums and/or split updates on demand."""
+    """The JSON writer of ``binlog dump --split-updates`` (with --checksum: checksums)."""
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog

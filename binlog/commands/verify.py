@@ -17,7 +17,7 @@ import sys
 from decimal import Decimal
 
 from ..charsets import CHARSET_CODECS
-from ..checksum import RowChecksum, encode_value
+from ..checksum import ChecksumError, RowChecksum, encode_value
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..output.sql import SESSION_SETUP, literal, quote_ident
@@ -275,7 +275,12 @@ class Verifier:
         if change.op == "delete":
             table[k[0]] = Expected(k[0], k[1], None, origin)
         else:
-            crc = self._row_checksum(change.plan)(change.after)
+            try:
+                crc = self._row_checksum(change.plan)(change.after)
+            except ChecksumError as exc:
+                exc.add_context(source=change.file, event_offset=change.pos,
+                                table=f"{change.db}.{change.table}")
+                raise
             table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
 
     @staticmethod

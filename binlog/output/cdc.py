@@ -12,7 +12,9 @@ Each row record carries, after the fields of ``json_lines`` (which it keeps as t
   false, null, null on the others - and on the last row of an XA transaction, whose
   rows end at XA PREPARE (its XA COMMIT is an event group of its own, later);
 - with ``--with-types``, ``types``: each column's SQL type as the TABLE_MAP (and the
-  schema) give it, e.g. ``"decimal(12,2)"``, ``"datetime(6)"``, ``"int unsigned"``.
+  schema) give it, e.g. ``"decimal(12,2)"``, ``"datetime(6)"``, ``"int unsigned"``;
+- with ``--checksum``, ``checksum``: ``{"current": N, "previous": N}``, the TiCDC CRC32 of
+  the after and before images (``binlog.checksum``; null for no image or a partial one).
 
 Only the last row seen is held back (until the next row or the end of its transaction),
 so memory does not grow with the transaction.
@@ -24,6 +26,7 @@ from dataclasses import replace
 
 import orjson
 
+from ..checksum import RowChecksum, change_checksums, crc_update
 from ..constants import ColumnType as T
 from ..events import QueryEvent, XidEvent
 from ..events.gtid import XaPrepareEvent
@@ -137,7 +140,7 @@ class CdcJsonWriter:
     Give it every item of the reader (``write`` for rows, ``event`` for the rest)."""
 
     def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
-                 rewrite_db=None, bigint_as_string: bool = False):
+                 rewrite_db=None, bigint_as_string: bool = False, checksum: bool = False):
         from ..replay.rewrite import DbRewrite
 
         self.out = out
@@ -151,6 +154,8 @@ class CdcJsonWriter:
         self.keys = keys
         self.fields = PlanFields(keys)
         self.with_types = with_types
+        self.checksum = checksum
+        self._checksums: dict = {}        # id(plan) -> (plan, RowChecksum)
         self._held: bytes | None = None   # the record held back, without its commit fields
         self._batch: dict = {}            # id(plan) -> what encode_rows prepares per plan
 
@@ -162,6 +167,8 @@ class CdcJsonWriter:
         extra = {"row": change.row, "pk": pk}
         if self.with_types:
             extra["types"] = self.fields.types(change)
+        if self.checksum:
+            extra["checksum"] = change_checksums(change, self._row_checksum(change.plan))
         fields = b"," + orjson.dumps(extra)[1:-1]
         if large_values(change.before, change.plan) or large_values(change.after, change.plan):
             # a record with a large value is not held in memory: written now, in pieces,
@@ -178,12 +185,24 @@ class CdcJsonWriter:
         self.lines.write(shown)
         self._held = buffer.getvalue()[:-2] + fields      # without its closing "}\n"
 
+    def _row_checksum(self, plan):
+        """checksum.RowChecksum of a table version, made once (the plan is held: its id
+        is not taken by another while cached)."""
+        entry = self._checksums.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            if len(self._checksums) > 4096:
+                self._checksums.clear()
+            entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
+        return entry[1]
+
     run_tail = _NOT_LAST          # what encode_run writes between the rows of a run
 
     @property
     def run_flags(self) -> int:
-        """encode_rows' flags: 1 --bigint-as-string, 2 --binary-encoding base64."""
-        return (1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
+        """encode_rows' flags: 1 --bigint-as-string, 2 --binary-encoding base64, 8 --checksum
+        (the compiled encoder computes each row's checksums from the row's bytes)."""
+        return ((1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
+                | (8 if self.checksum else 0))
 
     def encode_rows(self, change, event):
         """The batch path (the reader's ``row_encoder``): every row of the rows event
@@ -203,8 +222,8 @@ class CdcJsonWriter:
             cached = self._batch[id(plan)] = (
                 plan, pk, b"," + orjson.dumps(extra)[1:-1],
                 value_json(plan, self.lines.render_bytes, self.bigint_as_string))
-        flags = (1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
-        encoded = encode_rows(event, plan, False, flags, head, cached[2], _NOT_LAST, cached[3])
+        encoded = encode_rows(event, plan, False, self.run_flags, head, cached[2], _NOT_LAST,
+                              cached[3], crc_update if self.checksum else None)
         return None if encoded is None else EncodedRows(change, *encoded)
 
     def run_parts(self, change, event) -> tuple | None:
@@ -224,8 +243,9 @@ class CdcJsonWriter:
         head = self.lines._prefix(change if db == change.db else replace(change, db=db))
         prefix = head[:head.index(b'"pos":') + 6]        # (file names are JSON-escaped:
         rest = head[head.index(b',"gtid":'):]            # no raw quote inside them)
-        return prefix, (_RUN_KINDS[event.kind], walk[2], walk_after[2], walk[1], walk_after[1],
-                        rest, cached[2], cached[3])
+        entry = (_RUN_KINDS[event.kind], walk[2], walk_after[2], walk[1], walk_after[1],
+                 rest, cached[2], cached[3])
+        return prefix, (entry + (crc_update,) if self.checksum else entry)
 
     def write_encoded(self, item) -> None:
         """The lines of ``encode_rows``: all but the last written, the last held back

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import orjson
 
+from ..checksum import change_checksums
 from ..output.json_lines import JsonLinesWriter
 
 
@@ -14,8 +15,7 @@ class ChecksumJsonWriter(JsonLinesWriter):
 
     def record(self, change) -> dict:
         record = super().record(change)
-        checksum = self._checksum(change.plan)
-        record["checksum"] = {"current": checksum(change.after), "previous": checksum(change.before)}
+        record["checksum"] = change_checksums(change, self._checksum(change.plan))
         return record
 
     def _checksum(self, plan):
@@ -35,9 +35,8 @@ class ChecksumJsonWriter(JsonLinesWriter):
     def _tail(self, change) -> bytes:
         # the line of JsonLinesWriter.write, large values in pieces, with the checksums
         # (computed piece by piece: binlog.checksum) before its closing brace
-        checksum = self._checksum(change.plan)
-        return (b',"checksum":' + orjson.dumps({"current": checksum(change.after),
-                                                "previous": checksum(change.before)}) + b"}\n")
+        return (b',"checksum":' + orjson.dumps(change_checksums(change, self._checksum(change.plan)))
+                + b"}\n")
 
 
 class SplitUpdatesWriter:

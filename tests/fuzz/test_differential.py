@@ -14,6 +14,7 @@ difference are kept in tests/fuzz/differential_regressions/ and replayed here.
 """
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -214,9 +215,10 @@ def rows_case(draw):
     if enums and draw(st.booleans()):
         labels = b""
         for _ in enums:
-            count = draw(st.integers(0, 4))
-            labels += diff.packed(count) + b"".join(diff.packed(len(x)) + x for x in
-                                                    (b"a", b"bb", b"\xc3\xa9", b"")[:count])
+            # labels given twice and the label '' too: checksums count them as
+            # checksum._enum_number does (labels.index; '' is 0)
+            names = draw(st.lists(st.sampled_from((b"a", b"bb", b"\xc3\xa9", b"")), max_size=4))
+            labels += diff.packed(len(names)) + b"".join(diff.packed(len(x)) + x for x in names)
         optional.append((6, labels))
     rows_type = draw(st.sampled_from(diff.ROWS_TYPES[:6]))
     update = rows_type in (diff.UPDATE_V1, diff.UPDATE_V2)
@@ -255,6 +257,42 @@ def rows_case(draw):
 @given(case=rows_case())
 def test_generated_rows_events(case):
     event(diff.check_rows(case))
+
+
+def test_checksums_of_enum_labels_given_twice_or_empty():
+    """The row checksums of the compiled encoder (dump --checksum) for ENUM labels '' and
+    one given twice, every index: as checksum.RowChecksum counts the decoded labels."""
+    fde, crc = diff.fdes()[0]
+    labels = [b"a", b"", b"a", b"b"]
+    optional = [(6, diff.packed(len(labels)) + b"".join(diff.packed(len(x)) + x for x in labels))]
+    columns = [(T.LONG, b""), (T.STRING, bytes([T.ENUM, 1]))]
+    data = b"".join(b"\x00" + i.to_bytes(4, "little") + bytes([i]) for i in range(5))
+    case = diff.RowsCase(fde, crc, diff.table_map_body(columns, optional), diff.WRITE_V2,
+                         diff.rows_body(diff.WRITE_V2, 2, b"\x03", b"\x03", data))
+    assert diff.check_rows(case) == "compiled"
+    table_map, event_ = diff.case_events(case)
+    assert diff._check_checksums(event_, diff._plan(case, table_map)) == 5
+
+
+def test_checksum_of_a_nan_double_is_a_typed_error(tmp_path):
+    """A DOUBLE NaN (no server stores one): the compiled checksum falls back and the
+    pure path's typed error names file, offset, table and column; exit 1, no traceback."""
+    import subprocess
+
+    fde, crc = diff.fdes()[0]
+    columns = [(T.LONG, b""), (T.DOUBLE, b"\x08")]
+    case = diff.RowsCase(fde, crc, diff.table_map_body(columns), diff.WRITE_V2,
+                         diff.rows_body(diff.WRITE_V2, 2, b"\x03", b"\x03",
+                                        b"\x00" + (1).to_bytes(4, "little") + b"\xff" * 8))
+    table_map, event_ = diff.case_events(case)
+    assert diff._check_checksums(event_, diff._plan(case, table_map)) == 0
+    path = tmp_path / "nan.binlog"
+    path.write_bytes(case.binlog())
+    for env in ({}, {"BINLOG_PURE": "1"}):
+        done = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--checksum", str(path)],
+                              capture_output=True, text=True, env={**os.environ, **env})
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "nan.binlog @ 300 db.t column @2: a nan DOUBLE value has no row checksum" in done.stderr
 
 
 # --- whole dumps of mutated sample windows: output bytes ------------------------------
@@ -296,7 +334,7 @@ def test_pure_mode_calls_no_compiled_function(run, options):
 # --- runs of rows events (_speedups.encode_run, _scan.count_run): mutated ---------------
 
 @settings(max_examples=150, **_SETTINGS)
-@given(checksums=st.booleans(), options=st.sampled_from([0x00, 0x01, 0x04, 0x20, 0x02, 0x05]),
+@given(checksums=st.booleans(), options=st.sampled_from([0x00, 0x01, 0x04, 0x20, 0x02, 0x05, 0x08, 0x09]),
        mutations=st.lists(_mutation, max_size=3))
 def test_runs_output_identical(checksums, options, mutations):
     """A binlog of long runs of rows events, mutated: json dumps (encode_run), stats
