@@ -274,6 +274,9 @@ class BinlogReader:
         # batch path (binlog dump --format json|text); the rows of an event it encodes
         # are given out as one EncodedRows item instead of RowChanges.
         self.row_encoder: Any = None
+        # rows_hook(name, event, plan): called with each rows event whose rows are given
+        # out as RowChanges, before them (verify-rows computes checksums from its bytes)
+        self.rows_hook: Any = None
         # count_runs (with count_rows): runs of rows events whose tables' rows were
         # counted before are counted by the stream in one compiled call and given out as
         # one CountedRows item (binlog stats); no GTID window or --start-datetime.
@@ -723,6 +726,8 @@ class BinlogReader:
                 yield RowBatch(name, header.offset, header.timestamp, header.server_id, gtid,
                                plan.db, plan.table, event.kind, rows, plan)
             return
+        if self.rows_hook is not None:
+            self.rows_hook(name, event, plan)
         for index, (before, after) in enumerate(rows):
             yield RowChange(name, header.offset, header.timestamp, header.server_id, gtid,
                             plan.db, plan.table, event.kind, before, after, plan, index)

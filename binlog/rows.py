@@ -294,6 +294,25 @@ def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head
         return None
 
 
+def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | None:
+    """The TiCDC checksum (``binlog.checksum``) of each row's after image, None for a
+    delete or a partial image, computed by the compiled walk from the event's bytes
+    (``_speedups.checksum_rows``); None when it cannot - no compiled module, a partial-JSON
+    or large event, anything it leaves to Python: the caller checksums the decoded rows."""
+    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns) \
+            or large_event(event):
+        return None
+    walk = plan.walk(event.present)
+    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
+    if walk[2] is None or walk_after[2] is None or not (walk[0] or walk_after[0]):
+        return None
+    try:
+        return _speedups.checksum_rows(event.data, _KIND_CODES[event.kind], walk[2], walk_after[2],
+                                       walk[1], walk_after[1], crc_update)
+    except _speedups.Fallback:
+        return None
+
+
 class _ValueError(Exception):
     """Carries a decoder's BinlogError out of the hot loop with where it happened."""
 

@@ -290,14 +290,27 @@ _CHECKSUM_FIELD = re.compile(rb',"checksum":(\{"current":(?:[0-9]+|null),"previo
 
 
 def _check_checksums(event, plan) -> int:
-    """The row checksums the compiled encoder computes from the event's bytes
-    (``encode_rows`` flag 8, ``dump --checksum``) against ``checksum.RowChecksum`` over
-    the decoded rows (equal to the pure decoder's: checked before); its Fallback leaves the event to that path.
+    """The row checksums the compiled walk computes from the event's bytes - in the JSON
+    lines of ``encode_rows`` flag 8 (``dump --checksum``) and by ``checksum_rows``
+    (``verify-rows``) - against ``checksum.RowChecksum`` over the decoded rows (equal to
+    the pure decoder's: checked before); a Fallback leaves the event to that path.
     Returns the rows checked."""
     from binlog.checksum import RowChecksum, crc_update
     from binlog.output.json_lines import value_json
     from binlog.output.values import bytes_renderer
 
+    decoded = rows.decode_rows(event, plan)
+    checksum = RowChecksum(plan.columns)
+    try:
+        expected = [{"current": checksum(after), "previous": checksum(before)} for before, after in decoded]
+    except ValueError:              # checksum.ChecksumError: the compiled paths must fall back
+        expected = None
+    try:
+        after = rows.after_checksums(event, plan, crc_update)
+    except Exception as exc:
+        raise Difference(f"_speedups.checksum_rows raised {type(exc).__name__}: {exc}") from exc
+    if after is not None and (expected is None or after != [e["current"] for e in expected]):
+        raise Difference(f"checksum_rows differs:\n  compiled {after}\n  pure     {expected}")
     render = value_json(plan, bytes_renderer("hex"))
     try:
         encoded = rows.encode_rows(event, plan, False, 8, b"{", b"", b"\n", render, crc_update)
@@ -308,16 +321,11 @@ def _check_checksums(event, plan) -> int:
     if encoded is None:
         return 0
     got = [orjson.loads(m) for m in _CHECKSUM_FIELD.findall(encoded[0])]
-    decoded = rows.decode_rows(event, plan)       # (the rows of the pure path: checked above)
-    checksum = RowChecksum(plan.columns)
-    try:
-        expected = [{"current": checksum(after), "previous": checksum(before)} for before, after in decoded]
-    except ValueError as exc:       # checksum.ChecksumError: the compiled path must fall back
-        raise Difference(f"the compiled checksum took a row the pure one rejects: {exc}") from exc
+    if expected is None:
+        raise Difference(f"the compiled checksum took a row the pure one rejects: {got}")
     if got != expected:
         raise Difference(f"encode_rows checksums differ:\n  compiled {got}\n  pure     {expected}")
     return len(got)
-
 
 _case_dir: list[Path] = []
 
