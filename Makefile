@@ -87,7 +87,8 @@ fuzz: fuzz-deps
 	$(PYTHON) fuzz/sanitize.py build $$build/sanitized; \
 	$(PYTHON) fuzz/sanitize.py self-check $$build/broken; \
 	$(PYTHON) fuzz/sanitize.py run $$build/sanitized -- $(PYTHON) -m pytest -p sanitize -q -p no:cacheprovider \
-		tests/fuzz tests/hostile/test_regressions.py tests/unit/test_speedups.py tests/unit/test_scan.py; \
+		tests/fuzz tests/hostile/test_regressions.py tests/unit/test_speedups.py tests/unit/test_scan.py \
+		tests/unit/test_checksum_text.py; \
 	for target in $(FUZZ_TARGETS); do \
 		$(PYTHON) fuzz/run.py --target $$target --sanitized $$build/sanitized \
 			--seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS); \

@@ -294,6 +294,11 @@ def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head
         return None
 
 
+def compiled_module():
+    """binlog._speedups, or None (not built, or BINLOG_PURE=1)."""
+    return _speedups
+
+
 def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | None:
     """The TiCDC checksum (``binlog.checksum``) of each row's after image, None for a
     delete or a partial image, computed by the compiled walk from the event's bytes

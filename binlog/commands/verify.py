@@ -21,7 +21,7 @@ from ..checksum import ChecksumError, RowChecksum, crc_update, encode_value
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..output.sql import SESSION_SETUP, literal, quote_ident
-from ..rows import after_checksums
+from ..rows import after_checksums, compiled_module
 from ._common import (
     EXIT_DIFFERENT,
     EXIT_TARGET,
@@ -132,6 +132,25 @@ def target_converter(col):
     if t == T.BIT:
         return lambda raw: int.from_bytes(raw, "big")
     return bytes
+
+
+_TEXT_CODES = {T.TINY: "i", T.SHORT: "i", T.INT24: "i", T.LONG: "i", T.LONGLONG: "i", T.YEAR: "i",
+               T.ENUM: "i", T.SET: "i", T.FLOAT: "f", T.DOUBLE: "f", T.NEWDECIMAL: "d", T.BIT: "B",
+               T.DATE: "a", T.DATETIME2: "a", T.TIMESTAMP2: "a", T.TIME2: "a", T.JSON: "u",
+               T.GEOMETRY: "s"}
+
+
+def text_checksum(pcols):
+    """``checksum(row)`` of a target row as ``_query`` reads it (the values ``select_expr``
+    selects, as bytes), compiled (``_speedups.checksum_text``: the values' text parsed as
+    ``target_converter`` and ``encode_value`` read it), or None without the compiled
+    module; the function raises ``Fallback`` for a value of another form."""
+    speedups = compiled_module()
+    if speedups is None:
+        return None
+    codes = "".join(_TEXT_CODES.get(c.type, "b") for c in pcols).encode("ascii")
+    compiled = speedups.checksum_text
+    return lambda raw: compiled(raw, codes)
 
 
 def from_record(value, col):
@@ -385,6 +404,9 @@ class Verifier:
             exprs = ", ".join(select_expr(c, quote_ident(c.name)) for c in pcols)
             converters = [(c.key, target_converter(c)) for c in pcols]
             checksum = RowChecksum(pcols)
+            fast = text_checksum(pcols)
+            Fallback = compiled_module().Fallback if fast is not None else ()  # noqa: N806
+            key_parts = [(i, converters[i][1], pcols[i]) for i in ident]
             items = list(rows.values())
             found: dict = {}
             for start in range(0, len(items), CHUNK):
@@ -398,10 +420,18 @@ class Verifier:
                         for e in chunk)
                 sql = f"SELECT {exprs} FROM {quote_ident(db)}.{quote_ident(table)} WHERE {cond}"
                 for raw in self._query(sql):
-                    values = {k: None if v is None else f(v)
-                              for (k, f), v in zip(converters, raw, strict=True)}
-                    key = tuple(encode_value(values[pcols[i].key], pcols[i]) for i in ident)
-                    found[key] = checksum(values)
+                    key = tuple(encode_value(None if raw[i] is None else f(raw[i]), c)
+                                for i, f, c in key_parts)
+                    crc = None
+                    if fast is not None:
+                        try:
+                            crc = fast(raw)
+                        except Fallback:
+                            crc = None      # a value of another form: the Python path says
+                    if crc is None:
+                        crc = checksum({k: None if v is None else f(v)
+                                        for (k, f), v in zip(converters, raw, strict=True)})
+                    found[key] = crc
             for e in items:
                 checked += 1
                 actual = found.get(e.key, "missing")
