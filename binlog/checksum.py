@@ -214,7 +214,7 @@ def change_checksums(change, checksum=None) -> dict:
 _MASK = 0xFFFFFFFFFFFFFFFF
 
 
-def _fast_encoder(col):
+def fast_encoder(col):
     """``encode_value(value, col)`` for the value type the decoder gives ``col``, as a
     function that returns None for any other value (the caller then takes
     ``value_pieces``: the same bytes, large values in pieces)."""
@@ -239,12 +239,12 @@ def _fast_encoder(col):
 
 class RowChecksum:
     """``row_checksum(row, columns)`` with each column's encoding chosen once
-    (``_fast_encoder``); any value off the usual path takes ``value_pieces``."""
+    (``fast_encoder``); any value off the usual path takes ``value_pieces``."""
 
     __slots__ = ("steps", "width")
 
     def __init__(self, columns):
-        self.steps = tuple((col.key, _fast_encoder(col), col) for col in columns)
+        self.steps = tuple((col.key, fast_encoder(col), col) for col in columns)
         self.width = len(self.steps)
 
     def __call__(self, row: dict | None) -> int | None:

@@ -17,10 +17,10 @@ import sys
 from decimal import Decimal
 
 from ..charsets import CHARSET_CODECS
-from ..checksum import ChecksumError, RowChecksum, crc_update, encode_value
+from ..checksum import ChecksumError, RowChecksum, crc_update, encode_value, fast_encoder
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
-from ..output.sql import SESSION_SETUP, literal, quote_ident
+from ..output.sql import SESSION_SETUP, literal, literal_function, quote_ident
 from ..rows import after_checksums, compiled_module
 from ._common import (
     EXIT_DIFFERENT,
@@ -214,6 +214,7 @@ class Verifier:
         self.unverifiable = 0
         self._checksums: dict = {}
         self._after_crcs: dict = {}     # (file, offset) -> (plan, [checksum per row])
+        self._key_parts: dict = {}      # id(columns) -> (columns, identity, [per key column])
 
     def live(self, db, table):
         from ..replay.keys import load_live_tables
@@ -317,17 +318,27 @@ class Verifier:
                 raise
             table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
 
-    @staticmethod
-    def _key(image, cols, identity):
+    def _key(self, image, cols, identity):
+        """(encoded key values, their SQL literals) of an image, None without them all."""
         if image is None:
             return None
-        values = []
-        for i in identity:
-            if cols[i].key not in image or image[cols[i].key] is None:
+        parts = self._key_parts.get(id(cols))
+        if parts is None or parts[0] is not cols or parts[1] != identity:
+            if len(self._key_parts) > 4096:
+                self._key_parts.clear()
+            # the columns list is held: its id is not taken by another while cached
+            parts = self._key_parts[id(cols)] = (cols, identity, [
+                (cols[i].key, cols[i], fast_encoder(cols[i]), literal_function(cols[i]))
+                for i in identity])
+        encoded, literals = [], []
+        for key, col, encode, lit in parts[2]:
+            value = image.get(key)
+            if value is None:
                 return None
-            values.append((image[cols[i].key], cols[i]))
-        return (tuple(encode_value(v, c) for v, c in values),
-                tuple(literal(v, c) for v, c in values))
+            data = encode(value)
+            encoded.append(encode_value(value, col) if data is None else data)
+            literals.append(lit(value))
+        return tuple(encoded), tuple(literals)
 
     def _collect_records(self) -> dict:
         import orjson
