@@ -9,6 +9,7 @@ Contenders (the client side pinned to CPU 0 with taskset; the target mariadbd is
   apply-binlog  binlog apply --method binlog FILE --to DSN (BINLOG statements: row events)
   mariadb     mariadb-binlog FILE | mariadb                (the server applies row events)
   sql         binlog dump --format sql FILE | mariadb --binary-mode
+  sql-extended  the same with --extended-insert (multi-row statements)
 
 Each starts from a fresh database (the 10 tables of bench/generate.py, empty) and the
 contents each leaves are compared (CHECKSUM TABLE of every table): a contender that gets
@@ -127,6 +128,9 @@ def contenders(binlog: Path, stop: int | None, srv: MariaDBServer) -> list[tuple
          f"{pin} {tool}{cut} {q(str(binlog))} | {pin} {client}"),
         ("sql", f"binlog dump --format sql{cut} FILE | mariadb --binary-mode",
          f"{pin} {py} dump --quiet --format sql{cut} {q(str(binlog))} | {pin} {client} --binary-mode"),
+        ("sql-extended", f"binlog dump --format sql --extended-insert{cut} FILE | mariadb --binary-mode",
+         f"{pin} {py} dump --quiet --format sql --extended-insert{cut} {q(str(binlog))} | {pin} {client} "
+         f"--binary-mode"),
     ]
 
 

@@ -64,6 +64,10 @@ def add_parser(sub) -> None:
     dump.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
                       help="sql/flashback: INSERT as REPLACE, UPDATE as DELETE by key + REPLACE "
                            "(idempotent; default); --no-safe for plain INSERT/UPDATE/DELETE")
+    dump.add_argument("--extended-insert", action="store_true",
+                      help="sql/flashback: consecutive row INSERTs (REPLACEs) of one table in a "
+                           "transaction as multi-row statements of up to 1 MiB (as mysqldump's "
+                           "option; many times faster through the mariadb client)")
     dump.add_argument("--split-updates", action="store_true",
                       help="give each transaction as TiCDC does: net changes per row, UPDATEs "
                            "changing a primary/unique key as DELETE + INSERT, DELETEs first")
@@ -254,7 +258,8 @@ def sql_writer(args, out, schema):
     return SqlWriter(out, keys=KeyCatalog(schema=schema, live=live), safe=args.safe,
                      flashback=args.format == "flashback", split_updates=args.split_updates,
                      table_filter=table_filter_of(args), routines=args.routines,
-                     strip_definer=args.strip_definer, rewrite_db=dict(args.rewrite_db))
+                     strip_definer=args.strip_definer, rewrite_db=dict(args.rewrite_db),
+                     extended_insert=args.extended_insert)
 
 
 def json_writer(args, out, schema):

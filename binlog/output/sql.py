@@ -144,6 +144,9 @@ def text_literal(text: str, col) -> str:
 #: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
 #: BLOB is not held as bytes, hex, statement, block and UTF-8 at once (issue 15 item 5).
 LARGE_VALUE = 1 << 20
+#: --extended-insert: the size a multi-row statement grows to (mysqldump's net_buffer_length
+#: is the same idea; well under the default max_allowed_packet of 16 MiB).
+EXTENDED_INSERT = 1 << 20
 _PIECE = 1 << 20
 _LARGE: ContextVar = ContextVar("binlog_sql_large_values", default=None)
 
@@ -759,7 +762,7 @@ class SqlWriter:
     def __init__(self, out, *, keys, safe: bool = True, flashback: bool = False,
                  split_updates: bool = False, on_warning=None, table_filter=None,
                  routines: bool = False, strip_definer: bool = False,
-                 rewrite_db: dict | None = None):
+                 rewrite_db: dict | None = None, extended_insert: bool = False):
         from ..replay.rewrite import DbRewrite
         from ..replay.transactions import TxAssembler
 
@@ -771,6 +774,7 @@ class SqlWriter:
         self.table_filter = table_filter
         self.routines = routines                 # replay trigger/routine definitions
         self.strip_definer = strip_definer
+        self.extended_insert = extended_insert
         self._routines_warned = False
         self.warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
         self.rewrite = DbRewrite(rewrite_db, self.warn)   # statements' default database
@@ -891,6 +895,37 @@ class SqlWriter:
         lines += [s + ";" for s in STATEMENT_RESET]
         return lines
 
+    def _extended(self, changes) -> list[str]:
+        """The statements of ``changes`` with each run of complete-image INSERTs (REPLACEs)
+        of one table version as multi-row statements of up to EXTENDED_INSERT bytes, in
+        order; every other change as ``statements`` gives it.  A row holding a large value
+        (a token: written in pieces) is a statement of its own."""
+        out: list[str] = []
+        head, size = "", 0
+        values: list[str] = []
+
+        def flush():
+            if values:
+                out.append(f"{head} VALUES {','.join(values)}")
+                values.clear()
+
+        for ch in changes:
+            if ch.op != "insert" or not self.renderer.complete(ch, ch.after):
+                flush()
+                out.extend(self.renderer.statements(ch))
+                continue
+            row_head, row_values = self.renderer.insert_template(ch)
+            value = row_values(ch.after)
+            if row_head != head or size + len(value) > EXTENDED_INSERT or "\0" in value:
+                flush()
+                head, size = row_head, len(row_head)
+            values.append(value)
+            size += len(value) + 1
+            if "\0" in value:
+                flush()
+        flush()
+        return out
+
     def _mixed_transaction(self, tx, head) -> None:
         """A transaction with statement-logged changes: rows and statements in binlog order."""
         from ..replay.transactions import in_binlog_order
@@ -940,6 +975,8 @@ class SqlWriter:
 
                 parts = split_transaction(changes, self.keys.keys)
                 statements = [s for _, s in self.renderer.split_statements(*parts)]
+            elif self.extended_insert:
+                statements = self._extended(changes)
             else:
                 statements = [s for ch in changes for s in self.renderer.statements(ch)]
         finally:

@@ -144,3 +144,33 @@ def test_seed_key_swaps_replay_with_split_updates(two_servers):
                       "--start-position", pos, *files)
         assert applied.returncode == 0, applied.stderr.decode()
         assert_same_contents(source, target, ["seed"])
+
+
+@pytest.mark.parametrize("safe", ["--safe", "--no-safe"])
+def test_extended_insert_replays_the_same(two_servers, safe):
+    """--extended-insert: runs of row INSERTs (REPLACEs) of a table become multi-row
+    statements; through the mariadb client the target ends as the source is (hostile
+    strings, large transactions, updates and deletes between the runs)."""
+    source, target = two_servers
+    run_script(source, script("hostile.sql"))
+    run_script(source, """CREATE TABLE hx.ext (id INT PRIMARY KEY, v VARCHAR(20));
+BEGIN;
+INSERT INTO hx.ext VALUES (1, 'a'), (2, 'b');
+UPDATE hx.ext SET v = 'c' WHERE id = 1;
+INSERT INTO hx.ext VALUES (3, 'd');
+DELETE FROM hx.ext WHERE id = 2;
+INSERT INTO hx.ext VALUES (2, 'e'), (4, 'f');
+UPDATE hx.ext SET id = 5 WHERE id = 4;
+COMMIT;""")
+    files = [str(p) for p in source.binlog_files()]
+    common = ["dump", "--format", "sql", safe, "--exclude-table", "hx.nokey", *files]
+    plain, extended = cli(*common), cli(*common, "--extended-insert")
+    assert plain.returncode == 0 and extended.returncode == 0, extended.stderr.decode()
+    verb = b"REPLACE INTO" if safe == "--safe" else b"INSERT INTO"
+    assert plain.stdout.count(verb) > extended.stdout.count(verb) > 0
+    assert b"),(" in extended.stdout and b"),(" not in plain.stdout
+    assert plain.stdout.count(b"BEGIN;") == extended.stdout.count(b"BEGIN;")
+    done = mariadb_client(target, extended.stdout)
+    assert done.returncode == 0, done.stderr.decode()
+    source.execute("DROP TABLE hx.nokey")
+    assert_same_contents(source, target, ["hx"])
