@@ -43,7 +43,8 @@ def test_sql_pipe_cut_midway_then_rerun(two_servers):
     assert_same_contents(source, target, ["hx"])
 
 
-def test_flashback_restores_prior_contents(mariadb_factory):
+@pytest.mark.parametrize("extended", [[], ["--extended-insert"]], ids=["rows", "extended-insert"])
+def test_flashback_restores_prior_contents(mariadb_factory, extended):
     source = mariadb_factory({"binlog_row_metadata": "FULL"})
     run_script(source, script("hostile.sql"))
     before = contents(source, ["hx"])
@@ -63,13 +64,15 @@ COMMIT;
 """)
     assert contents(source, ["hx"]) != before
     names = [n for n in source.binlog_names() if n >= file]
-    undo = cli("dump", "--format", "flashback", "--start-position", pos,
+    undo = cli("dump", "--format", "flashback", *extended, "--start-position", pos,
                *[source.binlog_dir / n for n in names])
     assert undo.returncode == 0, undo.stderr.decode()
     text = undo.stdout.decode()
     # newest first: the first undone transaction is the last one of the range
     first_block = text.split("-- undo of ", 2)[1].split("BEGIN;\n")[1]
     assert first_block.startswith("DELETE FROM `hx`.`many` WHERE `id` = 3 LIMIT 1;")
+    # the deleted rows of `many` come back in multi-row statements with --extended-insert
+    assert ("),(" in first_block) == bool(extended)
     applied = mariadb_client(source, undo.stdout)
     assert applied.returncode == 0, applied.stderr.decode()
     after = contents(source, ["hx"])
