@@ -1368,14 +1368,21 @@ static int crc_text(uint32_t *crc, const Step *s, const unsigned char *p, Py_ssi
     return 0;
 }
 
-/* _enum_number of the value decode_enum gives: the index, but 0 for the label '' and
- * the first index of a label given twice (labels.index). */
+/* _enum_number of the value decode_enum gives: the index, but the first index of a
+ * label given twice (labels.index); -1 (the Python path: no checksum) for the value ''
+ * of a column with a member '', which the error value 0 also decodes to. */
 static int enum_number(const Step *s, long idx, uint64_t *number) {
     *number = (uint64_t)idx;
-    if (!s->labels || idx == 0) return 0;
+    if (!s->labels) return 0;
+    if (idx == 0) {
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(s->labels); j++) {
+            PyObject *other = PyTuple_GET_ITEM(s->labels, j);
+            if (!PyUnicode_Check(other) || PyUnicode_GET_LENGTH(other) == 0) return -1;
+        }
+        return 0;
+    }
     PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
-    if (!PyUnicode_Check(label)) return -1;
-    if (PyUnicode_GET_LENGTH(label) == 0) { *number = 0; return 0; }
+    if (!PyUnicode_Check(label) || PyUnicode_GET_LENGTH(label) == 0) return -1;
     for (long j = 0; j < idx - 1; j++) {
         PyObject *other = PyTuple_GET_ITEM(s->labels, j);
         if (!PyUnicode_Check(other)) return -1;

@@ -58,10 +58,20 @@ def _utc_timestamp(text: str, tz) -> str:
     return utc + (dot + frac if dot else "")
 
 
+class UnknownChecksum(ChecksumError):
+    """A value whose encoding the binlog does not tell: the image has no checksum."""
+
+
 def _enum_number(value, labels) -> int:
     if isinstance(value, int):
         return value
-    if value == "" or labels is None:
+    if labels is None:
+        return 0
+    if value == "":
+        if "" in labels:
+            # the error value (index 0) and a member '' both decode to '': the index,
+            # which TiCDC encodes, is unknown (MariaDB KB "ENUM": the error value)
+            raise UnknownChecksum("an ENUM value '' of a column with a member '': its index is unknown")
         return 0
     return labels.index(value) + 1
 
@@ -136,7 +146,12 @@ def encode_value(value, col) -> bytes:
     if t == T.BIT:
         return _u64(value)
     if t == T.ENUM:
-        return _u64(_enum_number(value, col.enum_values))
+        try:
+            return _u64(_enum_number(value, col.enum_values))
+        except ChecksumError as exc:
+            raise exc.add_context(column=col.label) from None
+        except ValueError as exc:       # a label not among the column's (list.index)
+            raise ChecksumError(f"ENUM value {value!r}: {exc}", column=col.label) from exc
     if t == T.SET:
         try:
             return _u64(_set_number(value, col.set_values))
@@ -178,12 +193,15 @@ def row_checksum(row: dict | None, columns) -> int | None:
     if row is None or len(row) != len(columns):
         return None
     crc = 0
-    for col in columns:
-        if col.key not in row:
-            return None
-        for data in value_pieces(row[col.key], col):
-            if data:
-                crc = zlib.crc32(data, crc)
+    try:
+        for col in columns:
+            if col.key not in row:
+                return None
+            for data in value_pieces(row[col.key], col):
+                if data:
+                    crc = zlib.crc32(data, crc)
+    except UnknownChecksum:
+        return None
     return crc
 
 
@@ -252,17 +270,20 @@ class RowChecksum:
             return None
         crc = 0
         crc32 = zlib.crc32
-        for key, encode, col in self.steps:
-            if key not in row:
-                return None
-            value = row[key]
-            if value is None:
-                continue
-            data = encode(value)
-            if data is None:
-                for piece in value_pieces(value, col):
-                    if piece:
-                        crc = crc32(piece, crc)
-            elif data:
-                crc = crc32(data, crc)
+        try:
+            for key, encode, col in self.steps:
+                if key not in row:
+                    return None
+                value = row[key]
+                if value is None:
+                    continue
+                data = encode(value)
+                if data is None:
+                    for piece in value_pieces(value, col):
+                        if piece:
+                            crc = crc32(piece, crc)
+                elif data:
+                    crc = crc32(data, crc)
+        except UnknownChecksum:
+            return None         # (an ENUM '' that may be the error value)
         return crc

@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO / "fuzz"))
 import differential as diff  # noqa: E402
 import target  # noqa: E402
 
+from binlog import rows  # noqa: E402
 from binlog.constants import MARIADB_NUMERIC_TYPES, NUMERIC_TYPES, ColumnType as T  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(not diff.compiled_available(),
@@ -259,19 +260,35 @@ def test_generated_rows_events(case):
     event(diff.check_rows(case))
 
 
-def test_checksums_of_enum_labels_given_twice_or_empty():
-    """The row checksums of the compiled encoder (dump --checksum) for ENUM labels '' and
-    one given twice, every index: as checksum.RowChecksum counts the decoded labels."""
+def _enum_case(labels):
     fde, crc = diff.fdes()[0]
-    labels = [b"a", b"", b"a", b"b"]
     optional = [(6, diff.packed(len(labels)) + b"".join(diff.packed(len(x)) + x for x in labels))]
     columns = [(T.LONG, b""), (T.STRING, bytes([T.ENUM, 1]))]
-    data = b"".join(b"\x00" + i.to_bytes(4, "little") + bytes([i]) for i in range(5))
-    case = diff.RowsCase(fde, crc, diff.table_map_body(columns, optional), diff.WRITE_V2,
+    data = b"".join(b"\x00" + i.to_bytes(4, "little") + bytes([i]) for i in range(len(labels) + 1))
+    return diff.RowsCase(fde, crc, diff.table_map_body(columns, optional), diff.WRITE_V2,
                          diff.rows_body(diff.WRITE_V2, 2, b"\x03", b"\x03", data))
+
+
+def test_checksums_of_enum_labels_given_twice_or_empty():
+    """The row checksums of the compiled walk (dump --checksum, verify-rows) for ENUM
+    labels given twice, every index: as checksum.RowChecksum counts the decoded labels
+    (labels.index).  With a member '', the value '' is also what the error value (index
+    0) decodes to: those rows have no checksum (None) and the compiled walk leaves the
+    event to the Python path."""
+    from binlog.checksum import RowChecksum
+
+    case = _enum_case([b"a", b"bb", b"a", b"b"])
     assert diff.check_rows(case) == "compiled"
     table_map, event_ = diff.case_events(case)
     assert diff._check_checksums(event_, diff._plan(case, table_map)) == 5
+    case = _enum_case([b"a", b"", b"b"])
+    assert diff.check_rows(case) == "compiled"      # the values decode in C; no checksum
+    table_map, event_ = diff.case_events(case)
+    plan = diff._plan(case, table_map)
+    assert diff._check_checksums(event_, plan) == 0
+    decoded = rows.decode_rows(event_, plan)
+    checksums = [RowChecksum(plan.columns)(after) for _, after in decoded]
+    assert [c is None for c in checksums] == [True, False, True, False]
 
 
 def test_checksum_of_a_nan_double_is_a_typed_error(tmp_path):
