@@ -373,14 +373,16 @@ class Verifier:
                     image = rec["after"] if op != "delete" else rec["before"]
                     origin = f"{path}:{n} {rec.get('file')} @ {rec.get('pos')} {op}"
                     k = self._record_key(image, pcols, ident, live)
+                    old = self._record_key(rec["before"], pcols, ident, live) if op == "update" else None
+                    if k is None and old is not None and image is not None \
+                            and not any(live.columns[i] in image for i in ident):
+                        k = old     # a partial (MINIMAL) after image without the key: unchanged
                     if k is None:
                         self.unverifiable += 1
                         continue
                     tbl = out.setdefault((db, table), {})
-                    if op == "update":
-                        old = self._record_key(rec["before"], pcols, ident, live)
-                        if old is not None and old[0] != k[0]:
-                            tbl[old[0]] = Expected(old[0], old[1], None, origin + " (moved away)")
+                    if old is not None and old[0] != k[0]:
+                        tbl[old[0]] = Expected(old[0], old[1], None, origin + " (moved away)")
                     if op == "delete":
                         tbl[k[0]] = Expected(k[0], k[1], None, origin)
                     else:

@@ -115,10 +115,12 @@ UPDATE cm.t SET id = 4 WHERE id = 2;
 DELETE FROM cm.t WHERE id = 3;
 """)
     files = [str(p) for p in server.binlog_files()]
-    done = cli("verify-rows", "--against", dsn(server), *files)
-    out = done.stdout.decode()
-    assert done.returncode == 0, out + done.stderr.decode()
-    assert "2 row(s) checked, 2 equal, 0 different, 2 not checked" in out, out
+    records = cli("dump", "--checksum", *files).stdout
+    for args, stdin in ((files, None), (["--records", "-"], records)):
+        done = cli("verify-rows", "--against", dsn(server), *args, input=stdin)
+        out = done.stdout.decode()
+        assert done.returncode == 0, out + done.stderr.decode()
+        assert "2 row(s) checked, 2 equal, 0 different, 2 not checked" in out, out
     _, stop = server.master_status()
     server.execute("DELETE FROM cm.t WHERE id = 1")         # a row the input left is gone
     gone = cli("verify-rows", "--against", dsn(server), "--stop-position", stop, *files)
