@@ -1331,6 +1331,233 @@ static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_ob
     return 0;
 }
 
+/* ---- SQL VALUES of row images (output/sql.py literal, RowValues) ----------------------- */
+
+/* Text as output/sql.py quote_text writes it: quoted, \0 \n \r \Z ' " \ escaped (every
+ * escaped character is ASCII, so escaping the UTF-8 bytes escapes the characters). */
+static int sql_quoted(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 4) { PyErr_NoMemory(); return -1; }
+    RESERVE(b, n * 2 + 2);
+    char *o = b->p + b->len;
+    *o++ = '\'';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        switch (c) {
+        case 0: *o++ = '\\'; *o++ = '0'; break;
+        case '\n': *o++ = '\\'; *o++ = 'n'; break;
+        case '\r': *o++ = '\\'; *o++ = 'r'; break;
+        case 0x1a: *o++ = '\\'; *o++ = 'Z'; break;
+        case '\'': case '"': case '\\': *o++ = '\\'; *o++ = (char)c; break;
+        default: *o++ = (char)c;
+        }
+    }
+    *o++ = '\'';
+    b->len = o - b->p;
+    return 0;
+}
+
+/* X'..' of bytes under LARGE_VALUE (a larger one is a token of the Python writer). */
+static int sql_hex(Buf *b, const unsigned char *p, Py_ssize_t n) {
+    if (n >= LARGE_VALUE) return -1;
+    RESERVE(b, 2 * n + 3);
+    char *o = b->p + b->len;
+    *o++ = 'X'; *o++ = '\'';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        *o++ = HEXDIGITS[p[i] >> 4];
+        *o++ = HEXDIGITS[p[i] & 15];
+    }
+    *o++ = '\'';
+    b->len = o - b->p;
+    return 0;
+}
+
+/* A string value by its spec code: q utf8 text quoted, x bytes as hex. */
+static int sql_string(Enc *e, const Step *s, char code, const unsigned char *p, Py_ssize_t n) {
+    if (code == 'q') return utf8_valid(p, n) ? sql_quoted(&e->b, p, n) : -1;
+    if (code == 'x') return sql_hex(&e->b, p, n);
+    return -1;
+}
+
+/* One non-NULL value as output/sql.py literal() writes the value value() decodes, by the
+ * step's spec code (q: quoted utf8 text, x: hex bytes, p: its Python decoder and
+ * render(value, column) -> bytes, v: by its kind); -1: fall back. */
+static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObject *data_obj,
+                     const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
+    Py_ssize_t pos = *ppos, avail = end - pos;
+    const unsigned char *p = data + pos;
+    char tmp[128];
+    int size, len, rc = 0;
+    if (code == 'p' || s->kind == K_PY) return put_python(e, pystep, data_obj, ppos, end);
+    switch (s->kind) {
+    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: {
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
+        rc = x.is_u ? put_uint(e, x.u) : put_int(e, x.i);
+        break;
+    }
+    case K_YEAR: {
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
+        if (x.i == 0) PUTS("'0000'"); else rc = put_int(e, x.i);
+        break;
+    }
+    case K_BIT: {
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
+        int n = 0, top = 63;
+        while (top > 0 && !(x.u >> top & 1)) top--;
+        tmp[n++] = 'b'; tmp[n++] = '\'';
+        for (int i = top; i >= 0; i--) tmp[n++] = (char)('0' + (x.u >> i & 1));
+        tmp[n++] = '\'';
+        PUT(tmp, n);
+        break;
+    }
+    case K_FLOAT: case K_DOUBLE: {
+        double d;
+        if ((size = parse_real(s, p, avail, &d)) < 0 || !isfinite(d)) return -1;
+        Py_ssize_t mark = e->b.len;
+        if (put_double(e, d) < 0) return -1;   /* repr(value) (e->text) */
+        if (!memchr(e->b.p + mark, 'e', e->b.len - mark)) PUTS("e0");
+        break;
+    }
+    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
+    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
+        Temporal t;
+        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
+        rc = put_quoted(e, tmp, temporal_fmt(tmp, &t));
+        break;
+    }
+    case K_VARCHAR: case K_STRING: case K_BLOB: {
+        Py_ssize_t vlen;
+        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
+        if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
+            unsigned char *padded = PyMem_Malloc(s->length);
+            if (!padded) { PyErr_NoMemory(); return -1; }
+            memcpy(padded, p + size, vlen);
+            memset(padded + vlen, 0, s->length - vlen);
+            rc = sql_string(e, s, code, padded, s->length);
+            PyMem_Free(padded);
+        } else {
+            rc = sql_string(e, s, code, p + size, vlen);
+        }
+        pos += vlen;
+        break;
+    }
+    case K_DECIMAL:
+        if ((size = decimal_size(s, avail)) < 0) return -1;
+        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
+        if (len < 0) return -1;
+        rc = put(&e->b, tmp, len);
+        break;
+    case K_ENUM: {
+        long idx;
+        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
+        if (!s->labels) {
+            rc = put_int(e, idx);
+        } else if (code != 'q') {
+            return -1;
+        } else if (idx == 0) {
+            PUTS("''");
+        } else {
+            PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+            Py_ssize_t n;
+            const char *utf = PyUnicode_Check(label) ? PyUnicode_AsUTF8AndSize(label, &n) : NULL;
+            if (!utf) return -1;
+            rc = sql_quoted(&e->b, (const unsigned char *)utf, n);
+        }
+        break;
+    }
+    default:
+        return -1;
+    }
+    if (rc == 0) *ppos = pos + size;
+    return rc;
+}
+
+/* (v1, v2, ...) of one image along spec (one code per step; s: a column not written). */
+static int sql_image(Enc *e, const Walk *w, const char *spec, PyObject *pysteps,
+                     PyObject *data_obj, const unsigned char *data, Py_ssize_t *ppos,
+                     Py_ssize_t end) {
+    Py_ssize_t pos = *ppos;
+    if (end - pos < w->nbytes) return -1;
+    const unsigned char *nulls = data + pos;
+    pos += w->nbytes;
+    int first = 1;
+    PUTS("(");
+    for (Py_ssize_t i = 0; i < w->count; i++) {
+        const Step *s = &w->steps[i];
+        Py_ssize_t mark = e->b.len;
+        if (!first && spec[i] != 's') PUTS(", ");
+        if (nulls[s->null_byte] & s->null_mask) {
+            if (spec[i] != 's') PUTS("NULL");
+        } else if (sql_value(e, s, spec[i], PyTuple_GET_ITEM(pysteps, i), data_obj, data, &pos,
+                             end) < 0) {
+            return -1;
+        }
+        if (spec[i] == 's') e->b.len = mark;     /* walked, not written */
+        else first = 0;
+        if (e->b.len > MAX_OUTPUT) return -1;
+    }
+    PUTS(")");
+    *ppos = pos;
+    return 0;
+}
+
+/* sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render) -> [str] */
+static PyObject *sql_values(PyObject *self, PyObject *args) {
+    PyObject *data_obj, *cap, *cap_after, *steps, *steps_after, *render;
+    const char *spec;
+    Py_ssize_t nspec;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!y#O", &PyBytes_Type, &data_obj, &kind, &cap, &cap_after,
+                          &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &spec, &nspec, &render))
+        return NULL;
+    if (kind != 0 && kind != 1) {
+        PyErr_SetString(PyExc_ValueError, "kind is 0 or 1 (images after)");
+        return NULL;
+    }
+    Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
+    Walk *wa = kind == 1 ? PyCapsule_GetPointer(cap_after, "binlog.walk") : w;
+    if (!w || !wa) return NULL;
+    PyObject *psa = kind == 1 ? steps_after : steps;
+    if (PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count
+        || nspec != wa->count || nspec != w->count) {
+        PyErr_SetString(PyExc_ValueError, "steps or spec do not match the walk");
+        return NULL;
+    }
+    Enc e = {{0}, 1, 0, 0, render, 0, NULL};
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
+    Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    while (pos < end) {
+        Py_ssize_t start = pos;
+        e.b.len = 0;
+        if (kind == 1) {        /* the before image: walked, not written */
+            if (sql_image(&e, w, spec, steps, data_obj, data, &pos, end) < 0) goto fallback;
+            e.b.len = 0;
+        }
+        if (sql_image(&e, wa, spec, psa, data_obj, data, &pos, end) < 0 || pos == start)
+            goto fallback;
+        PyObject *text = PyUnicode_DecodeUTF8(e.b.p, e.b.len, "surrogateescape");
+        if (!text || PyList_Append(out, text) < 0) { Py_XDECREF(text); goto fail; }
+        Py_DECREF(text);
+    }
+    PyMem_Free(e.b.p);
+    return out;
+fallback:
+    PyMem_Free(e.b.p);
+    Py_DECREF(out);
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
+    PyErr_Clear();
+    PyErr_SetNone(Fallback);
+    return NULL;
+fail:
+    PyMem_Free(e.b.p);
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* ---- TiCDC row checksums (binlog/checksum.py: its module docstring gives the encoding) */
 
 static void crc_add(uint32_t *crc, const unsigned char *p, Py_ssize_t n) {
@@ -2014,6 +2241,12 @@ fallback:
 static PyMethodDef methods[] = {
     {"compile_walk", compile_walk, METH_VARARGS, "Compile a row-image walk for decode_event."},
     {"decode_event", decode_event, METH_VARARGS, "Decode all row images of one rows event."},
+    {"sql_values", sql_values, METH_VARARGS,
+     "sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render) -> [str]\n\n"
+     "The '(v1, v2, ...)' of each row's after image (kind 0 insert, 1 update) as\n"
+     "output/sql.py RowValues writes it, by spec (one code per column: q utf8 text quoted,\n"
+     "x bytes as hex, p the Python decoder and render(value, column) -> bytes, v by kind,\n"
+     "s not written); Fallback on anything else."},
     {"checksum_text", checksum_text, METH_VARARGS,
      "checksum_text(row, codes) -> int\n\n"
      "The TiCDC checksum of a row of text-protocol values (verify-rows' target side), each\n"

@@ -318,6 +318,27 @@ def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | No
         return None
 
 
+def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render) -> list | None:
+    """The ``(v1, v2, ...)`` text of each row's after image of an insert or update event,
+    as ``output.sql.RowValues`` writes it (``spec``: one code per column, see
+    ``_speedups.sql_values``), by the compiled walk from the event's bytes; None when it
+    cannot (no compiled module, a partial image, a large or partial-JSON event, anything
+    it leaves to Python): the caller renders the decoded rows."""
+    width = len(plan.columns)
+    if _speedups is None or event.kind not in ("insert", UPDATE) or event.partial or not event.data \
+            or event.width != width or large_event(event) or len(spec) != width:
+        return None
+    walk = plan.walk(event.present)
+    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
+    if walk[2] is None or walk_after[2] is None or len(walk[1]) != width or len(walk_after[1]) != width:
+        return None
+    try:
+        return _speedups.sql_values(event.data, 1 if event.kind == UPDATE else 0, walk[2],
+                                    walk_after[2], walk[1], walk_after[1], spec, render)
+    except _speedups.Fallback:
+        return None
+
+
 class _ValueError(Exception):
     """Carries a decoder's BinlogError out of the hot loop with where it happened."""
 

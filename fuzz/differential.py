@@ -283,7 +283,35 @@ def check_rows(case: RowsCase) -> str:
     if walked != reference[1]:
         raise Difference(f"_speedups.decode_event differs:\n  compiled {walked}\n  pure     {reference}")
     _check_checksums(event, plan)
+    _check_sql_values(event, plan)
     return "compiled"
+
+
+def _check_sql_values(event, plan) -> int:
+    """The ``(v1, v2, ...)`` texts the compiled walk writes from the event's bytes
+    (``rows.sql_values``: dump --format sql) against ``output.sql.RowValues`` over the
+    decoded after images (equal to the pure decoder's: checked before); a Fallback leaves
+    the event to that path, and must where ``literal`` refuses a value.  Returns the
+    rows checked."""
+    from binlog.output.sql import RowValues, _literal_bytes, value_code
+
+    if event.kind not in ("insert", "update"):
+        return 0
+    spec = "".join(value_code(c) for c in plan.columns).encode("ascii")
+    try:
+        got = rows.sql_values(event, plan, spec, _literal_bytes)
+    except Exception as exc:
+        raise Difference(f"_speedups.sql_values raised {type(exc).__name__}: {exc}") from exc
+    if got is None:
+        return 0
+    values = RowValues(plan.columns, spec)
+    try:
+        expected = [values(after) for _, after in rows.decode_rows(event, plan)]
+    except BinlogError as exc:
+        raise Difference(f"sql_values wrote what literal() refuses ({exc}): {got}") from exc
+    if got != expected:
+        raise Difference(f"sql_values differs:\n  compiled {got}\n  pure     {expected}")
+    return len(got)
 
 
 _CHECKSUM_FIELD = re.compile(rb',"checksum":(\{"current":(?:[0-9]+|null),"previous":(?:[0-9]+|null)\})')

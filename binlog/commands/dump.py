@@ -173,6 +173,8 @@ def run(args) -> int:
 
         if type(writer) in (CdcJsonWriter, TextWriter):
             reader.run_writer = writer     # and runs of rows events in one compiled call
+        # sql: the rows events of a transaction, whose row images go out as VALUES
+        reader.rows_hook = getattr(writer, "rows_hook", None)
     try:
         if args.format == "debezium" and not args.split_updates:
             for record in with_progress(reader, reader.records(), args,

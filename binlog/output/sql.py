@@ -63,6 +63,7 @@ from ..charsets import CHARSET_CODECS
 from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..interrupts import deferred
+from ..rows import sql_values
 from ..statements import statement_kept
 from ..types.strings import LargeText
 from .values import charset_of, json_text
@@ -328,6 +329,29 @@ def _inline(col, i: int) -> str:
     return f"{f}({v})"
 
 
+_STRING_TYPES = frozenset({T.VARCHAR, T.VAR_STRING, T.STRING, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB,
+                           T.LONG_BLOB})
+
+
+def value_code(col) -> str:
+    """How ``_speedups.sql_values`` writes a value of ``col`` as ``literal`` does: q utf8
+    text quoted, x bytes as hex (binary strings, GEOMETRY, text of unknown charset), p
+    by its Python decoder and ``literal`` (text of another charset, ENUM labels of one),
+    v by its type."""
+    t = col.type
+    if t == T.GEOMETRY or (t in _STRING_TYPES and col.encoding is None):
+        return "x"
+    if t in _STRING_TYPES or (t == T.ENUM and col.enum_values is not None):
+        return "q" if charset_of(col) in UTF8_CHARSETS else "p"
+    return "v"
+
+
+def _literal_bytes(value, col) -> bytes:
+    """``literal`` as bytes: what ``_speedups.sql_values`` writes for a value it leaves
+    to its Python decoder."""
+    return literal(value, col).encode("utf-8", "surrogateescape")
+
+
 class RowValues:
     """``(v1, v2, ...)`` of complete row images of one table version.  The function that
     writes them is compiled once per table version: one expression per column, the
@@ -335,9 +359,10 @@ class RowValues:
     rest, so the text is always ``literal``'s.  Only generated names go into the code;
     column keys (names from the binlog) are passed in as values."""
 
-    __slots__ = ("many",)
+    __slots__ = ("many", "spec")
 
-    def __init__(self, items):
+    def __init__(self, items, spec: bytes = b""):
+        self.spec = spec            # _speedups.sql_values' codes over the table's columns
         env: dict = {"Decimal": Decimal, "Q": "'", "search": _SPECIAL.search}
         loads, parts = [], []
         for i, col in enumerate(items):
@@ -379,6 +404,28 @@ class SqlRenderer:
         self.rewrite_db = rewrite_db or {}      # --rewrite-db: names in the SQL only
         self._templates: dict = {}
         self._literals: dict = {}       # id(column) -> (column, literal_function(column))
+        # (file, offset) -> [plan, rows event, (RowValues, [text per row] | None)]: the
+        # events of the transaction being rendered (note_event), whose after images the
+        # compiled walk writes; None: not kept (flashback and split changes are not the
+        # events' own images)
+        self.events: dict | None = None
+
+    def note_event(self, name, event, plan) -> None:
+        if self.events is not None and event.kind in ("insert", "update"):
+            self.events[(name, event.header.offset)] = [plan, event, None]
+
+    def row_values(self, change, row, values: RowValues) -> str:
+        """``values(row)``: from the compiled walk of the change's event when ``row`` is
+        its after image and the event was noted, else rendered from the decoded row."""
+        entry = self.events.get((change.file, change.pos)) if self.events else None
+        if entry is not None and row is change.after and entry[0] is change.plan:
+            texts = entry[2]
+            if texts is None or texts[0] is not values:
+                texts = entry[2] = (values, sql_values(entry[1], change.plan, values.spec,
+                                                       _literal_bytes))
+            if texts[1] is not None and change.row < len(texts[1]):
+                return texts[1][change.row]
+        return values(row)
 
     # -- names ---------------------------------------------------------------------------
     def table(self, change) -> str:
@@ -429,7 +476,8 @@ class SqlRenderer:
         if len(self._templates) > 4096:
             self._templates.clear()
         # the plan itself is held: its id cannot be taken by another while cached
-        values = RowValues(cols)
+        spec = "".join("s" if c.index in tk.skip else value_code(c) for c in plan.columns)
+        values = RowValues(cols, spec.encode("ascii"))
         self._templates[ckey] = (plan, tk, head, values)
         return head, values
 
@@ -437,7 +485,7 @@ class SqlRenderer:
         """(head, values): ``insert`` is ``head + " VALUES " + values``."""
         if len(row) == len(change.plan.columns):
             head, values = self.insert_template(change, replace)
-            return head, values(row)
+            return head, self.row_values(change, row, values)
         head, _, values = self.insert(change, row, replace=replace).partition(" VALUES ")
         return head, values
 
@@ -462,7 +510,7 @@ class SqlRenderer:
         if len(row) == len(change.plan.columns):
             # a complete image: the compiled VALUES of its table version (RowValues)
             head, values = self.insert_template(change, replace)
-            return f"{head} VALUES {values(row)}"
+            return f"{head} VALUES {self.row_values(change, row, values)}"
         tk = self.keys.keys(change)
         items = self._present(row, change, tk)
         verb = "REPLACE" if (self.safe if replace is None else replace) else "INSERT"
@@ -785,6 +833,14 @@ class SqlWriter:
         self.large = LargeValues()        # values of rendered blocks not yet written
         self._header()
 
+    def rows_hook(self, name, event, plan) -> None:
+        """The reader's ``rows_hook``: the rows events of the transaction being read, whose
+        row images the compiled walk writes as VALUES (not for flashback and split
+        changes, whose images are not their events' own)."""
+        if self.renderer.events is None and not (self.flashback or self.split_updates):
+            self.renderer.events = {}
+        self.renderer.note_event(name, event, plan)
+
     def _emit(self, text: str) -> None:
         if "\0" not in text:
             self.out.write(text.encode("utf-8", "surrogateescape"))
@@ -860,6 +916,8 @@ class SqlWriter:
                 self._emit(_comment(f"not replayed ({where}): {_short(unit.query, 200)}") + "\n")
             return
         self._transaction(unit)
+        if self.renderer.events:
+            self.renderer.events.clear()    # the transaction's events are rendered
 
     def _routine_not_replayed(self, unit, where: str) -> None:
         """Row events hold the rows triggers wrote: a replayed trigger would write them
@@ -915,7 +973,7 @@ class SqlWriter:
                 out.extend(self.renderer.statements(ch))
                 continue
             row_head, row_values = self.renderer.insert_template(ch)
-            value = row_values(ch.after)
+            value = self.renderer.row_values(ch, ch.after, row_values)
             if row_head != head or size + len(value) > EXTENDED_INSERT or "\0" in value:
                 flush()
                 head, size = row_head, len(row_head)

@@ -291,6 +291,25 @@ def test_checksums_of_enum_labels_given_twice_or_empty():
     assert [c is None for c in checksums] == [True, False, True, False]
 
 
+def test_sql_values_escape_every_special_character():
+    """utf8 text with each character quote_text escapes (NUL, LF, CR, ^Z, both quotes,
+    backslash), YEAR 0, BIT, a double without an exponent: the compiled VALUES are
+    output/sql.py's, byte for byte."""
+    fde, crc = diff.fdes()[0]
+    columns = [(T.LONG, b""), (T.VARCHAR, (100).to_bytes(2, "little")), (T.YEAR, b""),
+               (T.BIT, bytes([3, 1])), (T.DOUBLE, b"\x08")]
+    text = "a\0b\nc\rd\x1ae'f\"g\\h \u2603".encode()
+    import struct
+
+    data = (b"\x00" + (1).to_bytes(4, "little") + bytes([len(text)]) + text + b"\x00"
+            + b"\x01\x05" + struct.pack("<d", 1.5))
+    case = diff.RowsCase(fde, crc, diff.table_map_body(columns, [(2, bytes([45]))]), diff.WRITE_V2,
+                         diff.rows_body(diff.WRITE_V2, 5, b"\x1f", b"\x1f", data))
+    assert diff.check_rows(case) == "compiled"
+    table_map, event_ = diff.case_events(case)
+    assert diff._check_sql_values(event_, diff._plan(case, table_map)) == 1
+
+
 def test_checksum_of_a_nan_double_is_a_typed_error(tmp_path):
     """A DOUBLE NaN (no server stores one): the compiled checksum falls back and the
     pure path's typed error names file, offset, table and column; exit 1, no traceback."""
