@@ -460,6 +460,11 @@ class Applier:
         self.keys = KeyCatalog(schema=self.schema,
                                live=lambda db, table: self._live(self.rewrite.db(db), table))
         self.renderer = SqlRenderer(self.keys, safe=args.safe, rewrite_db=dict(args.rewrite_db))
+        if args.method == "sql" and not args.split_updates:
+            # the rows events of the transaction being read: the compiled walk writes their
+            # row images' VALUES from their bytes (SqlRenderer.row_values)
+            self.renderer.events = {}
+            reader.rows_hook = self.renderer.note_event
         self.raw = self._binlog_method(reader) if args.method == "binlog" else None
         assembler = TxAssembler(on_warning=warn)
         self.assembler = assembler
@@ -546,6 +551,8 @@ class Applier:
                         feed.put(("end", None))
                     elif isinstance(unit, Statement) and unit.kind == DDL and not done:
                         feed.wait_applied()     # later rows need the target's new tables
+                    if isinstance(unit, Transaction) and renderer.events:
+                        renderer.events.clear()     # its events are rendered (or not needed)
                 if raw is not None and units and assembler.current is None and not assembler.prepared:
                     raw.clear()     # what no transaction took: rows events without rows
                 early.send(assembler.current)

@@ -409,6 +409,7 @@ class SqlRenderer:
         # compiled walk writes; None: not kept (flashback and split changes are not the
         # events' own images)
         self.events: dict | None = None
+        self._current: tuple | None = None      # the event whose rows are rendered now
 
     def note_event(self, name, event, plan) -> None:
         if self.events is not None and event.kind in ("insert", "update"):
@@ -417,12 +418,20 @@ class SqlRenderer:
     def row_values(self, change, row, values: RowValues) -> str:
         """``values(row)``: from the compiled walk of the change's event when ``row`` is
         its after image and the event was noted, else rendered from the decoded row."""
-        entry = self.events.get((change.file, change.pos)) if self.events else None
-        if entry is not None and row is change.after and entry[0] is change.plan:
+        events = self.events
+        entry = events.get((change.file, change.pos)) if events else None
+        if events and entry is not None and row is change.after and entry[0] is change.plan:
             texts = entry[2]
             if texts is None or texts[0] is not values:
                 texts = entry[2] = (values, sql_values(entry[1], change.plan, values.spec,
                                                        _literal_bytes))
+            key = (change.file, change.pos)
+            if self._current != key:
+                # rows are rendered in event order: the previous event is done (a batch
+                # that goes back to it renders from the decoded rows), so a transaction
+                # sent before its COMMIT does not hold all its events
+                events.pop(self._current, None)
+                self._current = key
             if texts[1] is not None and change.row < len(texts[1]):
                 return texts[1][change.row]
         return values(row)

@@ -103,7 +103,9 @@ def _inserts(r, rows) -> Iterator[Batch]:
     width = len(first.plan.columns)
     if all(len(image) == width for image in images):     # one table version: one template
         head, values = r.insert_template(first)
-        pairs: Iterable = zip([head] * len(rows), values.many(images), strict=True)
+        row_texts = ([r.row_values(ch, ch.after, values) for _, ch in rows] if r.events
+                     else values.many(images))
+        pairs: Iterable = zip([head] * len(rows), row_texts, strict=True)
     else:
         pairs = (r.insert_parts(ch, ch.after) for _, ch in rows)
     chunk: list = []
