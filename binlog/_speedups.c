@@ -131,6 +131,20 @@ static int json_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
     char *o = b->p + b->len;
     *o++ = '"';
     for (Py_ssize_t i = 0; i < n; i++) {
+        /* eight bytes at a time while none is a control character, '"' or '\\' (SWAR
+         * tests: a byte below 0x20, a byte equal to 0x22 or 0x5C; high bytes pass) */
+        while (n - i >= 8) {
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+            uint64_t special = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs);
+            if (special & highs) break;
+            memcpy(o, s + i, 8);
+            o += 8;
+            i += 8;
+        }
+        if (i >= n) break;
         unsigned char c = s[i];
         if (c >= 0x20 && c != '"' && c != '\\') { *o++ = (char)c; continue; }
         *o++ = '\\';
@@ -342,24 +356,32 @@ static inline int d2(char *out, unsigned v) {
     return 2;
 }
 
+static const uint64_t P10[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+    1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+    100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+    1000000000000000000ULL, 10000000000000000000ULL};
+
 static int udigits(char *out, uint64_t v, int width) {
-    char tmp[24];
-    int n = 24;
+    int digits = 1;
+    while (digits < 20 && v >= P10[digits]) digits++;
+    int len = 0;
+    while (len < width - digits) out[len++] = '0';
+    char *o = out + len + digits;        /* written from the end, two digits at a time */
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
-        n -= 2;
-        memcpy(tmp + n, DIGIT_PAIRS + 2 * r, 2);
+        o -= 2;
+        o[0] = DIGIT_PAIRS[2 * r];
+        o[1] = DIGIT_PAIRS[2 * r + 1];
     }
     if (v >= 10) {
-        n -= 2;
-        memcpy(tmp + n, DIGIT_PAIRS + 2 * v, 2);
+        o -= 2;
+        o[0] = DIGIT_PAIRS[2 * v];
+        o[1] = DIGIT_PAIRS[2 * v + 1];
     } else {
-        tmp[--n] = (char)('0' + v);
+        *--o = (char)('0' + v);
     }
-    int digits = 24 - n, len = 0;
-    while (len < width - digits) out[len++] = '0';
-    memcpy(out + len, tmp + n, digits);
     return len + digits;
 }
 
