@@ -363,8 +363,9 @@ static const uint64_t P10[20] = {
     1000000000000000000ULL, 10000000000000000000ULL};
 
 static int udigits(char *out, uint64_t v, int width) {
-    int digits = 1;
-    while (digits < 20 && v >= P10[digits]) digits++;
+    /* digits: floor(log10(2^bits)) by 1233/4096 ~ log10(2), then one comparison */
+    int t = v ? (64 - __builtin_clzll(v)) * 1233 >> 12 : 0;
+    int digits = t + (v >= P10[t]);
     int len = 0;
     while (len < width - digits) out[len++] = '0';
     char *o = out + len + digits;        /* written from the end, two digits at a time */
