@@ -959,6 +959,41 @@ static PyObject *image(const Walk *w, PyObject *pysteps, PyObject *data_obj,
     return row;
 }
 
+/* What a compiled call that cannot finish returns: NULL with Fallback set (the caller
+ * takes the Python path, which raises the typed error), unless an interrupt (an exception
+ * not derived from Exception, e.g. KeyboardInterrupt) is pending: that one stays. */
+static PyObject *fall_back(void) {
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
+    PyErr_Clear();
+    PyErr_SetNone(Fallback);
+    return NULL;
+}
+
+/* The walks and Python steps of one rows event's images (kind 0 insert, 1 update, 2
+ * delete): *wa and *psa are the after image's (the before image's unless an update);
+ * -1 with an exception when they do not fit together. */
+static int event_walks(int kind, PyObject *cap, PyObject *cap_after, PyObject *steps,
+                       PyObject *steps_after, Walk **w, Walk **wa, PyObject **psa) {
+    if (kind < 0 || kind > 2) {
+        PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2");
+        return -1;
+    }
+    *w = PyCapsule_GetPointer(cap, "binlog.walk");
+    if (!*w) return -1;
+    *wa = *w;
+    *psa = steps;
+    if (kind == 1) {
+        *wa = PyCapsule_GetPointer(cap_after, "binlog.walk");
+        if (!*wa) return -1;
+        *psa = steps_after;
+    }
+    if (PyTuple_GET_SIZE(steps) != (*w)->count || PyTuple_GET_SIZE(*psa) != (*wa)->count) {
+        PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
+        return -1;
+    }
+    return 0;
+}
+
 /* decode_event(data, kind, walk, walk_after, steps, steps_after) -> [(before, after), ...]
  * kind: 0 insert, 1 update, 2 delete; steps: the Python steps the walks were compiled from. */
 static PyObject *decode_event(PyObject *self, PyObject *args) {
@@ -967,21 +1002,9 @@ static PyObject *decode_event(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!iOOO!O!", &PyBytes_Type, &data_obj, &kind, &cap, &cap_after,
                           &PyTuple_Type, &steps, &PyTuple_Type, &steps_after))
         return NULL;
-    Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
-    if (!w) return NULL;
-    Walk *wa = NULL;
-    if (PyTuple_GET_SIZE(steps) != w->count) {
-        PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
-        return NULL;
-    }
-    if (kind == 1) {
-        wa = PyCapsule_GetPointer(cap_after, "binlog.walk");
-        if (!wa) return NULL;
-        if (PyTuple_GET_SIZE(steps_after) != wa->count) {
-            PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
-            return NULL;
-        }
-    }
+    Walk *w, *wa;
+    PyObject *psa;
+    if (event_walks(kind, cap, cap_after, steps, steps_after, &w, &wa, &psa) < 0) return NULL;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
     Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
     PyObject *out = PyList_New(0);
@@ -990,7 +1013,7 @@ static PyObject *decode_event(PyObject *self, PyObject *args) {
         PyObject *first = image(w, steps, data_obj, data, &pos, end), *pair;
         if (!first) goto fallback;
         if (kind == 1) {
-            PyObject *second = image(wa, steps_after, data_obj, data, &pos, end);
+            PyObject *second = image(wa, psa, data_obj, data, &pos, end);
             if (!second) { Py_DECREF(first); goto fallback; }
             pair = PyTuple_Pack(2, first, second);
             Py_DECREF(second);
@@ -1006,10 +1029,7 @@ static PyObject *decode_event(PyObject *self, PyObject *args) {
     return out;
 fallback:
     Py_DECREF(out);
-    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;  /* e.g. KeyboardInterrupt */
-    PyErr_Clear();
-    PyErr_SetNone(Fallback);
-    return NULL;
+    return fall_back();
 }
 
 /* ---- encode_rows: a rows event straight into output lines ------------------------------ */
@@ -1221,17 +1241,29 @@ static int put_text(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t n)
     return rc;
 }
 
+/* The value a step's Python decoder reads at *ppos: the decoder's (value, end) result
+ * (a new reference; value is item 0) and its column, *np the value's end; NULL when the
+ * decoder fails or gives something else (fall back). */
+static PyObject *python_value(PyObject *pystep, PyObject *data_obj, Py_ssize_t pos,
+                              Py_ssize_t end, PyObject **col, Py_ssize_t *np) {
+    if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return NULL;
+    *col = PyTuple_GET_ITEM(pystep, 4);
+    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, pos,
+                                        end, *col);
+    if (!r) return NULL;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return NULL; }
+    *np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+    if (*np < pos || *np > end) { Py_DECREF(r); return NULL; }
+    return r;
+}
+
 /* A value of a Python decoder: decoded by it, rendered by the writer's render(). */
 static int put_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *ppos,
                       Py_ssize_t end) {
-    if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return -1;
-    PyObject *col = PyTuple_GET_ITEM(pystep, 4);
-    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, *ppos,
-                                        end, col);
+    PyObject *col;
+    Py_ssize_t np;
+    PyObject *r = python_value(pystep, data_obj, *ppos, end, &col, &np);
     if (!r) return -1;
-    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return -1; }
-    Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
-    if (np < *ppos || np > end) { Py_DECREF(r); return -1; }
     PyObject *out = PyObject_CallFunctionObjArgs(e->render, PyTuple_GET_ITEM(r, 0), col, NULL);
     Py_DECREF(r);
     if (!out) return -1;
@@ -1539,13 +1571,11 @@ static PyObject *sql_values(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "kind is 0 or 1 (images after)");
         return NULL;
     }
-    Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
-    Walk *wa = kind == 1 ? PyCapsule_GetPointer(cap_after, "binlog.walk") : w;
-    if (!w || !wa) return NULL;
-    PyObject *psa = kind == 1 ? steps_after : steps;
-    if (PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count
-        || nspec != wa->count || nspec != w->count) {
-        PyErr_SetString(PyExc_ValueError, "steps or spec do not match the walk");
+    Walk *w, *wa;
+    PyObject *psa;
+    if (event_walks(kind, cap, cap_after, steps, steps_after, &w, &wa, &psa) < 0) return NULL;
+    if (nspec != wa->count || nspec != w->count) {
+        PyErr_SetString(PyExc_ValueError, "spec does not match the walk");
         return NULL;
     }
     Enc e = {{0}, 1, 0, 0, render, 0, NULL};
@@ -1571,10 +1601,7 @@ static PyObject *sql_values(PyObject *self, PyObject *args) {
 fallback:
     PyMem_Free(e.b.p);
     Py_DECREF(out);
-    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
-    PyErr_Clear();
-    PyErr_SetNone(Fallback);
-    return NULL;
+    return fall_back();
 fail:
     PyMem_Free(e.b.p);
     Py_DECREF(out);
@@ -1646,14 +1673,11 @@ static int enum_number(const Step *s, long idx, uint64_t *number) {
 /* A value of a Python decoder: decoded by it, added by crc_update (checksum.value_pieces). */
 static int crc_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *ppos,
                       Py_ssize_t end, uint32_t *crc) {
-    if (!e->crc_update || !PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return -1;
-    PyObject *col = PyTuple_GET_ITEM(pystep, 4);
-    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, *ppos,
-                                        end, col);
+    if (!e->crc_update) return -1;
+    PyObject *col;
+    Py_ssize_t np;
+    PyObject *r = python_value(pystep, data_obj, *ppos, end, &col, &np);
     if (!r) return -1;
-    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return -1; }
-    Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
-    if (np < *ppos || np > end) { Py_DECREF(r); return -1; }
     PyObject *out = PyObject_CallFunction(e->crc_update, "kOO", (unsigned long)*crc,
                                           PyTuple_GET_ITEM(r, 0), col);
     Py_DECREF(r);
@@ -1839,23 +1863,9 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
                           &flags, &PyBytes_Type, &head, &PyBytes_Type, &mid, &PyBytes_Type,
                           &tail, &render, &crc_update))
         return NULL;
-    if (kind < 0 || kind > 2) {
-        PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2");
-        return NULL;
-    }
-    Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
-    if (!w) return NULL;
-    Walk *wa = w;
-    PyObject *psa = steps;
-    if (kind == 1) {
-        wa = PyCapsule_GetPointer(cap_after, "binlog.walk");
-        if (!wa) return NULL;
-        psa = steps_after;
-    }
-    if (PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count) {
-        PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
-        return NULL;
-    }
+    Walk *w, *wa;
+    PyObject *psa;
+    if (event_walks(kind, cap, cap_after, steps, steps_after, &w, &wa, &psa) < 0) return NULL;
     /* One buffer kept between calls (up to KEEP bytes): no growing per event.  A call
      * made from inside another (through render) takes a buffer of its own. */
     static Buf kept;
@@ -1878,12 +1888,7 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
         if (own) memset(&kept, 0, sizeof kept);
     }
     if (own) kept_busy = 0;
-    if (rc < 0) {
-        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
-        PyErr_Clear();
-        PyErr_SetNone(Fallback);
-        return NULL;
-    }
+    if (rc < 0) return fall_back();
     if (!out) return NULL;
     return Py_BuildValue("(Nnn)", out, last_start, count);
 }
@@ -2103,18 +2108,9 @@ static PyObject *checksum_rows(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!iOOO!O!O", &PyBytes_Type, &data_obj, &kind, &cap, &cap_after,
                           &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &crc_update))
         return NULL;
-    if (kind < 0 || kind > 2) {
-        PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2");
-        return NULL;
-    }
-    Walk *w = PyCapsule_GetPointer(cap, "binlog.walk");
-    Walk *wa = kind == 1 ? PyCapsule_GetPointer(cap_after, "binlog.walk") : w;
-    if (!w || !wa) return NULL;
-    PyObject *psa = kind == 1 ? steps_after : steps;
-    if (PyTuple_GET_SIZE(steps) != w->count || PyTuple_GET_SIZE(psa) != wa->count) {
-        PyErr_SetString(PyExc_ValueError, "steps do not match the walk");
-        return NULL;
-    }
+    Walk *w, *wa;
+    PyObject *psa;
+    if (event_walks(kind, cap, cap_after, steps, steps_after, &w, &wa, &psa) < 0) return NULL;
     Enc e = {{0}, 0, 0, 0, NULL, 1, crc_update};
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
     Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
@@ -2140,10 +2136,7 @@ static PyObject *checksum_rows(PyObject *self, PyObject *args) {
     return out;
 fallback:
     Py_DECREF(out);
-    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
-    PyErr_Clear();
-    PyErr_SetNone(Fallback);
-    return NULL;
+    return fall_back();
 }
 
 /* ---- verify-rows: checksums of a target's rows, from the text protocol's values ------ */
@@ -2257,8 +2250,7 @@ static PyObject *checksum_text(PyObject *self, PyObject *args) {
     }
     return PyLong_FromUnsignedLong(crc);
 fallback:
-    PyErr_SetNone(Fallback);
-    return NULL;
+    return fall_back();
 }
 
 static PyMethodDef methods[] = {
