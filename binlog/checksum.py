@@ -145,20 +145,17 @@ def encode_value(value, col) -> bytes:
         return _F64.pack(v)
     if t == T.BIT:
         return _u64(value)
-    if t == T.ENUM:
+    if t in (T.ENUM, T.SET):
+        enum = t == T.ENUM
         try:
-            return _u64(_enum_number(value, col.enum_values))
-        except ChecksumError as exc:
-            raise exc.add_context(column=col.label) from None
-        except ValueError as exc:       # a label not among the column's (list.index)
-            raise ChecksumError(f"ENUM value {value!r}: {exc}", column=col.label) from exc
-    if t == T.SET:
-        try:
+            if enum:
+                return _u64(_enum_number(value, col.enum_values))
             return _u64(_set_number(value, col.set_values))
         except ChecksumError as exc:
             raise exc.add_context(column=col.label) from None
         except ValueError as exc:       # a label not among the column's (list.index)
-            raise ChecksumError(f"SET value {value!r}: {exc}", column=col.label) from exc
+            raise ChecksumError(f"{'ENUM' if enum else 'SET'} value {value!r}: {exc}",
+                                column=col.label) from exc
     if t in (T.GEOMETRY, T.NULL):
         return b""
     if t == T.NEWDECIMAL:
@@ -225,8 +222,13 @@ def change_checksums(change, checksum=None) -> dict:
                     "previous": row_checksum(change.before, cols)}
         return {"current": checksum(change.after), "previous": checksum(change.before)}
     except ChecksumError as exc:
-        exc.add_context(source=change.file, event_offset=change.pos, table=f"{change.db}.{change.table}")
+        at_change(exc, change)
         raise
+
+
+def at_change(error: ChecksumError, change) -> None:
+    """Let ``error`` name the change's file, offset and table (known fields are kept)."""
+    error.add_context(source=change.file, event_offset=change.pos, table=f"{change.db}.{change.table}")
 
 
 _MASK = 0xFFFFFFFFFFFFFFFF
@@ -253,6 +255,24 @@ def fast_encoder(col):
         return lambda v: (v.encode(codec) if v.__class__ is str and len(v) < LARGE_VALUE
                           else v if v.__class__ is bytes else None)
     return lambda v: None
+
+
+class PlanChecksums:
+    """``RowChecksum`` of each table version (DecodePlan), made once: ``checksums(plan)``.
+    The plan is held, so its id is not taken by another while cached."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self):
+        self._cache: dict = {}
+
+    def __call__(self, plan) -> "RowChecksum":
+        entry = self._cache.get(id(plan))
+        if entry is None or entry[0] is not plan:
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            entry = self._cache[id(plan)] = (plan, RowChecksum(plan.columns))
+        return entry[1]
 
 
 class RowChecksum:

@@ -279,19 +279,30 @@ def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head
     ``render``), as (bytes, last_start, count); None when it cannot - no compiled module,
     a partial-JSON or empty event, or anything the encoder leaves to Python (it falls
     back): then ``decode_rows`` decodes the event and raises the typed error if any."""
-    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns) \
-            or large_event(event):
+    walks = _compiled_walks(event, plan)
+    if walks is None:
         return None     # (a large event: its large values are written in pieces, per row)
-    walk = plan.walk(event.present)
-    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
-    if walk[2] is None or not (walk[0] or walk_after[0]):
-        return None
+    walk, walk_after = walks
     try:
         return _speedups.encode_rows(event.data, _KIND_CODES[event.kind], walk[2], walk_after[2],
                                      walk[1], walk_after[1], int(text), flags, head, mid, tail,
                                      render, crc_update)
     except _speedups.Fallback:
         return None
+
+
+def _compiled_walks(event: RowsEvent, plan: DecodePlan) -> tuple | None:
+    """(walk, walk after) of an event the compiled walks can take whole: not partial JSON,
+    rows data present, as wide as the plan, not large (``large_event``: its large values
+    are views written in pieces), some column present; None for any other."""
+    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns) \
+            or large_event(event):
+        return None
+    walk = plan.walk(event.present)
+    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
+    if walk[2] is None or walk_after[2] is None or not (walk[0] or walk_after[0]):
+        return None
+    return walk, walk_after
 
 
 def compiled_module():
@@ -304,13 +315,10 @@ def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | No
     delete or a partial image, computed by the compiled walk from the event's bytes
     (``_speedups.checksum_rows``); None when it cannot - no compiled module, a partial-JSON
     or large event, anything it leaves to Python: the caller checksums the decoded rows."""
-    if _speedups is None or event.partial or not event.data or event.width != len(plan.columns) \
-            or large_event(event):
+    walks = _compiled_walks(event, plan)
+    if walks is None:
         return None
-    walk = plan.walk(event.present)
-    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
-    if walk[2] is None or walk_after[2] is None or not (walk[0] or walk_after[0]):
-        return None
+    walk, walk_after = walks
     try:
         return _speedups.checksum_rows(event.data, _KIND_CODES[event.kind], walk[2], walk_after[2],
                                        walk[1], walk_after[1], crc_update)
@@ -325,12 +333,11 @@ def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render) -> list 
     cannot (no compiled module, a partial image, a large or partial-JSON event, anything
     it leaves to Python): the caller renders the decoded rows."""
     width = len(plan.columns)
-    if _speedups is None or event.kind not in ("insert", UPDATE) or event.partial or not event.data \
-            or event.width != width or large_event(event) or len(spec) != width:
+    walks = _compiled_walks(event, plan) if event.kind in ("insert", UPDATE) and len(spec) == width else None
+    if walks is None:
         return None
-    walk = plan.walk(event.present)
-    walk_after = plan.walk(event.after_present) if event.kind == UPDATE else walk
-    if walk[2] is None or walk_after[2] is None or len(walk[1]) != width or len(walk_after[1]) != width:
+    walk, walk_after = walks
+    if len(walk[1]) != width or len(walk_after[1]) != width:
         return None
     try:
         return _speedups.sql_values(event.data, 1 if event.kind == UPDATE else 0, walk[2],

@@ -17,7 +17,15 @@ import sys
 from decimal import Decimal
 
 from ..charsets import CHARSET_CODECS
-from ..checksum import ChecksumError, RowChecksum, crc_update, encode_value, fast_encoder
+from ..checksum import (
+    ChecksumError,
+    PlanChecksums,
+    RowChecksum,
+    at_change,
+    crc_update,
+    encode_value,
+    fast_encoder,
+)
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..output.sql import SESSION_SETUP, literal, literal_function, quote_ident
@@ -144,13 +152,19 @@ def text_checksum(pcols):
     """``checksum(row)`` of a target row as ``_query`` reads it (the values ``select_expr``
     selects, as bytes), compiled (``_speedups.checksum_text``: the values' text parsed as
     ``target_converter`` and ``encode_value`` read it), or None without the compiled
-    module; the function raises ``Fallback`` for a value of another form."""
+    module; the function gives None for a value of another form (the Python path decides)."""
     speedups = compiled_module()
     if speedups is None:
         return None
     codes = "".join(_TEXT_CODES.get(c.type, "b") for c in pcols).encode("ascii")
-    compiled = speedups.checksum_text
-    return lambda raw: compiled(raw, codes)
+    compiled, fallback = speedups.checksum_text, speedups.Fallback
+
+    def checksum(raw):
+        try:
+            return compiled(raw, codes)
+        except fallback:
+            return None
+    return checksum
 
 
 def from_record(value, col):
@@ -212,7 +226,7 @@ class Verifier:
         self._live = {}
         self.unknown_tables = set()
         self.unverifiable = 0
-        self._checksums: dict = {}
+        self._row_checksum = PlanChecksums()    # a table version's RowChecksum
         self._after_crcs: dict = {}     # (file, offset) -> (plan, [checksum per row])
         self._key_parts: dict = {}      # id(columns) -> (columns, identity, [per key column])
 
@@ -271,13 +285,6 @@ class Verifier:
         if crcs is not None:
             self._after_crcs[(name, event.header.offset)] = (plan, crcs)
 
-    def _row_checksum(self, plan):
-        """The compiled checksum of a table version (the plan is held: its id stays its)."""
-        entry = self._checksums.get(id(plan))
-        if entry is None or entry[0] is not plan:
-            entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
-        return entry[1]
-
     def _expect(self, change, out: dict) -> None:
         """Record what ``change`` leaves in the target (the last change of a row wins)."""
         keys = self.keys
@@ -316,8 +323,7 @@ class Verifier:
                 else:
                     crc = self._row_checksum(change.plan)(change.after)
             except ChecksumError as exc:
-                exc.add_context(source=change.file, event_offset=change.pos,
-                                table=f"{change.db}.{change.table}")
+                at_change(exc, change)
                 raise
             table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
 
@@ -421,7 +427,6 @@ class Verifier:
             converters = [(c.key, target_converter(c)) for c in pcols]
             checksum = RowChecksum(pcols)
             fast = text_checksum(pcols)
-            Fallback = compiled_module().Fallback if fast is not None else ()  # noqa: N806
             key_parts = [(i, converters[i][1], pcols[i]) for i in ident]
             items = list(rows.values())
             found: dict = {}
@@ -438,13 +443,8 @@ class Verifier:
                 for raw in self._query(sql):
                     key = tuple(encode_value(None if raw[i] is None else f(raw[i]), c)
                                 for i, f, c in key_parts)
-                    crc = None
-                    if fast is not None:
-                        try:
-                            crc = fast(raw)
-                        except Fallback:
-                            crc = None      # a value of another form: the Python path says
-                    if crc is None:
+                    crc = fast(raw) if fast is not None else None
+                    if crc is None:             # no compiled module, or a value of another form
                         crc = checksum({k: None if v is None else f(v)
                                         for (k, f), v in zip(converters, raw, strict=True)})
                     found[key] = crc

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import orjson
 
-from ..checksum import RowChecksum, change_checksums, crc_update
+from ..checksum import PlanChecksums, change_checksums, crc_update
 from ..constants import ColumnType as T
 from ..events import QueryEvent, XidEvent
 from ..events.gtid import XaPrepareEvent
@@ -155,7 +155,7 @@ class CdcJsonWriter:
         self.fields = PlanFields(keys)
         self.with_types = with_types
         self.checksum = checksum
-        self._checksums: dict = {}        # id(plan) -> (plan, RowChecksum)
+        self._row_checksum = PlanChecksums()
         self._held: bytes | None = None   # the record held back, without its commit fields
         self._batch: dict = {}            # id(plan) -> what encode_rows prepares per plan
 
@@ -184,16 +184,6 @@ class CdcJsonWriter:
         buffer = self.lines.out = io.BytesIO()
         self.lines.write(shown)
         self._held = buffer.getvalue()[:-2] + fields      # without its closing "}\n"
-
-    def _row_checksum(self, plan):
-        """checksum.RowChecksum of a table version, made once (the plan is held: its id
-        is not taken by another while cached)."""
-        entry = self._checksums.get(id(plan))
-        if entry is None or entry[0] is not plan:
-            if len(self._checksums) > 4096:
-                self._checksums.clear()
-            entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
-        return entry[1]
 
     run_tail = _NOT_LAST          # what encode_run writes between the rows of a run
 

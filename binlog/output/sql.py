@@ -418,14 +418,13 @@ class SqlRenderer:
     def row_values(self, change, row, values: RowValues) -> str:
         """``values(row)``: from the compiled walk of the change's event when ``row`` is
         its after image and the event was noted, else rendered from the decoded row."""
-        events = self.events
-        entry = events.get((change.file, change.pos)) if events else None
+        events, key = self.events, (change.file, change.pos)
+        entry = events.get(key) if events else None
         if events and entry is not None and row is change.after and entry[0] is change.plan:
             texts = entry[2]
             if texts is None or texts[0] is not values:
                 texts = entry[2] = (values, sql_values(entry[1], change.plan, values.spec,
                                                        _literal_bytes))
-            key = (change.file, change.pos)
             if self._current != key:
                 # rows are rendered in event order: the previous event is done (a batch
                 # that goes back to it renders from the decoded rows), so a transaction
@@ -840,15 +839,14 @@ class SqlWriter:
         self.not_replayed: list = []      # NotReplayableError of statements left out
         self.transactions = 0
         self.large = LargeValues()        # values of rendered blocks not yet written
-        self._header()
-
-    def rows_hook(self, name, event, plan) -> None:
-        """The reader's ``rows_hook``: the rows events of the transaction being read, whose
-        row images the compiled walk writes as VALUES (not for flashback and split
-        changes, whose images are not their events' own)."""
-        if self.renderer.events is None and not (self.flashback or self.split_updates):
+        # the reader's rows_hook: the rows events of the transaction being read, whose row
+        # images the compiled walk writes as VALUES (not for flashback and split changes,
+        # whose images are not their events' own)
+        self.rows_hook = None
+        if not (flashback or split_updates):
             self.renderer.events = {}
-        self.renderer.note_event(name, event, plan)
+            self.rows_hook = self.renderer.note_event
+        self._header()
 
     def _emit(self, text: str) -> None:
         if "\0" not in text:
@@ -983,12 +981,13 @@ class SqlWriter:
                 continue
             row_head, row_values = self.renderer.insert_template(ch)
             value = self.renderer.row_values(ch, ch.after, row_values)
-            if row_head != head or size + len(value) > EXTENDED_INSERT or "\0" in value:
+            large = "\0" in value
+            if row_head != head or size + len(value) > EXTENDED_INSERT or large:
                 flush()
                 head, size = row_head, len(row_head)
             values.append(value)
             size += len(value) + 1
-            if "\0" in value:
+            if large:
                 flush()
         flush()
         return out

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import orjson
 
-from ..checksum import change_checksums
+from ..checksum import PlanChecksums, change_checksums
 from ..output.json_lines import JsonLinesWriter
 
 
@@ -11,26 +11,14 @@ class ChecksumJsonWriter(JsonLinesWriter):
     """JSON Lines with ``"checksum": {"current": N, "previous": N}``: the TiCDC CRC32 of
     the after and before images (null when there is no image, or a partial one)."""
 
-    _checksums: dict | None = None
+    def __init__(self, out, binary_encoding: str = "hex"):
+        super().__init__(out, binary_encoding)
+        self._checksum = PlanChecksums()
 
     def record(self, change) -> dict:
         record = super().record(change)
         record["checksum"] = change_checksums(change, self._checksum(change.plan))
         return record
-
-    def _checksum(self, plan):
-        """checksum.RowChecksum of a table version, compiled once (the plan is held, so
-        its id is not taken by another while cached)."""
-        from ..checksum import RowChecksum
-
-        if self._checksums is None:
-            self._checksums = {}
-        entry = self._checksums.get(id(plan))
-        if entry is None or entry[0] is not plan:
-            if len(self._checksums) > 4096:
-                self._checksums.clear()
-            entry = self._checksums[id(plan)] = (plan, RowChecksum(plan.columns))
-        return entry[1]
 
     def _tail(self, change) -> bytes:
         # the line of JsonLinesWriter.write, large values in pieces, with the checksums
