@@ -779,7 +779,7 @@ class Applier:
 
     def _rows(self, tx) -> int:
         # only --method binlog has RowCounts (a count of rows each) among the changes
-        return len(tx.changes) if self.raw is None else rows_of(tx)
+        return len(tx.changes) if self.raw is None else tx.rows
 
     def _keep_batch_before_failure(self) -> None:
         """A transaction failed for good: roll back, apply again and commit the batch's
@@ -1120,14 +1120,6 @@ class Applier:
                          + (f"; {s['replaced']} target row(s) deleted and replaced by REPLACE"
                             if s['replaced'] else "")
                          + f"; checkpoint {self.checkpoint_text()}\n")
-
-
-def rows_of(tx) -> int:
-    """The row changes of a transaction: its RowChanges, and the rows its RowCounts
-    (--method binlog: events sent on as they are) stand for."""
-    from ..reader import RowCount
-
-    return sum(ch.count if isinstance(ch, RowCount) else 1 for ch in tx.changes)
 
 
 # TABLE_MAP type codes of the legacy temporal layouts (MariaDB 5.3-10.0, or

@@ -54,6 +54,8 @@ import re
 import secrets
 import struct
 import sys
+import tempfile
+from array import array
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -62,7 +64,9 @@ from typing import Iterator
 from ..charsets import CHARSET_CODECS
 from ..constants import ColumnType as T
 from ..errors import BinlogError
+from ..events import QueryEvent
 from ..interrupts import deferred
+from ..reader import RowCount
 from ..rows import sql_values
 from ..statements import statement_kept
 from ..types.strings import LargeText
@@ -810,6 +814,99 @@ def ddl_script(statement) -> list[str]:
     return out
 
 
+class _InsertRun:
+    """--extended-insert, one change at a time: ``add`` gives the statements that are
+    complete (a run of complete-image INSERTs/REPLACEs of one table version grows into a
+    multi-row statement of up to EXTENDED_INSERT bytes; any other change ends it and
+    comes as ``statements`` gives it); ``flush`` the run's statement.  A row holding a
+    large value (a token: written in pieces) is a statement of its own."""
+
+    def __init__(self, renderer):
+        self.renderer = renderer
+        self.head = ""
+        self.values: list[str] = []
+        self.size = 0
+
+    def add(self, ch) -> list[str]:
+        renderer = self.renderer
+        if ch.op != "insert" or not renderer.complete(ch, ch.after):
+            return self.flush() + renderer.statements(ch)
+        head, row_values = renderer.insert_template(ch)
+        value = renderer.row_values(ch, ch.after, row_values)
+        large = "\0" in value
+        out = []
+        if head != self.head or self.size + len(value) > EXTENDED_INSERT or large:
+            out = self.flush()
+            self.head, self.size = head, len(head)
+        self.values.append(value)
+        self.size += len(value) + 1
+        return out + self.flush() if large else out
+
+    def flush(self) -> list[str]:
+        if not self.values:
+            return []
+        statement = f"{self.head} VALUES {','.join(self.values)}"
+        self.values.clear()
+        return [statement]
+
+
+class _Spool:
+    """The statements of one source transaction of ``--format sql`` rendered so far, in
+    order: in memory up to ``MEMORY`` bytes, then in an unnamed temporary file.  ``marks``:
+    (file, offset) of each QUERY event read inside it -> the spool's size then (where a
+    statement-logged change goes); ``run``: the --extended-insert statement growing."""
+
+    MEMORY = 4 << 20
+
+    def __init__(self, tx, renderer):
+        self.tx = tx
+        self.file = tempfile.SpooledTemporaryFile(max_size=self.MEMORY)
+        self.marks: dict = {}
+        self.run = _InsertRun(renderer)
+
+    def copy(self, out, start: int, end: int | None) -> int:
+        return _copy(self.file, out, start, end)
+
+
+def _copy(file, out, start: int, end: int | None) -> int:
+    """Write bytes ``start`` .. ``end`` (None: the end) of ``file`` to ``out``; gives
+    where it stopped.  The file is left at its end (what comes later is appended)."""
+    file.seek(start)
+    left = None if end is None else end - start
+    while left is None or left > 0:
+        piece = file.read(_PIECE if left is None else min(left, _PIECE))
+        if not piece:
+            break
+        out.write(piece)
+        start += len(piece)
+        if left is not None:
+            left -= len(piece)
+    file.seek(0, 2)
+    return start
+
+
+class _Blocks:
+    """Flashback's blocks, oldest first, in memory up to _Spool.MEMORY bytes and then in an
+    unnamed temporary file (a range's undo is not held in memory until its end); given
+    out newest first.  ``write(out, text)``: SqlWriter._write (large values' pieces)."""
+
+    def __init__(self, write):
+        self.file = tempfile.SpooledTemporaryFile(max_size=_Spool.MEMORY)
+        self.starts = array("q")
+        self._write = write
+
+    def append(self, text: str) -> None:
+        self.starts.append(self.file.tell())
+        self._write(self.file, text)
+
+    def write_reversed(self, out) -> None:
+        end = self.file.tell()
+        for start in reversed(self.starts):
+            _copy(self.file, out, start, end)
+            end = start
+        self.file.close()
+
+
 class SqlWriter:
     """Writer for ``binlog dump --format sql|flashback``: ``event(item)`` and
     ``write(change)`` in stream order, ``close()`` at the end (flashback writes
@@ -835,7 +932,7 @@ class SqlWriter:
         self.warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
         self.rewrite = DbRewrite(rewrite_db, self.warn)   # statements' default database
         self.assembler = TxAssembler(on_warning=self.warn)
-        self.pending: list[str] = []      # flashback: blocks, oldest first
+        self.pending = _Blocks(self._write)     # flashback: blocks, oldest first
         self.not_replayed: list = []      # NotReplayableError of statements left out
         self.transactions = 0
         self.large = LargeValues()        # values of rendered blocks not yet written
@@ -843,24 +940,33 @@ class SqlWriter:
         # images the compiled walk writes as VALUES (not for flashback and split changes,
         # whose images are not their events' own)
         self.rows_hook = None
-        if not (flashback or split_updates):
+        # sql (not flashback, which reverses, nor split, which reorders whole transactions):
+        # each change is rendered when it comes, into its transaction's spool (memory, then
+        # a temporary file), so a transaction of millions of rows is not held decoded
+        self.streaming = not (flashback or split_updates)
+        self._spools: dict[int, _Spool] = {}    # id(Transaction) -> its spool
+        self._count: RowCount | None = None     # the RowCount of the rows event being read
+        if self.streaming:
             self.renderer.events = {}
             self.rows_hook = self.renderer.note_event
         self._header()
 
     def _emit(self, text: str) -> None:
+        self._write(self.out, text)
+
+    def _write(self, out, text: str) -> None:
         if "\0" not in text:
-            self.out.write(text.encode("utf-8", "surrogateescape"))
+            out.write(text.encode("utf-8", "surrogateescape"))
             return
         # large values stand as tokens: hex in pieces, each value written once, then dropped
         with deferred():
             for part in self.large.pattern().split(text):
                 pieces = self.large.values.pop(part, None)
                 if pieces is None:
-                    self.out.write(part.encode("utf-8", "surrogateescape"))
+                    out.write(part.encode("utf-8", "surrogateescape"))
                     continue
                 for piece in pieces:
-                    self.out.write(piece)
+                    out.write(piece)
 
     def _header(self) -> None:
         kind = "flashback (undo, newest first)" if self.flashback else "replay"
@@ -874,20 +980,93 @@ class SqlWriter:
     # -- writer interface ----------------------------------------------------------------
     def event(self, item) -> None:
         self.keys.observe(item.event)
+        if self.streaming and isinstance(item.event, QueryEvent):
+            spool = self._spools.get(id(self.assembler.current))
+            if spool is not None:
+                # a statement-logged change may be taken into the transaction here: the
+                # rows rendered so far come before it (_mixed_transaction)
+                self._flush_values(spool)
+                spool.marks[(item.file, item.event.header.offset)] = spool.file.tell()
         for unit in self.assembler.feed(item):
             self._unit(unit)
 
     def write(self, change) -> None:
+        if self.streaming:
+            self._stream(change)
+            return
         for unit in self.assembler.feed(change):
             self._unit(unit)
+
+    # -- sql: each change rendered as it comes (_Spool) ----------------------------------
+    def _stream(self, change) -> None:
+        """The change's statements go to its transaction's spool now; the assembler holds
+        one RowCount per rows event instead of the decoded rows."""
+        assembler = self.assembler
+        count = self._count
+        tx = assembler.current
+        if (count is None or tx is None or not tx.changes or tx.changes[-1] is not count
+                or count.pos != change.pos or count.file != change.file):
+            count = self._count = RowCount(change.file, change.pos, change.ts, change.server_id,
+                                           change.gtid, change.db, change.table, change.op, 0)
+            assembler.feed(count)
+            tx = assembler.current
+        count.count += 1
+        spool = self._spools.get(id(tx))
+        if spool is None or spool.tx is not tx:
+            self._drop_spools()
+            spool = self._spools[id(tx)] = _Spool(tx, self.renderer)
+        reset = _LARGE.set(self.large)
+        try:
+            self._spool_change(spool, change)
+        finally:
+            _LARGE.reset(reset)
+
+    def _drop_spools(self) -> None:
+        """Forget the spools of transactions the assembler dropped (no COMMIT before a new
+        GTID or BEGIN: it warned); XA-prepared ones wait for their XA COMMIT."""
+        live = {id(self.assembler.current)} | {id(tx) for tx in self.assembler.prepared.values()}
+        for key in [k for k in self._spools if k not in live]:
+            self._spools.pop(key).file.close()
+
+    def _spool_change(self, spool, ch) -> None:
+        statements = (spool.run.add(ch) if self.extended_insert
+                      else self.renderer.statements(ch))
+        for statement in statements:
+            self._write(spool.file, statement + ";\n")
+
+    def _flush_values(self, spool) -> None:
+        for statement in spool.run.flush():
+            self._write(spool.file, statement + ";\n")
+
+    def _spooled_transaction(self, tx, head) -> None:
+        """BEGIN, what the spool holds with the statement-logged changes at their places,
+        COMMIT: written as one block (a signal does not cut it)."""
+        spool = self._spools.pop(id(tx), None)
+        if spool is not None and spool.tx is not tx:
+            spool = None
+        if spool is None and not tx.statements:
+            return
+        if spool is not None:
+            self._flush_values(spool)
+        with deferred():
+            self.out.write(f"{_comment(head)}\nBEGIN;\n".encode("utf-8", "surrogateescape"))
+            done = 0
+            for statement in tx.statements:
+                mark = spool.marks.get((statement.file, statement.pos), done) if spool else 0
+                if spool is not None:
+                    done = spool.copy(self.out, done, mark)
+                self._emit("\n".join(self._statement_lines(statement)) + "\n")
+            if spool is not None:
+                spool.copy(self.out, done, None)
+                spool.file.close()
+            self.out.write(b"COMMIT;\n")
+        self.transactions += 1
 
     def close(self) -> None:
         for unit in self.assembler.finish():
             self._unit(unit)
         if self.flashback:
-            for block in reversed(self.pending):
-                self._emit(block)
-            self.pending.clear()
+            self.pending.write_reversed(self.out)
 
     # -- units ---------------------------------------------------------------------------
     def _unit(self, unit) -> None:
@@ -965,32 +1144,9 @@ class SqlWriter:
         of one table version as multi-row statements of up to EXTENDED_INSERT bytes, in
         order; every other change as ``statements`` gives it.  A row holding a large value
         (a token: written in pieces) is a statement of its own."""
-        out: list[str] = []
-        head, size = "", 0
-        values: list[str] = []
-
-        def flush():
-            if values:
-                out.append(f"{head} VALUES {','.join(values)}")
-                values.clear()
-
-        for ch in changes:
-            if ch.op != "insert" or not self.renderer.complete(ch, ch.after):
-                flush()
-                out.extend(self.renderer.statements(ch))
-                continue
-            row_head, row_values = self.renderer.insert_template(ch)
-            value = self.renderer.row_values(ch, ch.after, row_values)
-            large = "\0" in value
-            if row_head != head or size + len(value) > EXTENDED_INSERT or large:
-                flush()
-                head, size = row_head, len(row_head)
-            values.append(value)
-            size += len(value) + 1
-            if large:
-                flush()
-        flush()
-        return out
+        run = _InsertRun(self.renderer)
+        out = [s for ch in changes for s in run.add(ch)]
+        return out + run.flush()
 
     def _mixed_transaction(self, tx, head) -> None:
         """A transaction with statement-logged changes: rows and statements in binlog order."""
@@ -1007,13 +1163,17 @@ class SqlWriter:
         self._emit("\n".join(lines) + "\n")
 
     def _transaction(self, tx) -> None:
-        head = f"{tx.label}, {_when(tx.ts)}, server {tx.server_id}, {len(tx.changes)} row change(s)"
+        head = f"{tx.label}, {_when(tx.ts)}, server {tx.server_id}, {tx.rows} row change(s)"
         if tx.statements:
             head += f", {len(tx.statements)} statement-logged change(s)"
         if tx.incomplete:
             self.warn(f"{tx.label}: the input ends before its COMMIT: not replayed")
             text = _comment(f"incomplete {head}: the input ends before its COMMIT, not replayed") + "\n"
             (self.pending.append if self.flashback else self._emit)(text)
+            self._drop_spools()
+            return
+        if self.streaming:
+            self._spooled_transaction(tx, head)
             return
         if tx.statements and not self.flashback:
             self._mixed_transaction(tx, head)

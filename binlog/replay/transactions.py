@@ -102,6 +102,11 @@ class Transaction:
     def __len__(self) -> int:
         return len(self.changes)
 
+    @property
+    def rows(self) -> int:
+        """Its row changes: the RowChanges, and the rows each RowCount stands for."""
+        return sum(ch.count if isinstance(ch, RowCount) else 1 for ch in self.changes)
+
 
 def in_binlog_order(tx) -> list:
     """The transaction's parts in binlog order: lists of consecutive row changes and, between
@@ -195,7 +200,7 @@ class TxAssembler:
             out.append(tx)
         for prepared in self.prepared.values():
             self.on_warning(f"{prepared.label}: XA PREPARE without XA COMMIT/ROLLBACK in the "
-                            f"input ({len(prepared.changes)} row changes not given out)")
+                            f"input ({prepared.rows} row changes not given out)")
         return out
 
     @property
@@ -237,7 +242,7 @@ class TxAssembler:
         tx = self.current
         self.current = None
         if tx is not None and (tx.changes or tx.statements):
-            self.on_warning(f"{tx.label}: no COMMIT before {why}; its {len(tx.changes)} row "
+            self.on_warning(f"{tx.label}: no COMMIT before {why}; its {tx.rows} row "
                             f"changes are not replayed")
         return []
 
