@@ -207,7 +207,7 @@ class Applier:
         self.feed: _Feed | None = None      # the running pipeline (_run_once)
         self.pending_start = None   # where the oldest XA PREPARE waiting for its COMMIT starts
         self.raw = None             # --method binlog: replay.binlog_statements.RawEvents
-        self.in_flight: list | None = None  # parts of a transaction sent early (_Early)
+        self.in_flight = False      # a transaction sent early (_Early) is being applied
         self.replaced_before_early = 0
 
     # -- connection ----------------------------------------------------------------------
@@ -225,7 +225,7 @@ class Applier:
             raise self._translate(exc, None) from exc
         self.conn = conn
         self.sent_fde = None        # the FORMAT_DESCRIPTION this session's BINLOGs read with
-        self.in_flight = None
+        self.in_flight = False
         self._live_cache = {}
         self._trigger_checked: set[tuple[str, str]] = set()
 
@@ -545,8 +545,8 @@ class Applier:
                     render = isinstance(unit, Transaction) and not done
                     feed.put(("unit", unit, pending, render))
                     if render:
-                        sent = early.sent_of(unit)
-                        for part in self._parts(unit, renderer, skip=sent):
+                        early.done(unit)
+                        for part in self._parts(unit, renderer):
                             feed.put(part)
                         feed.put(("end", None))
                     elif isinstance(unit, Statement) and unit.kind == DDL and not done:
@@ -577,7 +577,7 @@ class Applier:
             elif kind == "drop":
                 self._drop_early(rest[0])
             elif kind == "idle":
-                if self.in_flight is None:      # never commit half a source transaction
+                if not self.in_flight:          # never commit half a source transaction
                     self._commit()
             elif kind == "finish":
                 self._drop_early(None)
@@ -611,28 +611,27 @@ class Applier:
         savepoint marks where the transaction starts, in case it never commits."""
         from ..errors import BinlogError
 
-        if self.in_flight is None:
+        if not self.in_flight:
             try:
                 with self.conn.cursor() as cur:
                     cur.execute("SAVEPOINT binlog_apply_early")
             except Exception as exc:
                 raise self._translate(exc, tx) from exc
-            self.in_flight = []
+            self.in_flight = True
             self.replaced_before_early = self.batch_replaced
         try:
             self._apply_transaction(tx, [part])
         except BinlogError:
-            self.in_flight = None
+            self.in_flight = False
             self._keep_batch_before_failure()
             raise
-        self.in_flight.append(part)
 
     def _drop_early(self, tx) -> None:
         """The source transaction sent early ends without COMMIT (the input ends, or a
         new transaction starts): undo what of it the target applied."""
-        if self.in_flight is None:
+        if not self.in_flight:
             return
-        self.in_flight = None
+        self.in_flight = False
         self.batch_replaced = self.replaced_before_early     # its REPLACEs are undone too
         try:
             with self.conn.cursor() as cur:
@@ -677,8 +676,8 @@ class Applier:
     def _apply_unit(self, tx, parts=None) -> None:
         from ..errors import BinlogError
 
-        early, self.in_flight = self.in_flight or [], None
-        if self.raw is not None and parts is not None:
+        early, self.in_flight = self.in_flight, False
+        if self.raw is not None and parts is not None and not early:
             parts = list(parts)
         try:
             self._apply_transaction(tx, parts)
@@ -687,10 +686,13 @@ class Applier:
             raise
         self._advance(tx.end, tx.gtid, rows=self._rows(tx))
         # BINLOG statements are made once (the events' bytes are not kept): a failure
-        # later in the batch applies these again
-        self.batch_done.append((tx, self.pending_cp,
-                                early + parts if self.raw is not None and parts is not None else None))
-        if (self.batch_txs >= self.args.batch_transactions or self.batch_rows >= self.args.batch_rows
+        # later in the batch applies these again.  A transaction sent early is not kept
+        # (its first changes are gone, _Early): its batch ends with it, so nothing later
+        # in the batch can make it be applied again.
+        kept = parts if self.raw is not None and not early else None
+        self.batch_done.append((tx, self.pending_cp, kept))
+        if (early or self.batch_txs >= self.args.batch_transactions
+                or self.batch_rows >= self.args.batch_rows
                 or (self.args.from_dsn and time.monotonic() - self.batch_started >= LIVE_BATCH_SECONDS)):
             self._commit()
 
@@ -779,7 +781,7 @@ class Applier:
 
     def _rows(self, tx) -> int:
         # only --method binlog has RowCounts (a count of rows each) among the changes
-        return len(tx.changes) if self.raw is None else tx.rows
+        return tx.rows
 
     def _keep_batch_before_failure(self) -> None:
         """A transaction failed for good: roll back, apply again and commit the batch's
@@ -891,13 +893,14 @@ class Applier:
             else:
                 self._execute_statement(item, tx)
 
-    def _parts(self, tx, renderer=None, skip=0):
+    def _parts(self, tx, renderer=None):
         """("rows", Batch), ("binlog", Chunk) and ("statement", Statement) of a
-        transaction, in binlog order; ``skip``: its first changes went early (_Early)."""
+        transaction, in binlog order (of what it holds: the changes that went early are
+        not in it, _Early)."""
         from ..replay.transactions import in_binlog_order
 
-        index = {id(ch): i for i, ch in enumerate(tx.changes)}
-        for part in in_binlog_order(replace(tx, changes=tx.changes[skip:]) if skip else tx):
+        index = {id(ch): tx.early + i for i, ch in enumerate(tx.changes)}
+        for part in in_binlog_order(tx):
             if not isinstance(part, list):
                 yield "statement", part
             elif self.raw is not None:
@@ -1076,7 +1079,7 @@ class Applier:
         text = f"the target refused {what}"
         if row is not None and row[1] is not None:
             index, change = row
-            n = len(tx.changes) if tx is not None else 0
+            n = tx.rows if tx is not None else 0
             text += (f", row {index + 1 if index is not None else '?'} of {n}: {change.op} of "
                      f"`{change.db}`.`{change.table}` {self._row_key(change)} "
                      f"(binlog {change.file} @ {change.pos})")
@@ -1177,41 +1180,43 @@ class _Early:
     def __init__(self, applier: Applier, feed: _Feed, started, renderer):
         self.applier, self.feed, self.started, self.renderer = applier, feed, started, renderer
         self.tx: Any = None     # the transaction sent early
-        self.sent = 0           # how many of its changes
 
-    def sent_of(self, unit) -> int:
-        if unit is not self.tx:
-            return 0
-        sent, self.tx, self.sent = self.sent, None, 0
-        return sent
+    def done(self, unit) -> None:
+        """The transaction came out whole (committed): the rest of it is not early."""
+        if unit is self.tx:
+            self.tx = None
 
     def check_dropped(self, current, units) -> None:
         if self.tx is not None and current is not self.tx and not any(u is self.tx for u in units):
             self.feed.put(("drop", self.tx))
-            self.tx, self.sent = None, 0
+            self.tx = None
 
     def send(self, tx) -> None:
+        """Its changes so far go to the applying side; the transaction no longer holds
+        them (``tx.early`` counts them), so a transaction of millions of rows is held a
+        batch at a time."""
         if tx is None or not self._due(tx) or not self._may_send(tx):
             return
-        sent = self.sent if tx is self.tx else 0
-        changes = tx.changes[sent:]
+        changes = list(tx.changes)
         if self.applier.raw is not None:
             self.applier.raw.fresh = 0
-        index = {id(ch): sent + i for i, ch in enumerate(changes)}
+        index = {id(ch): tx.early + i for i, ch in enumerate(changes)}
         applier = self.applier
         if applier.raw is not None:
             parts = applier._binlog_parts(changes, index, self.renderer)
         else:
             parts = (("rows", batch) for batch in applier._statements(changes, index, self.renderer))
-        self.tx, self.sent = tx, sent + len(changes)
+        self.tx = tx
         for part in parts:
             self.feed.put(("early", tx, part))
+        del tx.changes[:len(changes)]
+        tx.early += len(changes)
 
     def _due(self, tx) -> bool:
         raw = self.applier.raw
         if raw is not None:
             return raw.fresh >= self.EARLY_BYTES
-        return len(tx.changes) - (self.sent if tx is self.tx else 0) >= self.applier.args.batch_rows
+        return len(tx.changes) >= self.applier.args.batch_rows
 
     def _may_send(self, tx) -> bool:
         if tx.statements or tx.xid is not None or self.applier.args.split_updates:
@@ -1228,7 +1233,7 @@ class _Feed:
     (the applier failed, was interrupted, or is done) makes every blocked ``put`` and
     ``wait_applied`` of the producer raise _Stopped."""
 
-    SIZE = 64       # statements of at most replay.batch.MAX_STATEMENT_BYTES each
+    SIZE = 16      # statements of at most replay.batch.MAX_STATEMENT_BYTES each
 
     def __init__(self):
         self.queue: queue.Queue = queue.Queue(self.SIZE)

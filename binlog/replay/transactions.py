@@ -90,6 +90,8 @@ class Transaction:
     standalone: bool = False        # MariaDB FL_STANDALONE: a DDL group
     rolled_back: bool = False       # ended by ROLLBACK (changes of non-transactional tables)
     incomplete: bool = False        # the input ended before its COMMIT
+    early: int = 0                  # row changes given out before the COMMIT and no longer
+                                    # in ``changes`` (binlog apply's _Early)
 
     @property
     def label(self) -> str:
@@ -104,8 +106,9 @@ class Transaction:
 
     @property
     def rows(self) -> int:
-        """Its row changes: the RowChanges, and the rows each RowCount stands for."""
-        return sum(ch.count if isinstance(ch, RowCount) else 1 for ch in self.changes)
+        """Its row changes: the RowChanges, the rows each RowCount stands for, and those
+        given out early."""
+        return self.early + sum(ch.count if isinstance(ch, RowCount) else 1 for ch in self.changes)
 
 
 def in_binlog_order(tx) -> list:
@@ -195,7 +198,7 @@ class TxAssembler:
         out = []
         tx = self.current
         self.current = None
-        if tx is not None and (tx.changes or tx.statements):
+        if tx is not None and (tx.changes or tx.statements or tx.early):
             tx.incomplete = True
             out.append(tx)
         for prepared in self.prepared.values():
@@ -241,7 +244,7 @@ class TxAssembler:
     def _abandon(self, why: str) -> list:
         tx = self.current
         self.current = None
-        if tx is not None and (tx.changes or tx.statements):
+        if tx is not None and (tx.changes or tx.statements or tx.early):
             self.on_warning(f"{tx.label}: no COMMIT before {why}; its {tx.rows} row "
                             f"changes are not replayed")
         return []
@@ -262,7 +265,7 @@ class TxAssembler:
         end = event_end(file, event)
         tx = self.current
         if control == BEGIN:
-            if tx is None or tx.changes or tx.statements:
+            if tx is None or tx.changes or tx.statements or tx.early:
                 self._abandon("BEGIN")
                 tx = self.current = Transaction(None, (file, h.offset), ts=h.timestamp,
                                                 server_id=h.server_id)
