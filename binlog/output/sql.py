@@ -602,6 +602,16 @@ class SqlRenderer:
         return out + late
 
 
+def _check_whole(ch, renderer) -> None:
+    for image in (ch.before, ch.after):
+        if image is not None and not renderer.complete(ch, image):
+            raise SqlRenderError(
+                "flashback needs whole row images; this one is partial "
+                "(binlog_row_image=MINIMAL or NOBLOB)", table=f"{ch.db}.{ch.table}",
+                source=ch.file, event_offset=ch.pos,
+                hint="only ranges written with binlog_row_image=FULL can be undone")
+
+
 def invert(change):
     """The change that undoes ``change`` (flashback)."""
     from dataclasses import replace
@@ -863,6 +873,11 @@ class _Spool:
         self.file = tempfile.SpooledTemporaryFile(max_size=self.MEMORY)
         self.marks: dict = {}
         self.run = _InsertRun(renderer)
+        # flashback: where each change's undo starts, and its kind: 0 statements; else
+        # the VALUES of an INSERT into heads' entry (kind - 1) // 2, alone when even
+        self.starts = array("q")
+        self.kinds = array("q")
+        self.heads: dict[str, int] = {}
 
     def copy(self, out, start: int, end: int | None) -> int:
         return _copy(self.file, out, start, end)
@@ -885,6 +900,21 @@ def _copy(file, out, start: int, end: int | None) -> int:
     return start
 
 
+def _newest_first(file, starts) -> Iterator[bytes]:
+    """The pieces of ``file`` that start at ``starts`` (in order; the last ends at the
+    file's end), last first: read backwards a window of at least _PIECE bytes at a time."""
+    end = file.tell()
+    window, window_start = b"", end
+    for start in reversed(starts):
+        if start < window_start:
+            window_start = max(0, min(start, end - _PIECE))
+            file.seek(window_start)
+            window = file.read(end - window_start)
+        yield window[start - window_start:end - window_start]
+        end = start
+    file.seek(0, 2)
+
+
 class _Blocks:
     """Flashback's blocks, oldest first, in memory up to _Spool.MEMORY bytes and then in an
     unnamed temporary file (a range's undo is not held in memory until its end); given
@@ -898,6 +928,11 @@ class _Blocks:
     def append(self, text: str) -> None:
         self.starts.append(self.file.tell())
         self._write(self.file, text)
+
+    def begin(self):
+        """A block starts: the file to write it to."""
+        self.starts.append(self.file.tell())
+        return self.file
 
     def write_reversed(self, out) -> None:
         end = self.file.tell()
@@ -943,10 +978,10 @@ class SqlWriter:
         # sql (not flashback, which reverses, nor split, which reorders whole transactions):
         # each change is rendered when it comes, into its transaction's spool (memory, then
         # a temporary file), so a transaction of millions of rows is not held decoded
-        self.streaming = not (flashback or split_updates)
+        self.streaming = not split_updates
         self._spools: dict[int, _Spool] = {}    # id(Transaction) -> its spool
         self._count: RowCount | None = None     # the RowCount of the rows event being read
-        if self.streaming:
+        if self.streaming and not flashback:
             self.renderer.events = {}
             self.rows_hook = self.renderer.note_event
         self._header()
@@ -1017,7 +1052,7 @@ class SqlWriter:
             spool = self._spools[id(tx)] = _Spool(tx, self.renderer)
         reset = _LARGE.set(self.large)
         try:
-            self._spool_change(spool, change)
+            (self._spool_undo if self.flashback else self._spool_change)(spool, change)
         finally:
             _LARGE.reset(reset)
 
@@ -1034,6 +1069,51 @@ class SqlWriter:
         for statement in statements:
             self._write(spool.file, statement + ";\n")
 
+    def _spool_undo(self, spool, ch) -> None:
+        """Flashback: the change's undo, in its transaction's spool; ``undo_block`` gives
+        them newest first.  An undo INSERT of a complete image keeps its VALUES alone
+        (with --extended-insert, runs are joined then, in the reversed order)."""
+        _check_whole(ch, self.renderer)
+        inv = invert(ch)
+        renderer, start = self.renderer, spool.file.tell()
+        if self.extended_insert and inv.op == "insert" and renderer.complete(inv, inv.after):
+            head, values = renderer.insert_template(inv)
+            value = renderer.row_values(inv, inv.after, values)
+            index = spool.heads.setdefault(head, len(spool.heads))
+            self._write(spool.file, value)
+            # a row with a large value (a token, written in pieces) is a statement alone
+            spool.kinds.append(2 * index + 2 if "\0" in value else 2 * index + 1)
+        else:
+            self._write(spool.file, "".join(s + ";\n" for s in renderer.statements(inv)))
+            spool.kinds.append(0)
+        spool.starts.append(start)
+
+    def _undo_block(self, spool, label: str) -> None:
+        """The transaction's undo block, its changes newest first, into ``pending``."""
+        out = self.pending.begin()
+        out.write(f"{_comment('undo of ' + label)}\nBEGIN;\n".encode("utf-8", "surrogateescape"))
+        heads = [h.encode("utf-8", "surrogateescape") for h in spool.heads]
+        run_head, size = b"", 0
+        run: list[bytes] = []
+        texts = _newest_first(spool.file, spool.starts)
+        for text, kind in zip(texts, reversed(spool.kinds), strict=True):
+            insert = heads[(kind - 1) // 2] if kind else b""
+            if kind == 0 or kind % 2 == 0 or insert != run_head or size + len(text) > EXTENDED_INSERT:
+                if run:
+                    out.write(run_head + b" VALUES " + b",".join(run) + b";\n")
+                run, run_head, size = [], insert, len(insert)
+            if kind == 0:
+                out.write(text)
+            elif kind % 2 == 0:
+                out.write(insert + b" VALUES " + text + b";\n")
+            else:
+                run.append(text)
+                size += len(text) + 1
+        if run:
+            out.write(run_head + b" VALUES " + b",".join(run) + b";\n")
+        out.write(b"COMMIT;\n")
+        spool.file.close()
+
     def _flush_values(self, spool) -> None:
         for statement in spool.run.flush():
             self._write(spool.file, statement + ";\n")
@@ -1044,6 +1124,14 @@ class SqlWriter:
         spool = self._spools.pop(id(tx), None)
         if spool is not None and spool.tx is not tx:
             spool = None
+        if self.flashback:
+            for statement in tx.statements:
+                self.warn(f"{statement.file} @ {statement.pos}: statement-based change inside "
+                          f"{tx.label} cannot be undone by flashback: {_short(statement.query)}")
+            if spool is not None:
+                self._undo_block(spool, head)
+                self.transactions += 1
+            return
         if spool is None and not tx.statements:
             return
         if spool is not None:
@@ -1184,13 +1272,7 @@ class SqlWriter:
         changes = tx.changes
         if self.flashback:
             for ch in changes:
-                for image in (ch.before, ch.after):
-                    if image is not None and not self.renderer.complete(ch, image):
-                        raise SqlRenderError(
-                            "flashback needs whole row images; this one is partial "
-                            "(binlog_row_image=MINIMAL or NOBLOB)", table=f"{ch.db}.{ch.table}",
-                            source=ch.file, event_offset=ch.pos,
-                            hint="only ranges written with binlog_row_image=FULL can be undone")
+                _check_whole(ch, self.renderer)
             changes = [invert(ch) for ch in reversed(changes)]
         if not changes:
             return

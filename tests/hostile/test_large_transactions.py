@@ -51,7 +51,8 @@ def _transaction_binlog(path, events: int):
     return path
 
 
-@pytest.mark.parametrize("args", [["--format", "sql"], ["--format", "sql", "--extended-insert"]])
+@pytest.mark.parametrize("args", [["--format", "sql"], ["--format", "sql", "--extended-insert"],
+                                  ["--format", "flashback"], ["--format", "flashback", "--extended-insert"]])
 def test_a_large_transaction_is_not_held_decoded(tmp_path, schema, args):
     small = _peak_rss(*args, "--schema-ddl", schema, _transaction_binlog(tmp_path / "s.binlog", 2))
     big = _peak_rss(*args, "--schema-ddl", schema, _transaction_binlog(tmp_path / "b.binlog", 200))
