@@ -57,6 +57,7 @@ import sys
 import tempfile
 from array import array
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Iterator
@@ -67,7 +68,7 @@ from ..errors import BinlogError
 from ..events import QueryEvent
 from ..interrupts import deferred
 from ..reader import RowCount
-from ..rows import sql_values
+from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
 from ..types.strings import LargeText
 from .values import charset_of, json_text
@@ -824,6 +825,14 @@ def ddl_script(statement) -> list[str]:
     return out
 
 
+@dataclass(slots=True)
+class _InsertValues(EncodedRows):
+    """The rows of an insert event as VALUES text (SqlWriter.encode_rows): ``head`` is
+    the INSERT (REPLACE) before ``VALUES``, ``values`` each row's ``(v1, v2, ...)``."""
+    head: str = ""
+    values: list = field(default_factory=list)
+
+
 class _InsertRun:
     """--extended-insert, one change at a time: ``add`` gives the statements that are
     complete (a run of complete-image INSERTs/REPLACEs of one table version grows into a
@@ -842,7 +851,10 @@ class _InsertRun:
         if ch.op != "insert" or not renderer.complete(ch, ch.after):
             return self.flush() + renderer.statements(ch)
         head, row_values = renderer.insert_template(ch)
-        value = renderer.row_values(ch, ch.after, row_values)
+        return self.add_value(head, renderer.row_values(ch, ch.after, row_values))
+
+    def add_value(self, head: str, value: str) -> list[str]:
+        """``add`` for an INSERT (REPLACE) ``head`` and its row's VALUES text."""
         large = "\0" in value
         out = []
         if head != self.head or self.size + len(value) > EXTENDED_INSERT or large:
@@ -1033,9 +1045,35 @@ class SqlWriter:
             self._unit(unit)
 
     # -- sql: each change rendered as it comes (_Spool) ----------------------------------
-    def _stream(self, change) -> None:
-        """The change's statements go to its transaction's spool now; the assembler holds
-        one RowCount per rows event instead of the decoded rows."""
+    def encode_rows(self, change, event):
+        """The batch path (the reader's ``row_encoder``) of --format sql: an insert event
+        whose rows the compiled walk gives as VALUES text (``rows.sql_values``: complete
+        images, nothing large) is rendered from its bytes, no row decoded; ``change`` is
+        its RowChange without images.  An _InsertValues, or None: ``write`` takes each
+        row of any other event."""
+        if not self.streaming or self.flashback or event.kind != "insert":
+            return None
+        try:
+            head, values = self.renderer.insert_template(change)
+        except SqlRenderError:
+            return None     # raised by ``write``, after any error decoding the rows gives
+        texts = sql_values(event, change.plan, values.spec, _literal_bytes)
+        if not texts:
+            return None
+        return _InsertValues(change, b"", 0, len(texts), head, texts)
+
+    def write_encoded(self, item) -> None:
+        """An _InsertValues (``encode_rows``), as ``write`` of each of its rows renders it."""
+        spool = self._spool_for(item.change, item.count)
+        if self.extended_insert:
+            statements = [s for value in item.values for s in spool.run.add_value(item.head, value)]
+        else:
+            statements = [f"{item.head} VALUES {value}" for value in item.values]
+        self._write(spool.file, "".join(s + ";\n" for s in statements))
+
+    def _spool_for(self, change, rows: int):
+        """The spool of the change's transaction; the assembler is given one RowCount per
+        rows event (instead of the decoded rows), counting ``rows`` more."""
         assembler = self.assembler
         count = self._count
         tx = assembler.current
@@ -1045,11 +1083,16 @@ class SqlWriter:
                                            change.gtid, change.db, change.table, change.op, 0)
             assembler.feed(count)
             tx = assembler.current
-        count.count += 1
+        count.count += rows
         spool = self._spools.get(id(tx))
         if spool is None or spool.tx is not tx:
             self._drop_spools()
             spool = self._spools[id(tx)] = _Spool(tx, self.renderer)
+        return spool
+
+    def _stream(self, change) -> None:
+        """The change's statements go to its transaction's spool now."""
+        spool = self._spool_for(change, 1)
         reset = _LARGE.set(self.large)
         try:
             (self._spool_undo if self.flashback else self._spool_change)(spool, change)

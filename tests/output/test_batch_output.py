@@ -62,11 +62,13 @@ OPTIONS = {
                                                            "--timezone", "Europe/Berlin"]],
     "text": [[], ["--bigint-as-string", "--binary-encoding", "base64"],
              ["--timezone", "America/New_York", "--table", "*.t*"]],
+    # sql: insert events' VALUES from the compiled walk (SqlWriter.encode_rows)
+    "sql": [[], ["--no-safe", "--extended-insert"], ["--extended-insert", "--table", "*.t*"]],
 }
 
 
 @pytest.mark.parametrize("path", _binlogs(), ids=lambda p: p.name)
-@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("fmt", ["json", "text", "sql"])
 def test_batch_output_equals_per_row_and_pure(path, fmt, monkeypatch):
     for options in OPTIONS[fmt]:
         argv = ["dump", "--format", fmt, *options, str(path)]
@@ -92,6 +94,21 @@ def test_batch_path_is_taken(monkeypatch):
     assert code == 0 and taken and all(t is not None for t in taken)
     assert sum(t[2] for t in taken) + sum(r.rows for r in runs if r) == sum(
         b'"op":"' in line and b'"row":' in line for line in out.splitlines())
+
+
+def test_sql_insert_events_are_not_decoded(monkeypatch):
+    """dump --format sql: an insert event's rows go from its bytes to VALUES; no row of
+    it is decoded (the update and delete events' rows are)."""
+    import binlog.reader as reader
+
+    decoded = []
+    decode = reader.decode_rows
+    monkeypatch.setattr(reader, "decode_rows", lambda event, plan: decoded.append(event.kind)
+                        or decode(event, plan))
+    code, out, _ = _dump(["dump", "--format", "sql", str(SAMPLES / "mariadb-10.11" / "types_full.binlog")],
+                         "batch", monkeypatch)
+    assert code == 0 and out.count(b"REPLACE INTO ") > 10
+    assert "insert" not in decoded and "update" in decoded
 
 
 # --- mutated row bytes of real rows events -----------------------------------------------
