@@ -1485,7 +1485,8 @@ static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObjec
     case K_VARCHAR: case K_STRING: case K_BLOB: {
         Py_ssize_t vlen;
         if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
+        if (code == 's') {                /* walked, not written (sql_image) */
+        } else if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
             unsigned char *padded = PyMem_Malloc(s->length);
             if (!padded) { PyErr_NoMemory(); return -1; }
             memcpy(padded, p + size, vlen);
@@ -1507,7 +1508,9 @@ static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObjec
     case K_ENUM: {
         long idx;
         if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
-        if (!s->labels) {
+        if (code == 's') {
+            /* walked, not written (sql_image) */
+        } else if (!s->labels) {
             rc = put_int(e, idx);
         } else if (code != 'q') {
             return -1;
@@ -1558,17 +1561,19 @@ static int sql_image(Enc *e, const Walk *w, const char *spec, PyObject *pysteps,
     return 0;
 }
 
-/* sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render) -> [str] */
+/* sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render[, before])
+ * -> [str]; before 1 (kind 1 only): each row's before image instead of its after image. */
 static PyObject *sql_values(PyObject *self, PyObject *args) {
     PyObject *data_obj, *cap, *cap_after, *steps, *steps_after, *render;
     const char *spec;
     Py_ssize_t nspec;
-    int kind;
-    if (!PyArg_ParseTuple(args, "O!iOOO!O!y#O", &PyBytes_Type, &data_obj, &kind, &cap, &cap_after,
-                          &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &spec, &nspec, &render))
+    int kind, before = 0;
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!y#O|i", &PyBytes_Type, &data_obj, &kind, &cap,
+                          &cap_after, &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &spec,
+                          &nspec, &render, &before))
         return NULL;
-    if (kind != 0 && kind != 1) {
-        PyErr_SetString(PyExc_ValueError, "kind is 0 or 1 (images after)");
+    if ((kind != 0 && kind != 1) || (before && kind != 1)) {
+        PyErr_SetString(PyExc_ValueError, "kind is 0 or 1 (images after); before needs kind 1");
         return NULL;
     }
     Walk *w, *wa;
@@ -1584,14 +1589,16 @@ static PyObject *sql_values(PyObject *self, PyObject *args) {
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     while (pos < end) {
-        Py_ssize_t start = pos;
+        Py_ssize_t start = pos, kept = 0;
         e.b.len = 0;
-        if (kind == 1) {        /* the before image: walked, not written */
+        if (kind == 1) {        /* the before image: kept only when asked for */
             if (sql_image(&e, w, spec, steps, data_obj, data, &pos, end) < 0) goto fallback;
-            e.b.len = 0;
+            kept = e.b.len;
+            if (!before) e.b.len = 0;
         }
         if (sql_image(&e, wa, spec, psa, data_obj, data, &pos, end) < 0 || pos == start)
             goto fallback;
+        if (before) e.b.len = kept;     /* the after image: walked, not written */
         PyObject *text = PyUnicode_DecodeUTF8(e.b.p, e.b.len, "surrogateescape");
         if (!text || PyList_Append(out, text) < 0) { Py_XDECREF(text); goto fail; }
         Py_DECREF(text);
@@ -2257,8 +2264,10 @@ static PyMethodDef methods[] = {
     {"compile_walk", compile_walk, METH_VARARGS, "Compile a row-image walk for decode_event."},
     {"decode_event", decode_event, METH_VARARGS, "Decode all row images of one rows event."},
     {"sql_values", sql_values, METH_VARARGS,
-     "sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render) -> [str]\n\n"
-     "The '(v1, v2, ...)' of each row's after image (kind 0 insert, 1 update) as\n"
+     "sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render[, before])\n"
+     "    -> [str]\n\n"
+     "The '(v1, v2, ...)' of each row's after image (kind 0 insert or delete: the only\n"
+     "image; 1 update: with before=1 its before image) as\n"
      "output/sql.py RowValues writes it, by spec (one code per column: q utf8 text quoted,\n"
      "x bytes as hex, p the Python decoder and render(value, column) -> bytes, v by kind,\n"
      "s not written); Fallback on anything else."},

@@ -326,22 +326,28 @@ def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | No
         return None
 
 
-def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render) -> list | None:
-    """The ``(v1, v2, ...)`` text of each row's after image of an insert or update event,
-    as ``output.sql.RowValues`` writes it (``spec``: one code per column, see
-    ``_speedups.sql_values``), by the compiled walk from the event's bytes; None when it
-    cannot (no compiled module, a partial image, a large or partial-JSON event, anything
-    it leaves to Python): the caller renders the decoded rows."""
+def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render,
+               before: bool = False) -> list | None:
+    """The ``(v1, v2, ...)`` text of each row's image, as ``output.sql.RowValues`` writes
+    it (``spec``: one code per column, see ``_speedups.sql_values``): the after image of
+    an insert or update event, the before image of an update (``before``) or a delete
+    event, by the compiled walk from the event's bytes; None when it cannot (no compiled
+    module, a partial image, a large or partial-JSON event, anything it leaves to Python):
+    the caller renders the decoded rows."""
     width = len(plan.columns)
-    walks = _compiled_walks(event, plan) if event.kind in ("insert", UPDATE) and len(spec) == width else None
+    kind = event.kind
+    if len(spec) != width or (kind == "insert" and before) or (kind == "delete" and not before):
+        return None
+    walks = _compiled_walks(event, plan)
     if walks is None:
         return None
     walk, walk_after = walks
     if len(walk[1]) != width or len(walk_after[1]) != width:
         return None
+    update = kind == UPDATE
     try:
-        return _speedups.sql_values(event.data, 1 if event.kind == UPDATE else 0, walk[2],
-                                    walk_after[2], walk[1], walk_after[1], spec, render)
+        return _speedups.sql_values(event.data, int(update), walk[2], walk_after[2], walk[1],
+                                    walk_after[1], spec, render, int(before and update))
     except _speedups.Fallback:
         return None
 

@@ -290,28 +290,38 @@ def check_rows(case: RowsCase) -> str:
 def _check_sql_values(event, plan) -> int:
     """The ``(v1, v2, ...)`` texts the compiled walk writes from the event's bytes
     (``rows.sql_values``: dump --format sql) against ``output.sql.RowValues`` over the
-    decoded after images (equal to the pure decoder's: checked before); a Fallback leaves
-    the event to that path, and must where ``literal`` refuses a value.  Returns the
-    rows checked."""
+    decoded images (equal to the pure decoder's: checked before): the after image of
+    inserts and updates, the before image of updates and deletes (the keys of DELETE and
+    UPDATE), with every column and with columns left out ('s': walked, not written, as
+    a key column alone is written); a Fallback leaves the event to that path, and must
+    where ``literal`` refuses a value.  Returns the rows checked."""
     from binlog.output.sql import RowValues, _literal_bytes, value_code
 
-    if event.kind not in ("insert", "update"):
-        return 0
-    spec = "".join(value_code(c) for c in plan.columns).encode("ascii")
-    try:
-        got = rows.sql_values(event, plan, spec, _literal_bytes)
-    except Exception as exc:
-        raise Difference(f"_speedups.sql_values raised {type(exc).__name__}: {exc}") from exc
-    if got is None:
-        return 0
-    values = RowValues(plan.columns, spec)
-    try:
-        expected = [values(after) for _, after in rows.decode_rows(event, plan)]
-    except BinlogError as exc:
-        raise Difference(f"sql_values wrote what literal() refuses ({exc}): {got}") from exc
-    if got != expected:
-        raise Difference(f"sql_values differs:\n  compiled {got}\n  pure     {expected}")
-    return len(got)
+    codes = [value_code(c) for c in plan.columns]
+    images = {"insert": [False], "update": [False, True], "delete": [True]}[event.kind]
+    masks = [[True] * len(codes), [i % 2 == 0 for i in range(len(codes))],
+             [i == len(codes) // 2 for i in range(len(codes))]]
+    checked = 0
+    for before in images:
+        for mask in masks:
+            spec = "".join(c if kept else "s" for c, kept in zip(codes, mask, strict=True)).encode()
+            try:
+                got = rows.sql_values(event, plan, spec, _literal_bytes, before=before)
+            except Exception as exc:
+                raise Difference(f"_speedups.sql_values raised {type(exc).__name__}: {exc}") from exc
+            if got is None:
+                continue
+            values = RowValues([c for c, kept in zip(plan.columns, mask, strict=True) if kept], spec)
+            try:
+                expected = [values(image[0] if before else image[1])
+                            for image in rows.decode_rows(event, plan)]
+            except BinlogError as exc:
+                raise Difference(f"sql_values wrote what literal() refuses ({exc}): {got}") from exc
+            if got != expected:
+                raise Difference(f"sql_values differs (before={before}, spec {spec!r}):\n"
+                                 f"  compiled {got}\n  pure     {expected}")
+            checked += len(got)
+    return checked
 
 
 _CHECKSUM_FIELD = re.compile(rb',"checksum":(\{"current":(?:[0-9]+|null),"previous":(?:[0-9]+|null)\})')

@@ -508,6 +508,32 @@ class SqlRenderer:
         cols = change.plan.columns
         return [literal(row[cols[i].key], cols[i]) for i in tk.identity]
 
+    def key_conditions(self, change, event) -> list[str] | None:
+        """``where``'s condition by key of each row's before image of a delete or update
+        event, from the event's bytes (rows.sql_values, a key column at a time); None when
+        the table has no key, a key value is NULL, or the compiled walk cannot take the
+        event: ``where`` of the decoded rows then."""
+        tk = self.keys.keys(change)
+        if not tk.identity:
+            return None
+        names = self._names(change, tk)
+        cols = change.plan.columns
+        columns = []
+        for i in tk.identity:
+            spec = bytearray(b"s" * len(cols))
+            spec[i] = ord(value_code(cols[i]))
+            texts = sql_values(event, change.plan, bytes(spec), _literal_bytes, before=True)
+            if texts is None:
+                return None
+            columns.append((f"{quote_ident(names[i])} = ", texts))
+        out = []
+        for row in range(len(columns[0][1])):
+            literals = [texts[row][1:-1] for _, texts in columns]      # "(v)" -> v
+            if "NULL" in literals:
+                return None
+            out.append(" AND ".join(name + v for (name, _), v in zip(columns, literals, strict=True)))
+        return out
+
     def _literal(self, col):
         """``literal_function(col)``, made once per column (the column object is held:
         its id is not reused while cached)."""
@@ -826,11 +852,13 @@ def ddl_script(statement) -> list[str]:
 
 
 @dataclass(slots=True)
-class _InsertValues(EncodedRows):
-    """The rows of an insert event as VALUES text (SqlWriter.encode_rows): ``head`` is
-    the INSERT (REPLACE) before ``VALUES``, ``values`` each row's ``(v1, v2, ...)``."""
+class _EncodedSql(EncodedRows):
+    """The rows of a rows event rendered from its bytes (SqlWriter.encode_rows): of an
+    insert event ``head``, the INSERT (REPLACE) before ``VALUES``, and ``values``, each
+    row's ``(v1, v2, ...)``; of any other, its ``statements``, in order."""
     head: str = ""
     values: list = field(default_factory=list)
+    statements: list = field(default_factory=list)
 
 
 class _InsertRun:
@@ -1049,23 +1077,45 @@ class SqlWriter:
         """The batch path (the reader's ``row_encoder``) of --format sql: an insert event
         whose rows the compiled walk gives as VALUES text (``rows.sql_values``: complete
         images, nothing large) is rendered from its bytes, no row decoded; ``change`` is
-        its RowChange without images.  An _InsertValues, or None: ``write`` takes each
-        row of any other event."""
-        if not self.streaming or self.flashback or event.kind != "insert":
+        its RowChange without images; a delete event, or in safe mode an update event,
+        whose rows' keys and after images it gives likewise becomes its statements.  An
+        _EncodedSql, or None: ``write`` takes each row of the event."""
+        kind = event.kind
+        if not self.streaming or self.flashback or (kind == "update" and not self.renderer.safe):
             return None
         try:
-            head, values = self.renderer.insert_template(change)
+            if kind == "insert":
+                head, values = self.renderer.insert_template(change)
+                texts = sql_values(event, change.plan, values.spec, _literal_bytes)
+                return _EncodedSql(change, b"", 0, len(texts), head, texts) if texts else None
+            return self._by_key(change, event)
         except SqlRenderError:
             return None     # raised by ``write``, after any error decoding the rows gives
-        texts = sql_values(event, change.plan, values.spec, _literal_bytes)
-        if not texts:
+
+    def _by_key(self, change, event):
+        """A delete event's DELETEs by key, or (safe mode) an update event's DELETE by key
+        + REPLACE of the whole after image per row, as ``statements`` renders them."""
+        renderer = self.renderer
+        conditions = renderer.key_conditions(change, event)
+        if not conditions:
             return None
-        return _InsertValues(change, b"", 0, len(texts), head, texts)
+        table = renderer.table(change)
+        deletes = [f"DELETE FROM {table} WHERE {c} LIMIT 1" for c in conditions]
+        if event.kind == "delete":
+            return _EncodedSql(change, b"", 0, len(deletes), statements=deletes)
+        head, values = renderer.insert_template(change)
+        texts = sql_values(event, change.plan, values.spec, _literal_bytes)
+        if texts is None or len(texts) != len(deletes):
+            return None
+        statements = [s for d, v in zip(deletes, texts, strict=True) for s in (d, f"{head} VALUES {v}")]
+        return _EncodedSql(change, b"", 0, len(deletes), statements=statements)
 
     def write_encoded(self, item) -> None:
-        """An _InsertValues (``encode_rows``), as ``write`` of each of its rows renders it."""
+        """An _EncodedSql (``encode_rows``), as ``write`` of each of its rows renders it."""
         spool = self._spool_for(item.change, item.count)
-        if self.extended_insert:
+        if item.statements:
+            statements = spool.run.flush() + item.statements
+        elif self.extended_insert:
             statements = [s for value in item.values for s in spool.run.add_value(item.head, value)]
         else:
             statements = [f"{item.head} VALUES {value}" for value in item.values]

@@ -96,19 +96,24 @@ def test_batch_path_is_taken(monkeypatch):
         b'"op":"' in line and b'"row":' in line for line in out.splitlines())
 
 
-def test_sql_insert_events_are_not_decoded(monkeypatch):
-    """dump --format sql: an insert event's rows go from its bytes to VALUES; no row of
-    it is decoded (the update and delete events' rows are)."""
+def test_sql_rows_events_are_not_decoded(monkeypatch):
+    """dump --format sql: an insert event's rows go from its bytes to VALUES, a delete's
+    and (safe mode) an update's to DELETE by key (+ REPLACE); no row of them is decoded,
+    but the rows of a table without a key (WHERE on every column) and, with --no-safe,
+    updates (UPDATE ... SET) are."""
     import binlog.reader as reader
 
     decoded = []
     decode = reader.decode_rows
-    monkeypatch.setattr(reader, "decode_rows", lambda event, plan: decoded.append(event.kind)
-                        or decode(event, plan))
-    code, out, _ = _dump(["dump", "--format", "sql", str(SAMPLES / "mariadb-10.11" / "types_full.binlog")],
-                         "batch", monkeypatch)
-    assert code == 0 and out.count(b"REPLACE INTO ") > 10
-    assert "insert" not in decoded and "update" in decoded
+    monkeypatch.setattr(reader, "decode_rows", lambda event, plan: decoded.append(
+        (event.kind, plan.qualified_name)) or decode(event, plan))
+    path = str(SAMPLES / "mariadb-10.11" / "types_full.binlog")
+    code, out, _ = _dump(["dump", "--format", "sql", path], "batch", monkeypatch)
+    assert code == 0 and out.count(b"REPLACE INTO ") > 10 and b"DELETE FROM `tf`.`ints` WHERE `id` = 3 LIMIT 1;" in out
+    assert sorted(set(decoded)) == [("delete", "tf.nopk"), ("update", "tf.nopk")]
+    decoded.clear()
+    code, out, _ = _dump(["dump", "--format", "sql", "--no-safe", path], "batch", monkeypatch)
+    assert code == 0 and ("update", "tf.ints") in decoded and ("insert", "tf.ints") not in decoded
 
 
 # --- mutated row bytes of real rows events -----------------------------------------------
