@@ -1532,20 +1532,26 @@ static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObjec
     return rc;
 }
 
-/* (v1, v2, ...) of one image along spec (one code per step; s: a column not written). */
+/* (v1, v2, ...) of one image along spec (one code per step; s: a column not written);
+ * with names (a tuple of bytes, one per step): n1 = v1, n2 = v2, ... (an UPDATE's SET). */
 static int sql_image(Enc *e, const Walk *w, const char *spec, PyObject *pysteps,
-                     PyObject *data_obj, const unsigned char *data, Py_ssize_t *ppos,
-                     Py_ssize_t end) {
+                     PyObject *names, PyObject *data_obj, const unsigned char *data,
+                     Py_ssize_t *ppos, Py_ssize_t end) {
     Py_ssize_t pos = *ppos;
     if (end - pos < w->nbytes) return -1;
     const unsigned char *nulls = data + pos;
     pos += w->nbytes;
     int first = 1;
-    PUTS("(");
+    if (!names) PUTS("(");
     for (Py_ssize_t i = 0; i < w->count; i++) {
         const Step *s = &w->steps[i];
         Py_ssize_t mark = e->b.len;
         if (!first && spec[i] != 's') PUTS(", ");
+        if (names && spec[i] != 's') {
+            PyObject *name = PyTuple_GET_ITEM(names, i);
+            if (put(&e->b, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)) < 0) return -1;
+            PUTS(" = ");
+        }
         if (nulls[s->null_byte] & s->null_mask) {
             if (spec[i] != 's') PUTS("NULL");
         } else if (sql_value(e, s, spec[i], PyTuple_GET_ITEM(pysteps, i), data_obj, data, &pos,
@@ -1556,22 +1562,36 @@ static int sql_image(Enc *e, const Walk *w, const char *spec, PyObject *pysteps,
         else first = 0;
         if (e->b.len > MAX_OUTPUT) return -1;
     }
-    PUTS(")");
+    if (!names) PUTS(")");
     *ppos = pos;
     return 0;
 }
 
-/* sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render[, before])
- * -> [str]; before 1 (kind 1 only): each row's before image instead of its after image. */
+/* sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render[, before,
+ * names]) -> [str]; before 1 (kind 1 only): each row's before image instead of its after
+ * image; names (None or a tuple of bytes per column): written as sql_image says. */
 static PyObject *sql_values(PyObject *self, PyObject *args) {
-    PyObject *data_obj, *cap, *cap_after, *steps, *steps_after, *render;
+    PyObject *data_obj, *cap, *cap_after, *steps, *steps_after, *render, *names = Py_None;
     const char *spec;
     Py_ssize_t nspec;
     int kind, before = 0;
-    if (!PyArg_ParseTuple(args, "O!iOOO!O!y#O|i", &PyBytes_Type, &data_obj, &kind, &cap,
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!y#O|iO", &PyBytes_Type, &data_obj, &kind, &cap,
                           &cap_after, &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &spec,
-                          &nspec, &render, &before))
+                          &nspec, &render, &before, &names))
         return NULL;
+    if (names == Py_None) {
+        names = NULL;
+    } else if (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != nspec) {
+        PyErr_SetString(PyExc_ValueError, "names is None or a tuple as long as spec");
+        return NULL;
+    } else {
+        for (Py_ssize_t i = 0; i < nspec; i++) {
+            if (!PyBytes_Check(PyTuple_GET_ITEM(names, i))) {
+                PyErr_SetString(PyExc_ValueError, "names holds bytes");
+                return NULL;
+            }
+        }
+    }
     if ((kind != 0 && kind != 1) || (before && kind != 1)) {
         PyErr_SetString(PyExc_ValueError, "kind is 0 or 1 (images after); before needs kind 1");
         return NULL;
@@ -1592,11 +1612,14 @@ static PyObject *sql_values(PyObject *self, PyObject *args) {
         Py_ssize_t start = pos, kept = 0;
         e.b.len = 0;
         if (kind == 1) {        /* the before image: kept only when asked for */
-            if (sql_image(&e, w, spec, steps, data_obj, data, &pos, end) < 0) goto fallback;
+            if (sql_image(&e, w, spec, steps, before ? names : NULL, data_obj, data, &pos,
+                          end) < 0)
+                goto fallback;
             kept = e.b.len;
             if (!before) e.b.len = 0;
         }
-        if (sql_image(&e, wa, spec, psa, data_obj, data, &pos, end) < 0 || pos == start)
+        if (sql_image(&e, wa, spec, psa, before ? NULL : names, data_obj, data, &pos, end) < 0
+                || pos == start)
             goto fallback;
         if (before) e.b.len = kept;     /* the after image: walked, not written */
         PyObject *text = PyUnicode_DecodeUTF8(e.b.p, e.b.len, "surrogateescape");
@@ -2264,10 +2287,11 @@ static PyMethodDef methods[] = {
     {"compile_walk", compile_walk, METH_VARARGS, "Compile a row-image walk for decode_event."},
     {"decode_event", decode_event, METH_VARARGS, "Decode all row images of one rows event."},
     {"sql_values", sql_values, METH_VARARGS,
-     "sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render[, before])\n"
-     "    -> [str]\n\n"
+     "sql_values(data, kind, walk, walk_after, steps, steps_after, spec, render[, before,\n"
+     "           names]) -> [str]\n\n"
      "The '(v1, v2, ...)' of each row's after image (kind 0 insert or delete: the only\n"
-     "image; 1 update: with before=1 its before image) as\n"
+     "image; 1 update: with before=1 its before image; with names, a tuple of bytes per\n"
+     "column, 'n1 = v1, n2 = v2, ...') as\n"
      "output/sql.py RowValues writes it, by spec (one code per column: q utf8 text quoted,\n"
      "x bytes as hex, p the Python decoder and render(value, column) -> bytes, v by kind,\n"
      "s not written); Fallback on anything else."},

@@ -327,11 +327,12 @@ def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | No
 
 
 def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render,
-               before: bool = False) -> list | None:
+               before: bool = False, names: tuple | None = None) -> list | None:
     """The ``(v1, v2, ...)`` text of each row's image, as ``output.sql.RowValues`` writes
     it (``spec``: one code per column, see ``_speedups.sql_values``): the after image of
     an insert or update event, the before image of an update (``before``) or a delete
-    event, by the compiled walk from the event's bytes; None when it cannot (no compiled
+    event, by the compiled walk from the event's bytes (with ``names``, one quoted name
+    per column as bytes: ``n1 = v1, n2 = v2, ...``); None when it cannot (no compiled
     module, a partial image, a large or partial-JSON event, anything it leaves to Python):
     the caller renders the decoded rows."""
     width = len(plan.columns)
@@ -347,7 +348,7 @@ def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render,
     update = kind == UPDATE
     try:
         return _speedups.sql_values(event.data, int(update), walk[2], walk_after[2], walk[1],
-                                    walk_after[1], spec, render, int(before and update))
+                                    walk_after[1], spec, render, int(before and update), names)
     except _speedups.Fallback:
         return None
 

@@ -321,7 +321,31 @@ def _check_sql_values(event, plan) -> int:
                 raise Difference(f"sql_values differs (before={before}, spec {spec!r}):\n"
                                  f"  compiled {got}\n  pure     {expected}")
             checked += len(got)
+    if event.kind != "delete":
+        checked += _check_set_lists(event, plan, codes)
     return checked
+
+
+def _check_set_lists(event, plan, codes) -> int:
+    """``n1 = v1, ...`` of each row's after image (``names``: an UPDATE's SET, --no-safe)
+    against ``literal`` of each decoded value, as ``SqlRenderer.update`` writes them."""
+    from binlog.output.sql import _literal_bytes, literal
+
+    names = tuple(f"`c{i}`".encode() for i in range(len(codes)))
+    try:
+        got = rows.sql_values(event, plan, "".join(codes).encode(), _literal_bytes, names=names)
+    except Exception as exc:
+        raise Difference(f"_speedups.sql_values (names) raised {type(exc).__name__}: {exc}") from exc
+    if got is None:
+        return 0
+    try:
+        expected = [", ".join(f"`c{c.index}` = {literal(after[c.key], c)}" for c in plan.columns)
+                    for _, after in rows.decode_rows(event, plan)]
+    except BinlogError as exc:
+        raise Difference(f"sql_values wrote what literal() refuses ({exc}): {got}") from exc
+    if got != expected:
+        raise Difference(f"sql_values (names) differs:\n  compiled {got}\n  pure     {expected}")
+    return len(got)
 
 
 _CHECKSUM_FIELD = re.compile(rb',"checksum":(\{"current":(?:[0-9]+|null),"previous":(?:[0-9]+|null)\})')

@@ -508,6 +508,14 @@ class SqlRenderer:
         cols = change.plan.columns
         return [literal(row[cols[i].key], cols[i]) for i in tk.identity]
 
+    def set_names(self, change) -> tuple:
+        """Each column's quoted name as bytes (b"" for one not written): the ``names`` of
+        rows.sql_values for ``update``'s SET list."""
+        tk = self.keys.keys(change)
+        names = self._names(change, tk)
+        return tuple(b"" if c.index in tk.skip else quote_ident(names[c.index]).encode("utf-8", "surrogateescape")
+                     for c in change.plan.columns)
+
     def key_conditions(self, change, event) -> list[str] | None:
         """``where``'s condition by key of each row's before image of a delete or update
         event, from the event's bytes (rows.sql_values, a key column at a time); None when
@@ -1077,11 +1085,12 @@ class SqlWriter:
         """The batch path (the reader's ``row_encoder``) of --format sql: an insert event
         whose rows the compiled walk gives as VALUES text (``rows.sql_values``: complete
         images, nothing large) is rendered from its bytes, no row decoded; ``change`` is
-        its RowChange without images; a delete event, or in safe mode an update event,
-        whose rows' keys and after images it gives likewise becomes its statements.  An
+        its RowChange without images; a delete or update event whose rows' keys and after
+        images it gives likewise becomes its statements (DELETE by key, and REPLACE or
+        UPDATE ... SET).  An
         _EncodedSql, or None: ``write`` takes each row of the event."""
         kind = event.kind
-        if not self.streaming or self.flashback or (kind == "update" and not self.renderer.safe):
+        if not self.streaming or self.flashback:
             return None
         try:
             if kind == "insert":
@@ -1104,6 +1113,14 @@ class SqlWriter:
         if event.kind == "delete":
             return _EncodedSql(change, b"", 0, len(deletes), statements=deletes)
         head, values = renderer.insert_template(change)
+        if not renderer.safe:       # UPDATE ... SET every column of the after image
+            names = renderer.set_names(change)
+            sets = sql_values(event, change.plan, values.spec, _literal_bytes, names=names)
+            if sets is None or len(sets) != len(conditions):
+                return None
+            statements = [f"UPDATE {table} SET {s} WHERE {c} LIMIT 1"
+                          for s, c in zip(sets, conditions, strict=True)]
+            return _EncodedSql(change, b"", 0, len(statements), statements=statements)
         texts = sql_values(event, change.plan, values.spec, _literal_bytes)
         if texts is None or len(texts) != len(deletes):
             return None

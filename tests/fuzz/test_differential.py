@@ -307,7 +307,7 @@ def test_sql_values_escape_every_special_character():
                          diff.rows_body(diff.WRITE_V2, 5, b"\x1f", b"\x1f", data))
     assert diff.check_rows(case) == "compiled"
     table_map, event_ = diff.case_events(case)
-    assert diff._check_sql_values(event_, diff._plan(case, table_map)) == 3     # three specs
+    assert diff._check_sql_values(event_, diff._plan(case, table_map)) == 4     # 3 specs, SET
 
 
 @pytest.mark.parametrize("rows_type", [diff.UPDATE_V2, diff.DELETE_V2])
@@ -324,8 +324,8 @@ def test_sql_values_of_before_images_with_columns_left_out(rows_type):
                          diff.rows_body(rows_type, 3, b"\x07", b"\x07", data))
     assert diff.check_rows(case) == "compiled"
     table_map, event_ = diff.case_events(case)
-    # update: 2 images x 3 specs x 2 rows; delete: 1 image x 3 specs x 2 rows
-    assert diff._check_sql_values(event_, diff._plan(case, table_map)) == (12 if rows_type == diff.UPDATE_V2 else 6)
+    # update: 2 images x 3 specs x 2 rows + the SET lists; delete: 1 image x 3 specs x 2 rows
+    assert diff._check_sql_values(event_, diff._plan(case, table_map)) == (14 if rows_type == diff.UPDATE_V2 else 6)
 
 
 def test_checksum_of_a_nan_double_is_a_typed_error(tmp_path):
