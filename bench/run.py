@@ -11,6 +11,7 @@ Contenders, each pinned to CPU 0 with taskset, output to /dev/null, wall and CPU
   mariadb     mariadb-binlog -v --base64-output=decode-rows
   json        binlog dump --format json
   text        binlog dump --format text
+  sql         binlog dump --format sql (safe mode: REPLACE / DELETE by key)
   filtered    binlog dump --format json --table bench.t3 (1 of 10 tables)
   stats       binlog stats
   api         decode-only Python API: for change in BinlogReader(...).changes(): pass
@@ -183,6 +184,8 @@ def main(argv=None):
     record("json", run(dump + [str(binlog)]), rows, "binlog dump --format json FILE > /dev/null")
     record("text", run(cli + ["dump", "--format", "text", str(binlog)]), rows,
            "binlog dump --format text FILE > /dev/null")
+    record("sql", run(cli + ["dump", "--format", "sql", str(binlog)]), rows,
+           "binlog dump --format sql FILE > /dev/null")
     kept = sum(t["inserted"] + t["updated"] + t["deleted"] for n, t in tables.items() if n == "bench.t3")
     record("filtered", run(dump + ["--table", "bench.t3", str(binlog)]), kept,
            "binlog dump --format json --table bench.t3 FILE > /dev/null")
@@ -224,6 +227,7 @@ def ratios(results: dict) -> dict:
     out: dict = {
         "json_vs_mariadb": round(wall["json"] / wall["mariadb"], 2),
         "text_vs_mariadb": round(wall["text"] / wall["mariadb"], 2),
+        "sql_vs_mariadb": round(wall["sql"] / wall["mariadb"], 2),    # no target: recorded
         "filter_speedup": round(wall["json"] / wall["filtered"], 1),
         "stats_speedup": round(wall["mariadb"] / wall["stats"], 1),
         "rss_1gib_mib": c["rss-1gib"]["peak_rss_mib"],
