@@ -1235,9 +1235,7 @@ class SqlWriter:
         if spool is not None and spool.tx is not tx:
             spool = None
         if self.flashback:
-            for statement in tx.statements:
-                self.warn(f"{statement.file} @ {statement.pos}: statement-based change inside "
-                          f"{tx.label} cannot be undone by flashback: {_short(statement.query)}")
+            self._not_undone(tx)
             if spool is not None:
                 self._undo_block(spool, head)
                 self.transactions += 1
@@ -1337,15 +1335,6 @@ class SqlWriter:
         lines += [s + ";" for s in STATEMENT_RESET]
         return lines
 
-    def _extended(self, changes) -> list[str]:
-        """The statements of ``changes`` with each run of complete-image INSERTs (REPLACEs)
-        of one table version as multi-row statements of up to EXTENDED_INSERT bytes, in
-        order; every other change as ``statements`` gives it.  A row holding a large value
-        (a token: written in pieces) is a statement of its own."""
-        run = _InsertRun(self.renderer)
-        out = [s for ch in changes for s in run.add(ch)]
-        return out + run.flush()
-
     def _mixed_transaction(self, tx, head) -> None:
         """A transaction with statement-logged changes: rows and statements in binlog order."""
         from ..replay.transactions import in_binlog_order
@@ -1372,13 +1361,23 @@ class SqlWriter:
             return
         if self.streaming:
             self._spooled_transaction(tx, head)
-            return
-        if tx.statements and not self.flashback:
-            self._mixed_transaction(tx, head)
-            return
+        else:
+            self._split_transaction(tx, head)
+
+    def _not_undone(self, tx) -> None:
         for statement in tx.statements:
             self.warn(f"{statement.file} @ {statement.pos}: statement-based change inside "
                       f"{tx.label} cannot be undone by flashback: {_short(statement.query)}")
+
+    def _split_transaction(self, tx, head) -> None:
+        """--split-updates: the transaction's changes (undone, newest first, for flashback)
+        in TiCDC's order (replay.split), written as one block."""
+        from ..replay.split import split_transaction
+
+        if tx.statements and not self.flashback:
+            self._mixed_transaction(tx, head)
+            return
+        self._not_undone(tx)
         changes = tx.changes
         if self.flashback:
             for ch in changes:
@@ -1388,15 +1387,8 @@ class SqlWriter:
             return
         reset = _LARGE.set(self.large)
         try:
-            if self.split_updates:
-                from ..replay.split import split_transaction
-
-                parts = split_transaction(changes, self.keys.keys)
-                statements = [s for _, s in self.renderer.split_statements(*parts)]
-            elif self.extended_insert:
-                statements = self._extended(changes)
-            else:
-                statements = [s for ch in changes for s in self.renderer.statements(ch)]
+            parts = split_transaction(changes, self.keys.keys)
+            statements = [s for _, s in self.renderer.split_statements(*parts)]
         finally:
             _LARGE.reset(reset)
         lines = [_comment(("undo of " if self.flashback else "") + head), "BEGIN;"]
