@@ -6,8 +6,6 @@ RSS for one of the bench's 100,000-row transactions (13.7 MB of binlog)."""
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
 
 import pytest
 
@@ -116,17 +114,6 @@ def test_flashback_does_not_hold_the_range_undo_in_memory(tmp_path, schema, caps
     assert "WHERE `id` = 2999 LIMIT 1;" in block.split("\n")[2]       # newest row first
 
 
-def _apply_peak_rss(*argv) -> int:
-    """Peak RSS in bytes of ``binlog apply ARGV`` run in a child."""
-    code = ("import resource, subprocess, sys; "
-            "r = subprocess.run([sys.executable, '-m', 'binlog.cli', 'apply', '--quiet', *sys.argv[1:]], "
-            "stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
-            "assert r.returncode == 0, r.stderr; "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, check=True)
-    return int(out.stdout) * 1024
-
-
 @pytest.mark.server
 @pytest.mark.parametrize("method", ["sql", "binlog"])
 def test_apply_holds_a_large_transaction_a_batch_at_a_time(tmp_path, mariadb_factory, method):
@@ -141,7 +128,8 @@ def test_apply_holds_a_large_transaction_a_batch_at_a_time(tmp_path, mariadb_fac
     for name, events in (("small", 2), ("big", 200)):
         target.execute("DELETE FROM h.t")
         path = _transaction_binlog(tmp_path / f"{name}.binlog", events)
-        peaks[name] = _apply_peak_rss("--method", method, "--checkpoint-name", name, "--to", dsn, path)
+        peaks[name] = _peak_rss("--quiet", "--method", method, "--checkpoint-name", name, "--to", dsn, path,
+                                command="apply")
         rows = target.query("SELECT COUNT(*), CAST(SUM(id) AS CHAR), MAX(HEX(v)) FROM h.t")
         n = events * ROWS_PER_EVENT
         assert rows == [(n, str(n * (n - 1) // 2), b"value999".hex().upper())]

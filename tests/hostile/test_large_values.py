@@ -95,14 +95,15 @@ def test_raw_bytes_of_unknown_charset_in_pieces_are_the_same_object(tmp_path, ca
         assert f'###   @1={{"bytes_{encoding}":"'.encode() in whole
 
 
-def _peak_rss(*argv) -> int:
-    """Peak RSS in bytes of ``binlog dump ARGV`` run in a child (output discarded)."""
+def _peak_rss(*argv, command: str = "dump") -> int:
+    """Peak RSS in bytes of ``binlog COMMAND ARGV`` run in a child (output discarded)."""
     code = ("import resource, subprocess, sys; "
-            "r = subprocess.run([sys.executable, '-m', 'binlog.cli', 'dump', *sys.argv[1:]], "
+            "r = subprocess.run([sys.executable, '-m', 'binlog.cli', *sys.argv[1:]], "
             "stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
             "assert r.returncode == 0, r.stderr; "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code, command, *map(str, argv)], capture_output=True,
+                         check=True)
     return int(out.stdout) * 1024
 
 
