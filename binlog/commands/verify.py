@@ -29,6 +29,7 @@ from ..checksum import (
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..output.sql import SESSION_SETUP, literal, literal_function, quote_ident
+from ..reader import RowChange
 from ..rows import after_checksums, compiled_module
 from ._common import (
     EXIT_DIFFERENT,
@@ -254,19 +255,31 @@ class Verifier:
         reader.rows_hook = self._event_checksums
         out: dict = {}
         # Whole transactions only: a --stop-position (or an input) ending inside one
-        # leaves it out, as dump --format sql and apply do.
+        # leaves it out, as dump --format sql and apply do.  What a transaction's rows
+        # leave is worked out as they come (its rows are not kept), and taken at its COMMIT.
         assembler = TxAssembler(on_warning=warn)
+        pending: dict = {}      # id(Transaction) -> (it, {(db, table): {key: Expected}})
         for item in with_progress(reader, reader.items(), self.args):
+            if isinstance(item, RowChange):
+                tx = assembler.feed_row(item)
+                entry = pending.get(id(tx))
+                if entry is None or entry[0] is not tx:
+                    for key in [k for k, e in pending.items() if not assembler.holds(e[0])]:
+                        del pending[key]        # dropped without COMMIT (warned)
+                    entry = pending[id(tx)] = (tx, {})
+                self._expect(item, entry[1])
+                continue
             for unit in assembler.feed(item):
                 if isinstance(unit, Transaction):
                     self.logged_statements += len(unit.statements)
-                    for change in unit.changes:
-                        self._expect(change, out)
+                    entry = pending.pop(id(unit), None)
+                    for table, rows in (entry[1].items() if entry and entry[0] is unit else ()):
+                        out.setdefault(table, {}).update(rows)
                     self._after_crcs.clear()
                 elif unit.kind == "dml":         # a statement-logged change on its own
                     self.logged_statements += 1
         for unit in assembler.finish():
-            warn(f"{unit.label}: the input ends before its COMMIT; its {len(unit.changes)} "
+            warn(f"{unit.label}: the input ends before its COMMIT; its {unit.rows} "
                  f"row change(s) are not verified")
         warn_unmatched(reader)
         self._warn_logged()

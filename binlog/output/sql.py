@@ -67,7 +67,6 @@ from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..events import QueryEvent
 from ..interrupts import deferred
-from ..reader import RowCount
 from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
 from ..types.strings import LargeText
@@ -1028,7 +1027,6 @@ class SqlWriter:
         # a temporary file), so a transaction of millions of rows is not held decoded
         self.streaming = not split_updates
         self._spools: dict[int, _Spool] = {}    # id(Transaction) -> its spool
-        self._count: RowCount | None = None     # the RowCount of the rows event being read
         if self.streaming and not flashback:
             self.renderer.events = {}
             self.rows_hook = self.renderer.note_event
@@ -1139,18 +1137,9 @@ class SqlWriter:
         self._write(spool.file, "".join(s + ";\n" for s in statements))
 
     def _spool_for(self, change, rows: int):
-        """The spool of the change's transaction; the assembler is given one RowCount per
-        rows event (instead of the decoded rows), counting ``rows`` more."""
-        assembler = self.assembler
-        count = self._count
-        tx = assembler.current
-        if (count is None or tx is None or not tx.changes or tx.changes[-1] is not count
-                or count.pos != change.pos or count.file != change.file):
-            count = self._count = RowCount(change.file, change.pos, change.ts, change.server_id,
-                                           change.gtid, change.db, change.table, change.op, 0)
-            assembler.feed(count)
-            tx = assembler.current
-        count.count += rows
+        """The spool of the change's transaction (the assembler does not keep the rows:
+        TxAssembler.feed_row)."""
+        tx = self.assembler.feed_row(change, rows)
         spool = self._spools.get(id(tx))
         if spool is None or spool.tx is not tx:
             self._drop_spools()
@@ -1169,8 +1158,7 @@ class SqlWriter:
     def _drop_spools(self) -> None:
         """Forget the spools of transactions the assembler dropped (no COMMIT before a new
         GTID or BEGIN: it warned); XA-prepared ones wait for their XA COMMIT."""
-        live = {id(self.assembler.current)} | {id(tx) for tx in self.assembler.prepared.values()}
-        for key in [k for k in self._spools if k not in live]:
+        for key in [k for k, spool in self._spools.items() if not self.assembler.holds(spool.tx)]:
             self._spools.pop(key).file.close()
 
     def _spool_change(self, spool, ch) -> None:

@@ -153,11 +153,7 @@ class TxAssembler:
             return []
         # RowCount (binlog stats): the rows of one event, counted; it stands for them
         if isinstance(item, (RowChange, RowCount)):
-            tx = self.current
-            if tx is None:   # a range starting inside a transaction, or no GTID/BEGIN at all
-                tx = self.current = Transaction(None, (item.file, item.pos), ts=item.ts,
-                                                server_id=item.server_id)
-            tx.changes.append(item)
+            self._open(item).changes.append(item)
             return []
         if not isinstance(item, SourceEvent):
             return []
@@ -174,16 +170,16 @@ class TxAssembler:
             self.current = tx
             self._count(tx, event)
             return out
-        tx = self.current
-        if tx is not None:
-            self._count(tx, event)
+        current = self.current
+        if current is not None:
+            self._count(current, event)
         if isinstance(event, XidEvent):
             return self._commit(event_end(file, event), h.timestamp)
         if isinstance(event, XaPrepareEvent):
-            if tx is not None:
+            if current is not None:
                 key = xid_key(event.format_id, event.gtrid, event.bqual)
-                tx.xid = (event.format_id, event.gtrid, event.bqual)
-                self.prepared[key] = tx
+                current.xid = (event.format_id, event.gtrid, event.bqual)
+                self.prepared[key] = current
                 self.current = None
             return []
         if isinstance(event, QueryEvent):
@@ -192,6 +188,32 @@ class TxAssembler:
         if isinstance(event, (IntvarEvent, RandEvent, UserVarEvent)):
             self.context.append(event)
         return out
+
+    def feed_row(self, change, rows: int = 1) -> Transaction:
+        """``feed`` of a RowChange the caller does not want kept (its rows are rendered or
+        checked as they come): the transaction holds one RowCount per rows event,
+        counting ``rows`` more; gives the transaction the change belongs to."""
+        tx = self._open(change)
+        last = tx.changes[-1] if tx.changes else None
+        if not (isinstance(last, RowCount) and last.pos == change.pos and last.file == change.file):
+            last = RowCount(change.file, change.pos, change.ts, change.server_id, change.gtid,
+                            change.db, change.table, change.op, 0)
+            tx.changes.append(last)
+        last.count += rows
+        return tx
+
+    def _open(self, item) -> Transaction:
+        """The open transaction, made for ``item`` if none is (a range starting inside a
+        transaction, or no GTID/BEGIN at all)."""
+        if self.current is None:
+            self.current = Transaction(None, (item.file, item.pos), ts=item.ts,
+                                       server_id=item.server_id)
+        return self.current
+
+    def holds(self, tx) -> bool:
+        """Whether ``tx`` may still come out: the open transaction or an XA-prepared one
+        (not one dropped without COMMIT)."""
+        return tx is self.current or any(tx is p for p in self.prepared.values())
 
     def finish(self) -> list:
         """End of input: the open transaction (if it has anything) comes out incomplete."""
@@ -227,10 +249,7 @@ class TxAssembler:
                 tx.bytes += size
                 tx.rows_bytes += size
             if change.count:
-                if tx is None:
-                    tx = self.current = Transaction(None, (change.file, change.pos), ts=change.ts,
-                                                    server_id=change.server_id)
-                tx.changes.append(change)
+                self._open(change).changes.append(change)
 
     # -- helpers -------------------------------------------------------------------------
     @staticmethod
