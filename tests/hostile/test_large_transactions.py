@@ -6,12 +6,16 @@ RSS for one of the bench's 100,000-row transactions (13.7 MB of binlog)."""
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 
 import pytest
 
 from binlog.cli import main
 
 from .build import GTID, TABLE_MAP, WRITE_ROWS_V1, XID, binlog, table_map, write_rows
+
+UPDATE_ROWS_V1 = 24
 from .test_large_values import MIB, _peak_rss
 
 ROWS_PER_EVENT = 1000
@@ -133,4 +137,40 @@ def test_apply_holds_a_large_transaction_a_batch_at_a_time(tmp_path, mariadb_fac
         rows = target.query("SELECT COUNT(*), CAST(SUM(id) AS CHAR), MAX(HEX(v)) FROM h.t")
         n = events * ROWS_PER_EVENT
         assert rows == [(n, str(n * (n - 1) // 2), b"value999".hex().upper())]
+    assert peaks["big"] - peaks["small"] < 48 * MIB, (peaks["big"] - peaks["small"]) / MIB
+
+
+def _updates_binlog(path, events: int):
+    """One transaction of ``events`` UPDATE events, each rewriting rows 0..999."""
+    def image(n, k):
+        return b"\x00" + struct.pack("<i", n) + b"\x08" + b"value%03d" % (k % 1000)
+
+    bodies = [_gtid(1)]
+    for k in range(events):
+        rows = b"".join(image(n, k) + image(n, k + 1) for n in range(ROWS_PER_EVENT))
+        bodies += [_statement(0, 0)[0],
+                   (UPDATE_ROWS_V1, (5).to_bytes(6, "little") + b"\x01\x00\x02\x03\x03" + rows)]
+    bodies.append((XID, (1).to_bytes(8, "little")))
+    path.write_bytes(binlog(bodies))
+    return path
+
+
+@pytest.mark.server
+def test_verify_rows_holds_a_transaction_by_the_rows_it_leaves(tmp_path, mariadb_factory):
+    """verify-rows keeps what each row change leaves (one entry per key) as it reads;
+    before, the transaction's changes were kept decoded until its COMMIT."""
+    target = mariadb_factory({})
+    target.execute("CREATE DATABASE h")
+    target.execute("CREATE TABLE h.t (id INT PRIMARY KEY, v VARBINARY(32))")
+    dsn = f"mysql://root@127.0.0.1:{target.port}/"
+    peaks = {}
+    for name, events in (("small", 2), ("big", 200)):
+        path = _updates_binlog(tmp_path / f"{name}.binlog", events)
+        target.execute("DELETE FROM h.t")
+        target.execute("INSERT INTO h.t SELECT seq, CONCAT('value', LPAD(%s, 3, '0')) "
+                       "FROM h.seq_0_to_999", (events % 1000,))
+        peaks[name] = _peak_rss("--against", dsn, path, command="verify-rows")
+        done = subprocess.run([sys.executable, "-m", "binlog.cli", "verify-rows", "--against", dsn,
+                               str(path)], capture_output=True, text=True)
+        assert done.returncode == 0 and "1000 row(s) checked, 1000 equal" in done.stdout, done
     assert peaks["big"] - peaks["small"] < 48 * MIB, (peaks["big"] - peaks["small"]) / MIB
