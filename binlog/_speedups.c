@@ -835,18 +835,29 @@ LAYOUT int parse_enum(const Step *s, const unsigned char *p, Py_ssize_t avail, l
     return len;
 }
 
-/* A string value as decode_string gives it: BINARY(N) padded back to N bytes with 0x00,
- * then decoded when an encoding is set. */
+/* A string value's bytes as decode_string gives them: a BINARY(N) value shorter than N
+ * padded back to N bytes with 0x00 into *owned (the caller PyMem_Frees it), else the
+ * row's own bytes; *len is updated.  NULL: out of memory. */
+static const unsigned char *string_bytes(const Step *s, const unsigned char *p,
+                                         Py_ssize_t *len, unsigned char **owned) {
+    *owned = NULL;
+    if (!(s->kind == K_STRING && s->pad_binary && *len < s->length)) return p;
+    *owned = PyMem_Malloc(s->length);
+    if (!*owned) { PyErr_NoMemory(); return NULL; }
+    memcpy(*owned, p, *len);
+    memset(*owned + *len, 0, s->length - *len);
+    *len = s->length;
+    return *owned;
+}
+
+/* A string value as decode_string gives it: string_bytes, decoded when an encoding is set. */
 static PyObject *string_value(const Step *s, const unsigned char *p, Py_ssize_t len) {
-    if (!(s->kind == K_STRING && s->pad_binary && len < s->length)) return text_value(s, p, len);
-    PyObject *padded = PyBytes_FromStringAndSize(NULL, s->length);
-    if (!padded) return NULL;
-    memcpy(PyBytes_AS_STRING(padded), p, len);
-    memset(PyBytes_AS_STRING(padded) + len, 0, s->length - len);
-    if (!s->encoding) return padded;
-    PyObject *v = text_value(s, (const unsigned char *)PyBytes_AS_STRING(padded), s->length);
-    Py_DECREF(padded);
-    return v;
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &len, &owned);
+    if (!v) return NULL;
+    PyObject *out = text_value(s, v, len);
+    PyMem_Free(owned);
+    return out;
 }
 
 /* A temporal value as the pure decoders give it (text); NULL: fall back. */
@@ -1318,18 +1329,12 @@ static int put_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj
     case K_VARCHAR: case K_STRING: case K_BLOB: {
         Py_ssize_t vlen;
         if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
-            /* BINARY(N) padded back to N bytes with 0x00, as decode_string does */
-            unsigned char *padded = PyMem_Malloc(s->length);
-            if (!padded) { PyErr_NoMemory(); return -1; }
-            memcpy(padded, p + size, vlen);
-            memset(padded + vlen, 0, s->length - vlen);
-            rc = put_text(e, s, padded, s->length);
-            PyMem_Free(padded);
-        } else {
-            rc = put_text(e, s, p + size, vlen);
-        }
         pos += vlen;
+        unsigned char *owned;
+        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
+        if (!v) return -1;
+        rc = put_text(e, s, v, vlen);
+        PyMem_Free(owned);
         break;
     }
     case K_DECIMAL:
@@ -1485,18 +1490,13 @@ static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObjec
     case K_VARCHAR: case K_STRING: case K_BLOB: {
         Py_ssize_t vlen;
         if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        if (code == 's') {                /* walked, not written (sql_image) */
-        } else if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
-            unsigned char *padded = PyMem_Malloc(s->length);
-            if (!padded) { PyErr_NoMemory(); return -1; }
-            memcpy(padded, p + size, vlen);
-            memset(padded + vlen, 0, s->length - vlen);
-            rc = sql_string(e, s, code, padded, s->length);
-            PyMem_Free(padded);
-        } else {
-            rc = sql_string(e, s, code, p + size, vlen);
-        }
         pos += vlen;
+        if (code == 's') break;           /* walked, not written (sql_image) */
+        unsigned char *owned;
+        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
+        if (!v) return -1;
+        rc = sql_string(e, s, code, v, vlen);
+        PyMem_Free(owned);
         break;
     }
     case K_DECIMAL:
@@ -1755,20 +1755,14 @@ static int crc_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj
         Py_ssize_t vlen;
         int rc = 0;
         if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        if (s->nocrc) {
-            /* GEOMETRY: nothing */
-        } else if (s->kind == K_STRING && s->pad_binary && vlen < s->length) {
-            unsigned char *padded = PyMem_Malloc(s->length);
-            if (!padded) { PyErr_NoMemory(); return -1; }
-            memcpy(padded, p + size, vlen);
-            memset(padded + vlen, 0, s->length - vlen);
-            rc = crc_text(crc, s, padded, s->length);
-            PyMem_Free(padded);
-        } else {
-            rc = crc_text(crc, s, p + size, vlen);
-        }
-        if (rc < 0) return -1;
         pos += vlen;
+        if (s->nocrc) break;              /* GEOMETRY: nothing */
+        unsigned char *owned;
+        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
+        if (!v) return -1;
+        rc = crc_text(crc, s, v, vlen);
+        PyMem_Free(owned);
+        if (rc < 0) return -1;
         break;
     }
     case K_DECIMAL:
