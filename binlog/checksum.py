@@ -194,9 +194,7 @@ def row_checksum(row: dict | None, columns) -> int | None:
         for col in columns:
             if col.key not in row:
                 return None
-            for data in value_pieces(row[col.key], col):
-                if data:
-                    crc = zlib.crc32(data, crc)
+            crc = crc_update(crc, row[col.key], col)
     except UnknownChecksum:
         return None
     return crc
@@ -299,9 +297,7 @@ class RowChecksum:
                     continue
                 data = encode(value)
                 if data is None:
-                    for piece in value_pieces(value, col):
-                        if piece:
-                            crc = crc32(piece, crc)
+                    crc = crc_update(crc, value, col)
                 elif data:
                     crc = crc32(data, crc)
         except UnknownChecksum:

@@ -684,7 +684,7 @@ class Applier:
         except BinlogError:         # the target refused it, or it cannot be executed
             self._keep_batch_before_failure()
             raise
-        self._advance(tx.end, tx.gtid, rows=self._rows(tx))
+        self._advance(tx.end, tx.gtid, rows=tx.rows)
         # BINLOG statements are made once (the events' bytes are not kept): a failure
         # later in the batch applies these again.  A transaction sent early is not kept
         # (its first changes are gone, _Early): its batch ends with it, so nothing later
@@ -775,13 +775,9 @@ class Applier:
         s = self.stats
         s["commits"] += 1
         s["transactions"] += len(self.batch_done)
-        s["rows"] += sum(self._rows(tx) for tx, *_ in self.batch_done)
+        s["rows"] += sum(tx.rows for tx, *_ in self.batch_done)
         s["replaced"] += self.batch_replaced
         self.batch_replaced = 0
-
-    def _rows(self, tx) -> int:
-        # only --method binlog has RowCounts (a count of rows each) among the changes
-        return tx.rows
 
     def _keep_batch_before_failure(self) -> None:
         """A transaction failed for good: roll back, apply again and commit the batch's
@@ -1197,10 +1193,11 @@ class _Early:
         batch at a time."""
         if tx is None or not self._due(tx) or not self._may_send(tx):
             return
-        changes = list(tx.changes)
+        changes, tx.changes = tx.changes, []
         if self.applier.raw is not None:
             self.applier.raw.fresh = 0
         index = {id(ch): tx.early + i for i, ch in enumerate(changes)}
+        tx.early += len(changes)
         applier = self.applier
         if applier.raw is not None:
             parts = applier._binlog_parts(changes, index, self.renderer)
@@ -1209,8 +1206,6 @@ class _Early:
         self.tx = tx
         for part in parts:
             self.feed.put(("early", tx, part))
-        del tx.changes[:len(changes)]
-        tx.early += len(changes)
 
     def _due(self, tx) -> bool:
         raw = self.applier.raw

@@ -973,8 +973,7 @@ class _Blocks:
         self._write = write
 
     def append(self, text: str) -> None:
-        self.starts.append(self.file.tell())
-        self._write(self.file, text)
+        self._write(self.begin(), text)
 
     def begin(self):
         """A block starts: the file to write it to."""
@@ -1022,9 +1021,9 @@ class SqlWriter:
         # images the compiled walk writes as VALUES (not for flashback and split changes,
         # whose images are not their events' own)
         self.rows_hook = None
-        # sql (not flashback, which reverses, nor split, which reorders whole transactions):
-        # each change is rendered when it comes, into its transaction's spool (memory, then
-        # a temporary file), so a transaction of millions of rows is not held decoded
+        # sql and flashback (not split, which reorders whole transactions): each change is
+        # rendered when it comes, into its transaction's spool (memory, then a temporary
+        # file), so a transaction of millions of rows is not held decoded
         self.streaming = not split_updates
         self._spools: dict[int, _Spool] = {}    # id(Transaction) -> its spool
         if self.streaming and not flashback:
@@ -1085,8 +1084,7 @@ class SqlWriter:
         images, nothing large) is rendered from its bytes, no row decoded; ``change`` is
         its RowChange without images; a delete or update event whose rows' keys and after
         images it gives likewise becomes its statements (DELETE by key, and REPLACE or
-        UPDATE ... SET).  An
-        _EncodedSql, or None: ``write`` takes each row of the event."""
+        UPDATE ... SET).  An _EncodedSql, or None: ``write`` takes each row of the event."""
         kind = event.kind
         if not self.streaming or self.flashback:
             return None
@@ -1134,7 +1132,7 @@ class SqlWriter:
             statements = [s for value in item.values for s in spool.run.add_value(item.head, value)]
         else:
             statements = [f"{item.head} VALUES {value}" for value in item.values]
-        self._write(spool.file, "".join(s + ";\n" for s in statements))
+        self._statements(spool.file, statements)
 
     def _spool_for(self, change, rows: int):
         """The spool of the change's transaction (the assembler does not keep the rows:
@@ -1161,11 +1159,13 @@ class SqlWriter:
         for key in [k for k, spool in self._spools.items() if not self.assembler.holds(spool.tx)]:
             self._spools.pop(key).file.close()
 
+    def _statements(self, out, statements: list[str]) -> None:
+        if statements:
+            self._write(out, "".join(s + ";\n" for s in statements))
+
     def _spool_change(self, spool, ch) -> None:
-        statements = (spool.run.add(ch) if self.extended_insert
-                      else self.renderer.statements(ch))
-        for statement in statements:
-            self._write(spool.file, statement + ";\n")
+        self._statements(spool.file, spool.run.add(ch) if self.extended_insert
+                         else self.renderer.statements(ch))
 
     def _spool_undo(self, spool, ch) -> None:
         """Flashback: the change's undo, in its transaction's spool; ``undo_block`` gives
@@ -1182,39 +1182,35 @@ class SqlWriter:
             # a row with a large value (a token, written in pieces) is a statement alone
             spool.kinds.append(2 * index + 2 if "\0" in value else 2 * index + 1)
         else:
-            self._write(spool.file, "".join(s + ";\n" for s in renderer.statements(inv)))
+            self._statements(spool.file, renderer.statements(inv))
             spool.kinds.append(0)
         spool.starts.append(start)
 
     def _undo_block(self, spool, label: str) -> None:
         """The transaction's undo block, its changes newest first, into ``pending``."""
         out = self.pending.begin()
-        out.write(f"{_comment('undo of ' + label)}\nBEGIN;\n".encode("utf-8", "surrogateescape"))
-        heads = [h.encode("utf-8", "surrogateescape") for h in spool.heads]
-        run_head, size = b"", 0
-        run: list[bytes] = []
+        self._write(out, f"{_comment('undo of ' + label)}\nBEGIN;\n")
+        heads = list(spool.heads)           # in index order
+        run = _InsertRun(self.renderer)
         texts = _newest_first(spool.file, spool.starts)
         for text, kind in zip(texts, reversed(spool.kinds), strict=True):
-            insert = heads[(kind - 1) // 2] if kind else b""
-            if kind == 0 or kind % 2 == 0 or insert != run_head or size + len(text) > EXTENDED_INSERT:
-                if run:
-                    out.write(run_head + b" VALUES " + b",".join(run) + b";\n")
-                run, run_head, size = [], insert, len(insert)
-            if kind == 0:
+            head = heads[(kind - 1) // 2] if kind else ""
+            if kind % 2:                    # VALUES that may join a run
+                self._statements(out, run.add_value(head, text.decode("utf-8", "surrogateescape")))
+                continue
+            self._statements(out, run.flush())
+            if kind:        # a row with a large value: a statement alone, its text not copied
+                self._write(out, f"{head} VALUES ")
                 out.write(text)
-            elif kind % 2 == 0:
-                out.write(insert + b" VALUES " + text + b";\n")
+                out.write(b";\n")
             else:
-                run.append(text)
-                size += len(text) + 1
-        if run:
-            out.write(run_head + b" VALUES " + b",".join(run) + b";\n")
+                out.write(text)
+        self._statements(out, run.flush())
         out.write(b"COMMIT;\n")
         spool.file.close()
 
     def _flush_values(self, spool) -> None:
-        for statement in spool.run.flush():
-            self._write(spool.file, statement + ";\n")
+        self._statements(spool.file, spool.run.flush())
 
     def _spooled_transaction(self, tx, head) -> None:
         """BEGIN, what the spool holds with the statement-logged changes at their places,
