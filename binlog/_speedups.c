@@ -166,20 +166,32 @@ static int json_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
     return 0;
 }
 
-/* A quoted text literal as output/text.py _literal writes a str: \ and ' escaped. */
-static int text_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
+/* 'text' with each byte c for which escapes[c] is set written as \ and escapes[c]. */
+static int quoted_escaped(Buf *b, const unsigned char *s, Py_ssize_t n, const char *escapes) {
     if (n > PY_SSIZE_T_MAX / 4) { PyErr_NoMemory(); return -1; }
     RESERVE(b, n * 2 + 2);
     char *o = b->p + b->len;
     *o++ = '\'';
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = s[i];
-        if (c == '\\' || c == '\'') *o++ = '\\';
-        *o++ = (char)c;
+        if (escapes[c]) {
+            *o++ = '\\';
+            *o++ = escapes[c];
+        } else {
+            *o++ = (char)c;
+        }
     }
     *o++ = '\'';
     b->len = o - b->p;
     return 0;
+}
+
+/* output/text.py _literal of a str: \ and ' escaped. */
+static const char TEXT_ESCAPES[256] = {['\\'] = '\\', ['\''] = '\''};
+
+/* A quoted text literal as output/text.py _literal writes a str. */
+static int text_str(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    return quoted_escaped(b, s, n, TEXT_ESCAPES);
 }
 
 /* Strict UTF-8 as CPython's decoder takes it: no overlong forms, no surrogates, nothing
@@ -1393,27 +1405,14 @@ static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_ob
 
 /* ---- SQL VALUES of row images (output/sql.py literal, RowValues) ----------------------- */
 
-/* Text as output/sql.py quote_text writes it: quoted, \0 \n \r \Z ' " \ escaped (every
- * escaped character is ASCII, so escaping the UTF-8 bytes escapes the characters). */
+/* output/sql.py quote_text: \0 \n \r \Z ' " \ escaped (every escaped character is
+ * ASCII, so escaping the UTF-8 bytes escapes the characters). */
+static const char SQL_ESCAPES[256] = {[0] = '0', ['\n'] = 'n', ['\r'] = 'r', [0x1a] = 'Z',
+                                      ['\''] = '\'', ['"'] = '"', ['\\'] = '\\'};
+
+/* Text as output/sql.py quote_text writes it. */
 static int sql_quoted(Buf *b, const unsigned char *s, Py_ssize_t n) {
-    if (n > PY_SSIZE_T_MAX / 4) { PyErr_NoMemory(); return -1; }
-    RESERVE(b, n * 2 + 2);
-    char *o = b->p + b->len;
-    *o++ = '\'';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        switch (c) {
-        case 0: *o++ = '\\'; *o++ = '0'; break;
-        case '\n': *o++ = '\\'; *o++ = 'n'; break;
-        case '\r': *o++ = '\\'; *o++ = 'r'; break;
-        case 0x1a: *o++ = '\\'; *o++ = 'Z'; break;
-        case '\'': case '"': case '\\': *o++ = '\\'; *o++ = (char)c; break;
-        default: *o++ = (char)c;
-        }
-    }
-    *o++ = '\'';
-    b->len = o - b->p;
-    return 0;
+    return quoted_escaped(b, s, n, SQL_ESCAPES);
 }
 
 /* X'..' of bytes under LARGE_VALUE (a larger one is a token of the Python writer). */
@@ -1456,13 +1455,13 @@ static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObjec
         break;
     }
     case K_YEAR: {
-        IntValue x;
+        IntValue x = {0};
         if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
         if (x.i == 0) PUTS("'0000'"); else rc = put_int(e, x.i);
         break;
     }
     case K_BIT: {
-        IntValue x;
+        IntValue x = {0};
         if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
         int n = 0, top = 63;
         while (top > 0 && !(x.u >> top & 1)) top--;
