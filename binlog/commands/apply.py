@@ -57,11 +57,14 @@ import sys
 import threading
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pymysql
 
 from ..output.sql import _short
+from ..reader import RowCount
+from ..replay.batch import encode_insert, row_numbers
 from ..replay.routines import routine_kind, strip_definer
 from ._common import (
     TargetError,
@@ -465,6 +468,7 @@ class Applier:
             # row images' VALUES from their bytes (SqlRenderer.row_values)
             self.renderer.events = {}
             reader.rows_hook = self.renderer.note_event
+            reader.row_encoder = partial(encode_insert, self.renderer)
         self.raw = self._binlog_method(reader) if args.method == "binlog" else None
         assembler = TxAssembler(on_warning=warn)
         self.assembler = assembler
@@ -895,7 +899,7 @@ class Applier:
         not in it, _Early)."""
         from ..replay.transactions import in_binlog_order
 
-        index = {id(ch): tx.early + i for i, ch in enumerate(tx.changes)}
+        index = row_numbers(tx.changes, tx.early)
         for part in in_binlog_order(tx):
             if not isinstance(part, list):
                 yield "statement", part
@@ -941,7 +945,7 @@ class Applier:
         import pymysql
 
         sql, rows = batch.sql, batch.rows
-        first = rows[0][1]
+        first = batch.first
         self._check_triggers(self.rewrite.db(first.db), first.table)
         try:
             with self.conn.cursor() as cur:
@@ -1176,6 +1180,7 @@ class _Early:
     def __init__(self, applier: Applier, feed: _Feed, started, renderer):
         self.applier, self.feed, self.started, self.renderer = applier, feed, started, renderer
         self.tx: Any = None     # the transaction sent early
+        self.held: tuple = (None, 0, 0)     # (transaction, its changes counted, their rows)
 
     def done(self, unit) -> None:
         """The transaction came out whole (committed): the rest of it is not early."""
@@ -1196,8 +1201,9 @@ class _Early:
         changes, tx.changes = tx.changes, []
         if self.applier.raw is not None:
             self.applier.raw.fresh = 0
-        index = {id(ch): tx.early + i for i, ch in enumerate(changes)}
-        tx.early += len(changes)
+        index = row_numbers(changes, tx.early)
+        tx.early += sum(ch.count if isinstance(ch, RowCount) else 1 for ch in changes)
+        self.held = (None, 0, 0)
         applier = self.applier
         if applier.raw is not None:
             parts = applier._binlog_parts(changes, index, self.renderer)
@@ -1211,7 +1217,13 @@ class _Early:
         raw = self.applier.raw
         if raw is not None:
             return raw.fresh >= self.EARLY_BYTES
-        return len(tx.changes) >= self.applier.args.batch_rows
+        held_tx, seen, rows = self.held      # the rows tx.changes holds, counted once each
+        if held_tx is not tx:
+            seen = rows = 0
+        for ch in tx.changes[seen:]:
+            rows += ch.count if isinstance(ch, RowCount) else 1
+        self.held = (tx, len(tx.changes), rows)
+        return rows >= self.applier.args.batch_rows
 
     def _may_send(self, tx) -> bool:
         if tx.statements or tx.xid is not None or self.applier.args.split_updates:

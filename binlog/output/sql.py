@@ -493,6 +493,17 @@ class SqlRenderer:
         self._templates[ckey] = (plan, tk, head, values)
         return head, values
 
+    def event_values(self, change, event) -> tuple[str, list] | None:
+        """(head, each row's VALUES text) of an insert event, by the compiled walk from its
+        bytes (``change``: its RowChange without images); None when the walk leaves it
+        to the decoded rows (or the names are not known: ``insert`` raises that)."""
+        try:
+            head, values = self.insert_template(change)
+        except SqlRenderError:
+            return None
+        texts = sql_values(event, change.plan, values.spec, _literal_bytes)
+        return (head, texts) if texts else None
+
     def insert_parts(self, change, row, *, replace: bool | None = None) -> tuple[str, str]:
         """(head, values): ``insert`` is ``head + " VALUES " + values``."""
         if len(row) == len(change.plan.columns):

@@ -18,6 +18,11 @@ single-row statements of ``--format sql`` run one after the other.
 - anything else (no key, ``--no-safe`` updates and deletes, partial row images) one
   statement per change, as ``--format sql`` writes it.
 
+An insert event the compiled walk renders whole (``rows.sql_values``) comes from the reader
+as one ``EncodedInsert`` (apply's ``row_encoder``), no row decoded: its VALUES texts join
+the multi-row statements as they are, and the event is decoded only when a row must be
+named (the target refused the statement or warned: ``LazyRows``).
+
 Each ``Batch`` keeps its rows and how to write one of them alone: a failing multi-row
 statement is rolled back by the server by itself, and apply runs the rows one by one to
 name the row the target refuses.
@@ -25,9 +30,13 @@ name the row the target refuses.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..output.sql import quote_ident
+from ..reader import RowChange, RowCount
+from ..rows import decode_rows
 
 #: A multi-row statement stays below this size (the target's max_allowed_packet is 16 MiB
 #: by default; smaller statements also keep decoding and the server busy at once).
@@ -36,18 +45,96 @@ MAX_KEYS_PER_DELETE = 1000
 
 
 class Batch:
-    """One statement; ``rows``: [(index in the transaction, change)]; ``single(change)``:
-    the statement for that row alone (None: the statement holds one row)."""
+    """One statement; ``rows``: [(index in the transaction, change)] (a list, or LazyRows);
+    ``single(change)``: the statement for that row alone (None: the statement holds one
+    row); ``first``: its first change, or the EncodedInsert holding it (db, table)."""
 
-    __slots__ = ("sql", "rows", "single")
+    __slots__ = ("sql", "rows", "single", "first")
 
-    def __init__(self, sql: str, rows: list, single: Callable | None = None):
+    def __init__(self, sql: str, rows: Sequence, single: Callable | None = None, first=None):
         self.sql = sql
         self.rows = rows
         self.single = single
+        self.first = first if first is not None else rows[0][1]
 
     def row_sql(self, change) -> str:
         return self.sql if self.single is None else self.single(change)
+
+
+@dataclass(slots=True)
+class EncodedInsert(RowCount):
+    """The ``count`` rows of an insert event as the compiled walk rendered them: ``head``
+    (``INSERT``/``REPLACE INTO t (cols)``) and each row's ``(v1, v2, ...)`` in ``values``;
+    ``event`` and ``plan`` decode it again when a row must be named (``changes``).  A
+    RowCount, so a Transaction counts its rows."""
+    plan: Any = None
+    head: str = ""
+    values: list = field(default_factory=list)
+    event: Any = None
+
+    @classmethod
+    def of(cls, change, event, head: str, values: list) -> EncodedInsert:
+        """``change``: the reader's RowChange for the event, without images."""
+        return cls(change.file, change.pos, change.ts, change.server_id, change.gtid,
+                   change.db, change.table, change.op, len(values), change.plan, head,
+                   values, event)
+
+    def changes(self) -> list[RowChange]:
+        """Its rows decoded (the pure walk), as the reader would have given them."""
+        return [RowChange(self.file, self.pos, self.ts, self.server_id, self.gtid, self.db,
+                          self.table, self.op, before, after, self.plan, n)
+                for n, (before, after) in enumerate(decode_rows(self.event, self.plan))]
+
+
+class LazyRows(Sequence):
+    """The rows of a statement made of EncodedInserts' rows: ``parts`` [(index in the
+    transaction of the item's first row, item, first row, end row)].  A row is decoded
+    (its whole event, once) only when asked for."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+        self.total = sum(hi - lo for _, _, lo, hi in parts)
+        self._decoded: dict = {}
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self.total))]
+        if k < 0:
+            k += self.total
+        if not 0 <= k < self.total:
+            raise IndexError(k)
+        for start, item, lo, hi in self.parts:
+            if k < hi - lo:
+                changes = self._decoded.get(id(item))
+                if changes is None:
+                    changes = self._decoded[id(item)] = item.changes()
+                return (start + lo + k, changes[lo + k])
+            k -= hi - lo
+        raise IndexError(k)
+
+
+def encode_insert(renderer, change, event) -> EncodedInsert | None:
+    """``binlog apply``'s ``row_encoder`` for the reader: an insert event whose rows the
+    compiled walk renders (``renderer.event_values``) as one EncodedInsert, no row
+    decoded; None: the reader decodes its rows."""
+    if event.kind != "insert":
+        return None
+    got = renderer.event_values(change, event)
+    return EncodedInsert.of(change, event, *got) if got is not None else None
+
+
+def row_numbers(changes, first: int) -> dict:
+    """id(change) -> the number of its (first) row in its transaction, counting from
+    ``first``: a RowCount stands for ``count`` rows."""
+    index = {}
+    n = first
+    for ch in changes:
+        index[id(ch)] = n
+        n += ch.count if isinstance(ch, RowCount) else 1
+    return index
 
 
 def _fold(literal: str) -> str:
@@ -65,7 +152,8 @@ def row_statements(renderer, changes, index) -> Iterator[Batch]:
     in binlog order); ``index[id(change)]`` is the change's number in its transaction."""
     run: list = []
     for ch in changes:
-        if run and (ch.plan is not run[0][1].plan or ch.op != run[0][1].op):
+        if run and (ch.plan is not run[0][1].plan or ch.op != run[0][1].op
+                    or type(ch) is not type(run[0][1])):
             yield from _run(renderer, run)
             run = []
         run.append((index[id(ch)], ch))
@@ -75,6 +163,9 @@ def row_statements(renderer, changes, index) -> Iterator[Batch]:
 
 def _run(r, rows) -> Iterator[Batch]:
     first = rows[0][1]
+    if isinstance(first, EncodedInsert):
+        yield from _encoded_inserts(r, rows)
+        return
     op = first.op
     identity = r.keys.keys(first).identity
     if op == "insert":
@@ -121,6 +212,47 @@ def _inserts(r, rows) -> Iterator[Batch]:
         size += len(v) + 2
     if chunk:
         yield Batch(last + " VALUES " + ", ".join(texts), chunk, single)
+
+
+def _encoded_inserts(r, items) -> Iterator[Batch]:
+    """EncodedInserts' rows as multi-row statements, cut where ``_inserts`` cuts: before
+    a row that would take a statement past MAX_STATEMENT_BYTES, or at a new head.  An
+    event that fits whole is taken whole (its last row decides)."""
+    def single(change):
+        return r.insert(change, change.after)
+
+    parts: list = []        # LazyRows parts of the statement being made
+    texts: list[str] = []
+    size, last = 0, ""
+    for index, item in items:
+        values = item.values
+        if parts and item.head != last:
+            yield _encoded_batch(parts, texts, last, single)
+            parts, texts, size = [], [], 0
+        last = item.head
+        total = sum(map(len, values)) + 2 * len(values)
+        if size + total - 2 <= MAX_STATEMENT_BYTES:
+            parts.append((index, item, 0, len(values)))
+            texts.extend(values)
+            size += total
+            continue
+        lo = 0
+        for k, v in enumerate(values):
+            if (parts or k > lo) and size + len(v) > MAX_STATEMENT_BYTES:
+                if k > lo:
+                    parts.append((index, item, lo, k))
+                    texts.extend(values[lo:k])
+                yield _encoded_batch(parts, texts, last, single)
+                parts, texts, size, lo = [], [], 0, k
+            size += len(v) + 2
+        parts.append((index, item, lo, len(values)))
+        texts.extend(values[lo:])
+    if parts:
+        yield _encoded_batch(parts, texts, last, single)
+
+
+def _encoded_batch(parts, texts, head, single) -> Batch:
+    return Batch(head + " VALUES " + ", ".join(texts), LazyRows(parts), single, parts[0][1])
 
 
 def _delete_batch(r, chunk, keys) -> Batch:

@@ -41,6 +41,51 @@ INSERT INTO n7.t VALUES (3, 'ok'), (4, 'much too long');
     assert target.query("SELECT id, v FROM n7.t ORDER BY id") == [(1, "short")]
 
 
+_MANY_EVENTS = """CREATE DATABASE le;
+CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(200));
+INSERT INTO le.t VALUES (0, 'before');
+USE le;
+INSERT INTO le.t SELECT seq, REPEAT('x', 190) FROM seq_1_to_3000;
+"""
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_refused_row_deep_in_a_many_event_insert_is_named(two_servers, early):
+    """3,000 rows in ~80 rows events go as a few multi-row statements rendered from the
+    events' bytes (no row decoded); the target refuses the 2,500th row: the error names
+    it (the events are decoded then), nothing of the transaction is committed.  With
+    --batch-rows 500 the transaction goes to the target before its COMMIT is read."""
+    source, target = two_servers
+    run_script(source, _MANY_EVENTS)
+    target.execute("CREATE DATABASE le")
+    target.execute("CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(200))")
+    target.execute("INSERT INTO le.t VALUES (2500, 'already here')")
+    files = [str(p) for p in source.binlog_files()]
+    extra = ("--batch-rows", "500") if early else ()
+    done = cli("apply", "--to", dsn(target), "--no-safe", "--no-ddl", *extra, *files)
+    err = done.stderr.decode()
+    assert done.returncode == 5, err
+    assert re.search(r"row 2500 of \d+: insert of `le`.`t` \(id=2500\)", err), err
+    assert "Duplicate entry '2500'" in err, err
+    assert target.query("SELECT COUNT(*), MIN(id), MAX(id) FROM le.t") == [(2, 0, 2500)]
+
+
+def test_safe_mode_replaces_a_row_deep_in_a_many_event_insert(two_servers):
+    source, target = two_servers
+    run_script(source, _MANY_EVENTS)
+    target.execute("CREATE DATABASE le")
+    target.execute("CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(200))")
+    target.execute("INSERT INTO le.t VALUES (2500, 'already here'), (1700, 'and here')")
+    files = [str(p) for p in source.binlog_files()]
+    done = cli("apply", "--to", dsn(target), "--no-ddl", "--batch-rows", "700", *files)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert _summary(err) == (2, 3001), err
+    assert "2 row(s) already on the target" in err or err.count("1 row(s) already on the target") == 2, err
+    expected = source.query("SELECT COUNT(*), CAST(SUM(CRC32(CONCAT(id, pad))) AS CHAR) FROM le.t")
+    assert target.query("SELECT COUNT(*), CAST(SUM(CRC32(CONCAT(id, pad))) AS CHAR) FROM le.t") == expected
+
+
 def test_enum_error_value_is_applied_as_the_source_holds_it(two_servers):
     source, target = two_servers
     run_script(source, """CREATE DATABASE e7;

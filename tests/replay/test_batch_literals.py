@@ -12,7 +12,8 @@ import pytest
 from binlog.errors import BinlogError
 from binlog.output.sql import SqlRenderer, SqlRenderError, literal, literal_function
 from binlog.reader import BinlogReader, RowChange
-from binlog.replay.batch import row_statements
+from binlog.replay import batch as batch_module
+from binlog.replay.batch import EncodedInsert, LazyRows, encode_insert, row_numbers, row_statements
 from binlog.replay.keys import KeyCatalog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,6 +65,68 @@ def test_multi_row_inserts_are_the_single_statements_joined(path, safe):
         head = singles[0].partition(" VALUES ")[0]
         assert batch.sql == head + " VALUES " + ", ".join(s.partition(" VALUES ")[2] for s in singles)
         assert [batch.row_sql(ch) for _, ch in batch.rows] == singles
+
+
+def _items(path, renderer):
+    """The sample's row changes as apply reads them: insert events the compiled walk
+    renders come as EncodedInserts."""
+    from functools import partial
+
+    reader = BinlogReader([path])
+    reader.row_encoder = partial(encode_insert, renderer)
+    out = []
+    try:
+        for item in reader.items():
+            if isinstance(item, (RowChange, EncodedInsert)):
+                out.append(item)
+    except BinlogError:
+        pass
+    return out
+
+
+def _rows(batch):
+    return [(i, ch.file, ch.pos, ch.row, ch.op, ch.before, ch.after) for i, ch in batch.rows]
+
+
+@pytest.mark.parametrize("limit", [None, 120])
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_encoded_inserts_make_the_decoded_rows_statements(path, limit, monkeypatch):
+    """Statements from EncodedInserts (no row decoded) are those of the decoded rows, cut
+    at the same rows (``limit``: statements of ~120 bytes, so most events are cut inside),
+    and their LazyRows give the same rows, numbered alike."""
+    if limit:
+        monkeypatch.setattr(batch_module, "MAX_STATEMENT_BYTES", limit)
+    renderer = SqlRenderer(KeyCatalog(), safe=True)
+    decoded = _changes(path)
+    items = _items(path, SqlRenderer(KeyCatalog(), safe=True))
+    assert sum(ch.count if isinstance(ch, EncodedInsert) else 1 for ch in items) == len(decoded)
+    try:
+        expected = list(row_statements(renderer, decoded, row_numbers(decoded, 0)))
+    except SqlRenderError:
+        pytest.skip("no column names in this sample")
+    got = list(row_statements(renderer, items, row_numbers(items, 0)))
+    assert [b.sql for b in got] == [b.sql for b in expected]
+    assert [_rows(b) for b in got] == [_rows(b) for b in expected]
+    for b in got:
+        assert [b.row_sql(ch) for _, ch in b.rows] == [b.row_sql(ch) for _, ch in b.rows]
+        assert (b.first.db, b.first.table) == (b.rows[0][1].db, b.rows[0][1].table)
+    if any(isinstance(ch, EncodedInsert) for ch in items):
+        assert any(isinstance(b.rows, LazyRows) for b in got)
+
+
+def test_lazy_rows_decode_only_the_event_asked_for():
+    path = next(p for p in SAMPLES if p.stem == "types_full")
+    items = [ch for ch in _items(path, SqlRenderer(KeyCatalog(), safe=True))
+             if isinstance(ch, EncodedInsert)]
+    assert len(items) >= 2
+    rows = LazyRows([(0, items[0], 0, items[0].count), (items[0].count, items[1], 0, 1)])
+    assert len(rows) == items[0].count + 1
+    last = rows[-1]
+    assert last[0] == items[0].count and last[1].pos == items[1].pos
+    assert list(rows._decoded) == [id(items[1])]
+    assert rows[0][1].after == items[0].changes()[0].after
+    with pytest.raises(IndexError):
+        rows[len(rows)]
 
 
 def test_surprise_values_take_the_literal_path():
