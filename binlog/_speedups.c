@@ -87,8 +87,8 @@ typedef struct {
 #define MAX_OUTPUT ((Py_ssize_t)256 << 20)
 /* json_lines.LARGE_VALUE: a binary value this large is written in pieces by Python. */
 #define LARGE_VALUE ((Py_ssize_t)1 << 20)
-#define SAFE_INTEGER 9007199254740991LL
-#define KEEP ((Py_ssize_t)4 << 20)       /* encode_rows keeps its buffer up to this size */   /* routing.SAFE_INTEGER, 2^53 - 1 */
+#define SAFE_INTEGER 9007199254740991LL     /* routing.SAFE_INTEGER, 2^53 - 1 */
+#define KEEP ((Py_ssize_t)4 << 20)       /* encode_rows keeps its buffer up to this size */
 
 static int buf_grow(Buf *b, Py_ssize_t n) {
     Py_ssize_t cap = b->cap ? b->cap : 8192;
@@ -374,26 +374,55 @@ static const uint64_t P10[20] = {
     100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
     1000000000000000000ULL, 10000000000000000000ULL};
 
-static int udigits(char *out, uint64_t v, int width) {
+static int udigits_any(char *out, uint64_t v, int width);
+
+/* A date or time part (width 2: month, day, hours...; 4: a year): pairs from the table,
+ * no digit count - these are most of the numbers a temporal column writes. */
+static inline int udigits(char *out, uint64_t v, int width) {
+    if (width == 2 && v < 100) {
+        out[0] = DIGIT_PAIRS[2 * v];
+        out[1] = DIGIT_PAIRS[2 * v + 1];
+        return 2;
+    }
+    if (width == 4 && v < 10000) {
+        unsigned hi = (unsigned)(v / 100), lo = (unsigned)(v % 100);
+        out[0] = DIGIT_PAIRS[2 * hi];
+        out[1] = DIGIT_PAIRS[2 * hi + 1];
+        out[2] = DIGIT_PAIRS[2 * lo];
+        out[3] = DIGIT_PAIRS[2 * lo + 1];
+        return 4;
+    }
+    return udigits_any(out, v, width);
+}
+
+static int udigits_any(char *out, uint64_t v, int width) {
     /* digits: floor(log10(2^bits)) by 1233/4096 ~ log10(2), then one comparison */
     int t = v ? (64 - __builtin_clzll(v)) * 1233 >> 12 : 0;
     int digits = t + (v >= P10[t]);
     int len = 0;
     while (len < width - digits) out[len++] = '0';
     char *o = out + len + digits;        /* written from the end, two digits at a time */
-    while (v >= 100) {
+    while (v > UINT32_MAX) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
         o -= 2;
         o[0] = DIGIT_PAIRS[2 * r];
         o[1] = DIGIT_PAIRS[2 * r + 1];
     }
-    if (v >= 10) {
+    uint32_t w = (uint32_t)v;           /* the rest in 32-bit arithmetic: cheaper division */
+    while (w >= 100) {
+        uint32_t r = w % 100;
+        w /= 100;
         o -= 2;
-        o[0] = DIGIT_PAIRS[2 * v];
-        o[1] = DIGIT_PAIRS[2 * v + 1];
+        o[0] = DIGIT_PAIRS[2 * r];
+        o[1] = DIGIT_PAIRS[2 * r + 1];
+    }
+    if (w >= 10) {
+        o -= 2;
+        o[0] = DIGIT_PAIRS[2 * w];
+        o[1] = DIGIT_PAIRS[2 * w + 1];
     } else {
-        *--o = (char)('0' + v);
+        *--o = (char)('0' + w);
     }
     return len + digits;
 }
