@@ -64,7 +64,7 @@ import pymysql
 
 from ..output.sql import _short
 from ..reader import RowCount
-from ..replay.batch import encode_insert, row_numbers
+from ..replay.batch import encode_event, row_numbers
 from ..replay.routines import routine_kind, strip_definer
 from ._common import (
     TargetError,
@@ -468,7 +468,7 @@ class Applier:
             # row images' VALUES from their bytes (SqlRenderer.row_values)
             self.renderer.events = {}
             reader.rows_hook = self.renderer.note_event
-            reader.row_encoder = partial(encode_insert, self.renderer)
+            reader.row_encoder = partial(encode_event, self.renderer)
         self.raw = self._binlog_method(reader) if args.method == "binlog" else None
         assembler = TxAssembler(on_warning=warn)
         self.assembler = assembler

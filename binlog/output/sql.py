@@ -528,29 +528,38 @@ class SqlRenderer:
 
     def key_conditions(self, change, event) -> list[str] | None:
         """``where``'s condition by key of each row's before image of a delete or update
-        event, from the event's bytes (rows.sql_values, a key column at a time); None when
-        the table has no key, a key value is NULL, or the compiled walk cannot take the
-        event: ``where`` of the decoded rows then."""
+        event, from the event's bytes (``key_literal_rows``); None when the table has no
+        key, a key value is NULL, or the compiled walk cannot take the event: ``where`` of
+        the decoded rows then."""
+        rows = self.key_literal_rows(change, event, before=True)
+        if rows is None:
+            return None
+        tk = self.keys.keys(change)
+        names = self._names(change, tk)
+        heads = [f"{quote_ident(names[i])} = " for i in tk.identity]
+        return [" AND ".join(h + v for h, v in zip(heads, row, strict=True)) for row in rows]
+
+    def key_literal_rows(self, change, event, before: bool) -> list[list[str]] | None:
+        """Each row's identity key literals (``key_literals``), of its before or after
+        image, from the event's bytes (rows.sql_values, a key column at a time); None when
+        the table has no key, a key value is NULL, or the compiled walk cannot take it."""
         tk = self.keys.keys(change)
         if not tk.identity:
             return None
-        names = self._names(change, tk)
+        self._names(change, tk)     # (raises SqlRenderError when the names are unknown)
         cols = change.plan.columns
         columns = []
         for i in tk.identity:
             spec = bytearray(b"s" * len(cols))
             spec[i] = ord(value_code(cols[i]))
-            texts = sql_values(event, change.plan, bytes(spec), _literal_bytes, before=True)
+            texts = sql_values(event, change.plan, bytes(spec), _literal_bytes, before=before)
             if texts is None:
                 return None
-            columns.append((f"{quote_ident(names[i])} = ", texts))
-        out = []
-        for row in range(len(columns[0][1])):
-            literals = [texts[row][1:-1] for _, texts in columns]      # "(v)" -> v
-            if "NULL" in literals:
-                return None
-            out.append(" AND ".join(name + v for (name, _), v in zip(columns, literals, strict=True)))
-        return out
+            columns.append(texts)
+        rows = [[texts[row][1:-1] for texts in columns] for row in range(len(columns[0]))]  # "(v)" -> v
+        if any("NULL" in literals for literals in rows):
+            return None
+        return rows
 
     def _literal(self, col):
         """``literal_function(col)``, made once per column (the column object is held:

@@ -18,10 +18,11 @@ single-row statements of ``--format sql`` run one after the other.
 - anything else (no key, ``--no-safe`` updates and deletes, partial row images) one
   statement per change, as ``--format sql`` writes it.
 
-An insert event the compiled walk renders whole (``rows.sql_values``) comes from the reader
-as one ``EncodedInsert`` (apply's ``row_encoder``), no row decoded: its VALUES texts join
-the multi-row statements as they are, and the event is decoded only when a row must be
-named (the target refused the statement or warned: ``LazyRows``).
+A rows event the compiled walk renders whole (``rows.sql_values``) comes from the reader
+as one ``EncodedInsert`` or, in safe mode, ``EncodedKeyed`` (apply's ``row_encoder``,
+``encode_event``), no row decoded: its VALUES texts and key literals make the same
+statements, cut at the same rows, as the decoded rows would, and the event is decoded
+only when a row must be named (the target refused the statement or warned: ``LazyRows``).
 
 Each ``Batch`` keeps its rows and how to write one of them alone: a failing multi-row
 statement is rolled back by the server by itself, and apply runs the rows one by one to
@@ -34,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..output.sql import quote_ident
+from ..output.sql import SqlRenderError, quote_ident
 from ..reader import RowChange, RowCount
 from ..rows import decode_rows
 
@@ -62,28 +63,45 @@ class Batch:
 
 
 @dataclass(slots=True)
-class EncodedInsert(RowCount):
-    """The ``count`` rows of an insert event as the compiled walk rendered them: ``head``
-    (``INSERT``/``REPLACE INTO t (cols)``) and each row's ``(v1, v2, ...)`` in ``values``;
+class EncodedEvent(RowCount):
+    """The ``count`` rows of a rows event the compiled walk rendered (no row decoded);
     ``event`` and ``plan`` decode it again when a row must be named (``changes``).  A
     RowCount, so a Transaction counts its rows."""
     plan: Any = None
-    head: str = ""
-    values: list = field(default_factory=list)
     event: Any = None
-
-    @classmethod
-    def of(cls, change, event, head: str, values: list) -> EncodedInsert:
-        """``change``: the reader's RowChange for the event, without images."""
-        return cls(change.file, change.pos, change.ts, change.server_id, change.gtid,
-                   change.db, change.table, change.op, len(values), change.plan, head,
-                   values, event)
 
     def changes(self) -> list[RowChange]:
         """Its rows decoded (the pure walk), as the reader would have given them."""
         return [RowChange(self.file, self.pos, self.ts, self.server_id, self.gtid, self.db,
                           self.table, self.op, before, after, self.plan, n)
                 for n, (before, after) in enumerate(decode_rows(self.event, self.plan))]
+
+
+@dataclass(slots=True)
+class EncodedInsert(EncodedEvent):
+    """An insert event: ``head`` (``INSERT``/``REPLACE INTO t (cols)``) and each row's
+    ``(v1, v2, ...)`` in ``values``."""
+    head: str = ""
+    values: list = field(default_factory=list)
+
+    @classmethod
+    def of(cls, change, event, head: str, values: list) -> EncodedInsert:
+        """``change``: the reader's RowChange for the event, without images."""
+        return cls(change.file, change.pos, change.ts, change.server_id, change.gtid,
+                   change.db, change.table, change.op, len(values), change.plan, event,
+                   head, values)
+
+
+@dataclass(slots=True)
+class EncodedKeyed(EncodedEvent):
+    """A delete or update event (safe mode, a key, no NULL in it): each row's key
+    literals before (``before``) and, of an update, after (``after``), and its after
+    image's VALUES text (``values``, after ``head``)."""
+    before: list = field(default_factory=list)
+    after: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    head: str = ""
+    identity: tuple = ()        # the key's column indexes when it was encoded
 
 
 class LazyRows(Sequence):
@@ -116,14 +134,33 @@ class LazyRows(Sequence):
         raise IndexError(k)
 
 
-def encode_insert(renderer, change, event) -> EncodedInsert | None:
-    """``binlog apply``'s ``row_encoder`` for the reader: an insert event whose rows the
-    compiled walk renders (``renderer.event_values``) as one EncodedInsert, no row
+def encode_event(renderer, change, event) -> RowCount | None:
+    """``binlog apply``'s ``row_encoder`` for the reader: a rows event whose rows the
+    compiled walk renders as one EncodedInsert or (safe mode) EncodedKeyed, no row
     decoded; None: the reader decodes its rows."""
-    if event.kind != "insert":
+    kind = event.kind
+    if kind == "insert":
+        got = renderer.event_values(change, event)
+        return EncodedInsert.of(change, event, *got) if got is not None else None
+    if not renderer.safe:
         return None
+    try:
+        before = renderer.key_literal_rows(change, event, before=True)
+    except SqlRenderError:
+        return None     # raised when the decoded rows are rendered, in order
+    if before is None:
+        return None
+    keyed = EncodedKeyed(change.file, change.pos, change.ts, change.server_id, change.gtid,
+                         change.db, change.table, change.op, len(before), change.plan, event,
+                         before, identity=renderer.keys.keys(change).identity)
+    if kind == "delete":
+        return keyed
+    after = renderer.key_literal_rows(change, event, before=False)
     got = renderer.event_values(change, event)
-    return EncodedInsert.of(change, event, *got) if got is not None else None
+    if after is None or got is None or not len(after) == len(got[1]) == len(before):
+        return None
+    keyed.after, keyed.head, keyed.values = after, got[0], got[1]
+    return keyed
 
 
 def row_numbers(changes, first: int) -> dict:
@@ -152,8 +189,7 @@ def row_statements(renderer, changes, index) -> Iterator[Batch]:
     in binlog order); ``index[id(change)]`` is the change's number in its transaction."""
     run: list = []
     for ch in changes:
-        if run and (ch.plan is not run[0][1].plan or ch.op != run[0][1].op
-                    or type(ch) is not type(run[0][1])):
+        if run and (ch.plan is not run[0][1].plan or ch.op != run[0][1].op):
             yield from _run(renderer, run)
             run = []
         run.append((index[id(ch)], ch))
@@ -163,9 +199,19 @@ def row_statements(renderer, changes, index) -> Iterator[Batch]:
 
 def _run(r, rows) -> Iterator[Batch]:
     first = rows[0][1]
-    if isinstance(first, EncodedInsert):
-        yield from _encoded_inserts(r, rows)
-        return
+    if isinstance(first, RowCount):
+        kind = type(first)
+        if all(type(ch) is kind for _, ch in rows) and _still_keyed_alike(r, first):
+            if kind is EncodedInsert:
+                yield from _encoded_inserts(r, [(i, ch, 0, ch.count) for i, ch in rows])
+                return
+            if sum(ch.count for _, ch in rows) > 1:
+                yield from (_encoded_deletes if first.op == "delete" else _encoded_updates)(r, rows)
+                return
+        rows = _decoded(rows)       # a run mixing them with decoded rows: as those
+        first = rows[0][1]
+    elif any(isinstance(ch, RowCount) for _, ch in rows):
+        rows = _decoded(rows)
     op = first.op
     identity = r.keys.keys(first).identity
     if op == "insert":
@@ -177,6 +223,25 @@ def _run(r, rows) -> Iterator[Batch]:
         yield from _updates(r, rows)
     else:
         yield from _singles(r, rows)
+
+
+def _still_keyed_alike(r, item) -> bool:
+    """Whether the key catalog still gives the encoded item's table the key (and columns
+    written) it was encoded with; else its rows are rendered decoded, by today's."""
+    if isinstance(item, EncodedKeyed):
+        return r.keys.keys(item).identity == item.identity
+    return isinstance(item, EncodedInsert) and r.insert_template(item)[0] == item.head
+
+
+def _decoded(rows) -> list[tuple]:
+    """(index, RowChange) of every row of ``rows``, EncodedInserts/EncodedKeyeds decoded."""
+    out: list[tuple] = []
+    for i, ch in rows:
+        if isinstance(ch, EncodedEvent):
+            out.extend((i + n, change) for n, change in enumerate(ch.changes()))
+        else:
+            out.append((i, ch))
+    return out
 
 
 def _singles(r, rows) -> Iterator[Batch]:
@@ -214,30 +279,33 @@ def _inserts(r, rows) -> Iterator[Batch]:
         yield Batch(last + " VALUES " + ", ".join(texts), chunk, single)
 
 
-def _encoded_inserts(r, items) -> Iterator[Batch]:
-    """EncodedInserts' rows as multi-row statements, cut where ``_inserts`` cuts: before
-    a row that would take a statement past MAX_STATEMENT_BYTES, or at a new head.  An
-    event that fits whole is taken whole (its last row decides)."""
+def _encoded_inserts(r, segments) -> Iterator[Batch]:
+    """Rows of EncodedInserts (or of EncodedKeyeds' after images) as multi-row statements,
+    cut where ``_inserts`` cuts: before a row that would take a statement past
+    MAX_STATEMENT_BYTES, or at a new head.  ``segments``: [(index of the item's first row,
+    item, first row, end row)]; a segment that fits whole is taken whole (its last row
+    decides)."""
     def single(change):
         return r.insert(change, change.after)
 
     parts: list = []        # LazyRows parts of the statement being made
     texts: list[str] = []
     size, last = 0, ""
-    for index, item in items:
+    for index, item, start, end in segments:
         values = item.values
         if parts and item.head != last:
             yield _encoded_batch(parts, texts, last, single)
             parts, texts, size = [], [], 0
         last = item.head
-        total = sum(map(len, values)) + 2 * len(values)
+        total = sum(map(len, values[start:end])) + 2 * (end - start)
         if size + total - 2 <= MAX_STATEMENT_BYTES:
-            parts.append((index, item, 0, len(values)))
-            texts.extend(values)
+            parts.append((index, item, start, end))
+            texts.extend(values[start:end])
             size += total
             continue
-        lo = 0
-        for k, v in enumerate(values):
+        lo = start
+        for k in range(start, end):
+            v = values[k]
             if (parts or k > lo) and size + len(v) > MAX_STATEMENT_BYTES:
                 if k > lo:
                     parts.append((index, item, lo, k))
@@ -245,8 +313,8 @@ def _encoded_inserts(r, items) -> Iterator[Batch]:
                 yield _encoded_batch(parts, texts, last, single)
                 parts, texts, size, lo = [], [], 0, k
             size += len(v) + 2
-        parts.append((index, item, lo, len(values)))
-        texts.extend(values[lo:])
+        parts.append((index, item, lo, end))
+        texts.extend(values[lo:end])
     if parts:
         yield _encoded_batch(parts, texts, last, single)
 
@@ -255,10 +323,11 @@ def _encoded_batch(parts, texts, head, single) -> Batch:
     return Batch(head + " VALUES " + ", ".join(texts), LazyRows(parts), single, parts[0][1])
 
 
-def _delete_batch(r, chunk, keys) -> Batch:
+def _delete_batch(r, chunk, keys, first=None) -> Batch:
     """``key IN (...)`` for a one-column key; ``(a = 1 AND b = 2) OR ...`` for a longer
-    one (a range union for the optimizer, as the single statements' conditions are)."""
-    first = chunk[0][1]
+    one (a range union for the optimizer, as the single statements' conditions are).
+    ``chunk``: the rows, a list or LazyRows (then ``first``: the item holding the first)."""
+    first = first if first is not None else chunk[0][1]
     tk = r.keys.keys(first)
     names = r._names(first, tk)
     cols = [quote_ident(names[i]) for i in tk.identity]
@@ -268,7 +337,55 @@ def _delete_batch(r, chunk, keys) -> Batch:
         cond = " OR ".join("(" + " AND ".join(f"{c} = {v}" for c, v in zip(cols, k, strict=True)) + ")"
                            for k in keys)
     sql = f"DELETE FROM {r.table(first)} WHERE {cond}"
-    return Batch(sql, chunk, lambda change: r.delete(change, change.before))
+    return Batch(sql, chunk, lambda change: r.delete(change, change.before), first)
+
+
+def _segments(rows) -> list:
+    """LazyRows parts of ``rows`` [(index of the item's first row, item, row)], rows of
+    one item next to each other merged."""
+    parts: list = []
+    for index, item, k in rows:
+        last = parts[-1] if parts else None
+        if last is not None and last[1] is item and last[3] == k:
+            parts[-1] = (index, item, last[2], k + 1)
+        else:
+            parts.append((index, item, k, k + 1))
+    return parts
+
+
+def _encoded_delete_batches(r, rows) -> Iterator[Batch]:
+    """``rows`` [(index, item, row)]: DELETE ... IN of MAX_KEYS_PER_DELETE rows at most."""
+    for start in range(0, len(rows), MAX_KEYS_PER_DELETE):
+        part = rows[start:start + MAX_KEYS_PER_DELETE]
+        yield _delete_batch(r, LazyRows(_segments(part)), [item.before[k] for _, item, k in part],
+                            part[0][1])
+
+
+def _encoded_deletes(r, items) -> Iterator[Batch]:
+    """``_deletes`` of EncodedKeyeds (no NULL key: their rows all go by key)."""
+    rows = [(i, item, k) for i, item in items for k in range(item.count)]
+    yield from _encoded_delete_batches(r, rows)
+
+
+def _encoded_updates(r, items) -> Iterator[Batch]:
+    """``_updates`` of EncodedKeyeds: the same runs, from the rows' key literals."""
+    run: list = []
+    written: set = set()
+    for i, item in items:
+        for k in range(item.count):
+            if tuple(map(_fold, item.before[k])) in written:
+                yield from _encoded_update_run(r, run)
+                run, written = [], set()
+            written.add(tuple(map(_fold, item.after[k])))
+            run.append((i, item, k))
+    yield from _encoded_update_run(r, run)
+
+
+def _encoded_update_run(r, run) -> Iterator[Batch]:
+    if not run:
+        return
+    yield from _encoded_delete_batches(r, run)
+    yield from _encoded_inserts(r, _segments(run))
 
 
 def _deletes(r, rows) -> Iterator[Batch]:

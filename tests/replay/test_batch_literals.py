@@ -13,7 +13,15 @@ from binlog.errors import BinlogError
 from binlog.output.sql import SqlRenderer, SqlRenderError, literal, literal_function
 from binlog.reader import BinlogReader, RowChange
 from binlog.replay import batch as batch_module
-from binlog.replay.batch import EncodedInsert, LazyRows, encode_insert, row_numbers, row_statements
+from binlog.replay.batch import (
+    EncodedEvent,
+    EncodedInsert,
+    EncodedKeyed,
+    LazyRows,
+    encode_event,
+    row_numbers,
+    row_statements,
+)
 from binlog.replay.keys import KeyCatalog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,20 +75,39 @@ def test_multi_row_inserts_are_the_single_statements_joined(path, safe):
         assert [batch.row_sql(ch) for _, ch in batch.rows] == singles
 
 
-def _items(path, renderer):
-    """The sample's row changes as apply reads them: insert events the compiled walk
-    renders come as EncodedInserts."""
+def _items(path, renderer, encode=True):
+    """The sample's row changes as apply reads them (the key catalog sees the TABLE_MAPs'
+    primary keys): the events the compiled walk renders come as EncodedInserts and (safe
+    mode) EncodedKeyeds; with ``encode=False`` every row decoded."""
+    return [item for tx in _transactions(path, renderer, encode) for item in tx[0]]
+
+
+def _transactions(path, renderer, encode=True, statements=False):
+    """[(changes, statements)] of each transaction of the sample, its statements made at
+    its COMMIT as apply makes them (with the key catalog of that moment)."""
     from functools import partial
 
+    from binlog.reader import SourceEvent
+    from binlog.replay.transactions import Transaction, TxAssembler
+
     reader = BinlogReader([path])
-    reader.row_encoder = partial(encode_insert, renderer)
+    if encode:
+        reader.row_encoder = partial(encode_event, renderer)
+    assembler = TxAssembler()
     out = []
     try:
         for item in reader.items():
-            if isinstance(item, (RowChange, EncodedInsert)):
-                out.append(item)
+            if isinstance(item, SourceEvent):
+                renderer.keys.observe(item.event)
+            for unit in assembler.feed(item):
+                if isinstance(unit, Transaction) and unit.changes:
+                    made = (list(row_statements(renderer, unit.changes, row_numbers(unit.changes, 0)))
+                            if statements else None)
+                    out.append((unit.changes, made))
+    except SqlRenderError:
+        raise
     except BinlogError:
-        pass
+        pass        # a sample that needs a schema: the transactions before it are enough
     return out
 
 
@@ -91,27 +118,29 @@ def _rows(batch):
 @pytest.mark.parametrize("limit", [None, 120])
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
 def test_encoded_inserts_make_the_decoded_rows_statements(path, limit, monkeypatch):
-    """Statements from EncodedInserts (no row decoded) are those of the decoded rows, cut
-    at the same rows (``limit``: statements of ~120 bytes, so most events are cut inside),
-    and their LazyRows give the same rows, numbered alike."""
+    """Statements from EncodedInserts/EncodedKeyeds (no row decoded) are those of the
+    decoded rows, cut at the same rows (``limit``: statements of ~120 bytes, so most events
+    are cut inside), and their LazyRows give the same rows, numbered alike."""
     if limit:
         monkeypatch.setattr(batch_module, "MAX_STATEMENT_BYTES", limit)
-    renderer = SqlRenderer(KeyCatalog(), safe=True)
-    decoded = _changes(path)
-    items = _items(path, SqlRenderer(KeyCatalog(), safe=True))
-    assert sum(ch.count if isinstance(ch, EncodedInsert) else 1 for ch in items) == len(decoded)
     try:
-        expected = list(row_statements(renderer, decoded, row_numbers(decoded, 0)))
+        decoded = _transactions(path, SqlRenderer(KeyCatalog(), safe=True), False, True)
     except SqlRenderError:
         pytest.skip("no column names in this sample")
-    got = list(row_statements(renderer, items, row_numbers(items, 0)))
+    encoded = _transactions(path, SqlRenderer(KeyCatalog(), safe=True), True, True)
+    assert [sum(ch.count if isinstance(ch, EncodedEvent) else 1 for ch in changes)
+            for changes, _ in encoded] == [len(changes) for changes, _ in decoded]
+    expected = [b for _, batches in decoded for b in batches]
+    got = [b for _, batches in encoded for b in batches]
+    items = [ch for changes, _ in encoded for ch in changes]
     assert [b.sql for b in got] == [b.sql for b in expected]
     assert [_rows(b) for b in got] == [_rows(b) for b in expected]
-    for b in got:
-        assert [b.row_sql(ch) for _, ch in b.rows] == [b.row_sql(ch) for _, ch in b.rows]
+    for b, e in zip(got, expected, strict=True):
+        assert [b.row_sql(ch) for _, ch in b.rows] == [e.row_sql(ch) for _, ch in e.rows]
         assert (b.first.db, b.first.table) == (b.rows[0][1].db, b.rows[0][1].table)
-    if any(isinstance(ch, EncodedInsert) for ch in items):
-        assert any(isinstance(b.rows, LazyRows) for b in got)
+    for kind in (EncodedInsert, EncodedKeyed):
+        if any(isinstance(ch, kind) and ch.count > 1 for ch in items):
+            assert any(isinstance(b.rows, LazyRows) and isinstance(b.first, kind) for b in got)
 
 
 def test_lazy_rows_decode_only_the_event_asked_for():
