@@ -2,14 +2,22 @@
 """Why ``binlog apply`` sends multi-row text statements: the same 20,000 rows of the
 bench/generate.py table into a real local mariadbd, three ways, in one run.
 
-    python bench/apply_prepare_bench.py
+    python bench/apply_prepare_bench.py [ROWS]      (default 20,000)
 
 PyMySQL has no binary-protocol prepared statements; server-side ``PREPARE`` over the
 text protocol still needs every value as a literal in ``EXECUTE ... USING``, so the
 server parses the values either way and the prepared forms only add statements.
+
+With mysql-connector-python installed (``pip install mysql-connector-python``; not a
+dependency of this project, only of this measurement) a fourth contender sends the same
+rows through the *binary* protocol: a 1,000-row ``REPLACE`` prepared once
+(COM_STMT_PREPARE) and executed with 14,000 binary parameters (COM_STMT_EXECUTE), no
+literal parsed.  Its pure-Python client is slow, so compare the target's CPU (``server``
+column, from /proc), not the wall time.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,7 +32,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from generate import TABLE  # noqa: E402
 from support.mariadb_server import MariaDBServer  # noqa: E402
 
-N = 20000
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
 COLS = "(`id`, `a`, `b`, `c`, `d`, `e`, `f`, `g`, `h`, `i`, `j`, `k`, `l`, `m`)"
 
 
@@ -36,6 +44,14 @@ def literals(i: int) -> list[str]:
 
 
 ROWS = [literals(i) for i in range(1, N + 1)]
+
+
+def values(i: int) -> list:
+    """``literals(i)`` as the values a binary-protocol client binds (text for temporals
+    and DECIMAL, as the server converts them from strings)."""
+    return [i, i * 7 - 350000, i * 1000003, f"value-{i}-c4ca4238a0b923820dcc509a6f75849b",
+            f"{i / 7:.2f}", f"2024-01-01 00:00:{i % 60:02d}.000001", f"2023-06-01 12:00:{i % 60:02d}.000",
+            i / 3.0, "x" * (i % 50), "2000-01-02", "green", "-41:39:58.99", i % 128, f"{i:08d}"]
 
 
 def session(socket: str):
@@ -69,20 +85,52 @@ def prepared_multi(cur) -> None:
         cur.execute("EXECUTE m USING " + ", ".join(v for r in ROWS[s:s + 100] for v in r))
 
 
+def binary_prepared(srv) -> None:
+    """COM_STMT_PREPARE of a 1,000-row REPLACE once, COM_STMT_EXECUTE with binary values."""
+    import mysql.connector
+
+    conn = mysql.connector.connect(unix_socket=srv.socket, user="root", use_pure=True)
+    cur = conn.cursor(prepared=True)
+    cur.execute("SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'")
+    marks = ", ".join("(" + ", ".join("?" * 14) + ")" for _ in range(1000))
+    sql = f"REPLACE INTO bench.t0 {COLS} VALUES {marks}"
+    for s in range(0, N, 1000):
+        cur.execute(sql, [v for i in range(s + 1, s + 1001) for v in values(i)])
+    conn.commit()
+    conn.close()
+
+
+def server_cpu(srv) -> float:
+    with open(f"/proc/{srv._proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
-    contenders = (("multi-row text REPLACE, 1000 rows a statement", multi_row),
+    contenders = [("multi-row text REPLACE, 1000 rows a statement", multi_row),
                   ("PREPARE once, EXECUTE USING per row (200 a packet)", prepared_single),
                   ("PREPARE a 100-row REPLACE, EXECUTE USING 1400 values", prepared_multi),
-                  ("multi-row text REPLACE again", multi_row))
+                  ("multi-row text REPLACE again", multi_row)]
+    try:
+        import mysql.connector  # noqa: F401
+        contenders.insert(3, ("binary protocol: a 1000-row REPLACE prepared once, 14000 binary values",
+                              None))
+    except ImportError:
+        print("(mysql-connector-python not installed: no binary-protocol contender)")
     with MariaDBServer({"innodb_buffer_pool_size": "256M", "innodb_flush_log_at_trx_commit": 2}) as srv:
         srv.execute("CREATE DATABASE bench")
         srv.execute(TABLE.format(db="bench", n=0))
+        print("  wall    server CPU")
         for name, load in contenders:
             conn, cur = session(srv.socket)
-            started = time.perf_counter()
-            load(cur)
-            conn.commit()
-            print(f"{time.perf_counter() - started:6.2f} s  {name}", flush=True)
+            started, cpu = time.perf_counter(), server_cpu(srv)
+            if load is None:
+                binary_prepared(srv)
+            else:
+                load(cur)
+                conn.commit()
+            print(f"{time.perf_counter() - started:6.2f} s  {server_cpu(srv) - cpu:5.2f} s  {name}",
+                  flush=True)
             conn.close()
 
 
