@@ -21,6 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pymysql
 import pymysql.constants.CLIENT as CL
@@ -107,7 +108,7 @@ def server_cpu(srv) -> float:
 
 
 def main() -> None:
-    contenders = [("multi-row text REPLACE, 1000 rows a statement", multi_row),
+    contenders: list[tuple[str, Any]] = [("multi-row text REPLACE, 1000 rows a statement", multi_row),
                   ("PREPARE once, EXECUTE USING per row (200 a packet)", prepared_single),
                   ("PREPARE a 100-row REPLACE, EXECUTE USING 1400 values", prepared_multi),
                   ("multi-row text REPLACE again", multi_row)]
