@@ -42,11 +42,22 @@ INSERT INTO n7.t VALUES (3, 'ok'), (4, 'much too long');
 
 
 _MANY_EVENTS = """CREATE DATABASE le;
-CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(200));
+CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(255));
 INSERT INTO le.t VALUES (0, 'before');
 USE le;
 INSERT INTO le.t SELECT seq, REPEAT('x', 190) FROM seq_1_to_3000;
 """
+
+
+def _many_events(source, target, script: str = "", pad: int = 255, rows: str = "") -> list[str]:
+    """The source's binlogs after _MANY_EVENTS (and ``script``); the target's le.t made
+    with ``pad`` wide a column, holding ``rows`` (VALUES text) already."""
+    run_script(source, _MANY_EVENTS + script)
+    target.execute("CREATE DATABASE le")
+    target.execute(f"CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR({pad}))")
+    if rows:
+        target.execute(f"INSERT INTO le.t VALUES {rows}")
+    return [str(p) for p in source.binlog_files()]
 
 
 @pytest.mark.parametrize("early", [False, True])
@@ -56,11 +67,7 @@ def test_a_refused_row_deep_in_a_many_event_insert_is_named(two_servers, early):
     it (the events are decoded then), nothing of the transaction is committed.  With
     --batch-rows 500 the transaction goes to the target before its COMMIT is read."""
     source, target = two_servers
-    run_script(source, _MANY_EVENTS)
-    target.execute("CREATE DATABASE le")
-    target.execute("CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(200))")
-    target.execute("INSERT INTO le.t VALUES (2500, 'already here')")
-    files = [str(p) for p in source.binlog_files()]
+    files = _many_events(source, target, rows="(2500, 'already here')")
     extra = ("--batch-rows", "500") if early else ()
     done = cli("apply", "--to", dsn(target), "--no-safe", "--no-ddl", *extra, *files)
     err = done.stderr.decode()
@@ -72,11 +79,7 @@ def test_a_refused_row_deep_in_a_many_event_insert_is_named(two_servers, early):
 
 def test_safe_mode_replaces_a_row_deep_in_a_many_event_insert(two_servers):
     source, target = two_servers
-    run_script(source, _MANY_EVENTS)
-    target.execute("CREATE DATABASE le")
-    target.execute("CREATE TABLE le.t (id INT PRIMARY KEY, pad VARCHAR(200))")
-    target.execute("INSERT INTO le.t VALUES (2500, 'already here'), (1700, 'and here')")
-    files = [str(p) for p in source.binlog_files()]
+    files = _many_events(source, target, rows="(2500, 'already here'), (1700, 'and here')")
     done = cli("apply", "--to", dsn(target), "--no-ddl", "--batch-rows", "700", *files)
     err = done.stderr.decode()
     assert done.returncode == 0, err
@@ -84,6 +87,22 @@ def test_safe_mode_replaces_a_row_deep_in_a_many_event_insert(two_servers):
     assert "2 row(s) already on the target" in err or err.count("1 row(s) already on the target") == 2, err
     expected = source.query("SELECT COUNT(*), CAST(SUM(CRC32(CONCAT(id, pad))) AS CHAR) FROM le.t")
     assert target.query("SELECT COUNT(*), CAST(SUM(CRC32(CONCAT(id, pad))) AS CHAR) FROM le.t") == expected
+
+
+def test_a_value_too_long_deep_in_a_many_event_update_names_the_row(two_servers):
+    """An UPDATE of 3,001 rows (delete + replace runs rendered from the events' bytes): the
+    target's narrower column truncates the 2,500th row's new value (a warning, at a row of
+    the multi-row REPLACE): the error names that row of the transaction, nothing of it is
+    committed."""
+    source, target = two_servers
+    files = _many_events(source, target, "UPDATE le.t SET pad = CONCAT(REPEAT('y', 150), "
+                         "IF(id = 2500, REPEAT('z', 60), ''));\n", pad=200)
+    done = cli("apply", "--to", dsn(target), "--no-ddl", *files)
+    err = done.stderr.decode()
+    assert done.returncode == 5, err
+    assert re.search(r"row 2501 of 3001: update of `le`.`t` \(id=2500\)", err), err
+    assert "Data too long for column 'pad'" in err or "Data truncated for column 'pad'" in err, err
+    assert target.query("SELECT COUNT(*), MAX(LENGTH(pad)) FROM le.t") == [(3001, 190)]
 
 
 def test_enum_error_value_is_applied_as_the_source_holds_it(two_servers):
