@@ -148,7 +148,7 @@ def encode_event(renderer, change, event) -> RowCount | None:
         before = renderer.key_literal_rows(change, event, before=True)
     except SqlRenderError:
         return None     # raised when the decoded rows are rendered, in order
-    if before is None:
+    if not before:
         return None
     keyed = EncodedKeyed(change.file, change.pos, change.ts, change.server_id, change.gtid,
                          change.db, change.table, change.op, len(before), change.plan, event,
@@ -209,9 +209,11 @@ def _run(r, rows) -> Iterator[Batch]:
                 yield from (_encoded_deletes if first.op == "delete" else _encoded_updates)(r, rows)
                 return
         rows = _decoded(rows)       # a run mixing them with decoded rows: as those
-        first = rows[0][1]
     elif any(isinstance(ch, RowCount) for _, ch in rows):
         rows = _decoded(rows)
+    if not rows:
+        return
+    first = rows[0][1]
     op = first.op
     identity = r.keys.keys(first).identity
     if op == "insert":
