@@ -153,3 +153,72 @@ def load_schema(target, dump: str) -> None:
                     target.set_global("mysql56_temporal_format", "ON")
     finally:
         conn.close()
+
+
+def apply_transactions(paths, renderer, encode=True, statements=False, *, schema_ddl=None,
+                       tolerant=False) -> list:
+    """[(changes, statements)] of each transaction of ``paths`` as ``binlog apply --method
+    sql`` reads them (the key catalog fed the TABLE_MAPs; with ``encode`` the rows events
+    the compiled walk renders come as EncodedInserts/EncodedKeyeds), its multi-row
+    statements (``statements``) made at its COMMIT, with the key catalog of that moment.
+    ``schema_ddl``: a --schema-ddl file; ``tolerant``: a decoding error ends the list (a
+    sample that needs a schema: the transactions before it)."""
+    from functools import partial
+
+    from binlog.errors import BinlogError
+    from binlog.output.sql import SqlRenderError
+    from binlog.reader import BinlogReader, SourceEvent
+    from binlog.replay.batch import encode_event, row_numbers, row_statements
+    from binlog.replay.transactions import Transaction, TxAssembler
+    from schema_store.loading import load_resolver
+
+    schema = load_resolver(ddl_paths=[schema_ddl], required=True) if schema_ddl else None
+    reader = BinlogReader(list(paths), schema=schema)
+    if encode:
+        reader.row_encoder = partial(encode_event, renderer)
+    assembler = TxAssembler()
+    out = []
+    try:
+        for item in reader.items():
+            if isinstance(item, SourceEvent):
+                renderer.keys.observe(item.event)
+            for unit in assembler.feed(item):
+                if isinstance(unit, Transaction) and unit.changes:
+                    made = (list(row_statements(renderer, unit.changes, row_numbers(unit.changes, 0)))
+                            if statements else None)
+                    out.append((unit.changes, made))
+    except SqlRenderError:
+        raise
+    except BinlogError:
+        if not tolerant:
+            raise
+    return out
+
+
+def assert_encoded_statements_match(paths, **options) -> list:
+    """apply's statements from EncodedInserts/EncodedKeyeds (no row decoded) are those of
+    the decoded rows, cut at the same rows, and their rows (LazyRows) are the decoded rows,
+    numbered alike; gives the encoded items (``options``: apply_transactions')."""
+    from binlog.output.sql import SqlRenderer
+    from binlog.replay.batch import EncodedEvent, EncodedInsert, EncodedKeyed, LazyRows
+    from binlog.replay.keys import KeyCatalog
+
+    def rows(batch):
+        return [(i, ch.file, ch.pos, ch.row, ch.op, ch.before, ch.after) for i, ch in batch.rows]
+
+    decoded = apply_transactions(paths, SqlRenderer(KeyCatalog(), safe=True), False, True, **options)
+    encoded = apply_transactions(paths, SqlRenderer(KeyCatalog(), safe=True), True, True, **options)
+    assert [sum(ch.count if isinstance(ch, EncodedEvent) else 1 for ch in changes)
+            for changes, _ in encoded] == [len(changes) for changes, _ in decoded]
+    expected = [b for _, batches in decoded for b in batches]
+    got = [b for _, batches in encoded for b in batches]
+    items = [ch for changes, _ in encoded for ch in changes]
+    assert [b.sql for b in got] == [b.sql for b in expected]
+    assert [rows(b) for b in got] == [rows(b) for b in expected]
+    for b, e in zip(got, expected, strict=True):
+        assert [b.row_sql(ch) for _, ch in b.rows] == [e.row_sql(ch) for _, ch in e.rows]
+        assert (b.first.db, b.first.table) == (b.rows[0][1].db, b.rows[0][1].table)
+    for kind in (EncodedInsert, EncodedKeyed):
+        if any(isinstance(ch, kind) and ch.count > 1 for ch in items):
+            assert any(isinstance(b.rows, LazyRows) and isinstance(b.first, kind) for b in got)
+    return [ch for ch in items if isinstance(ch, EncodedEvent)]

@@ -8,7 +8,15 @@ from __future__ import annotations
 import signal
 
 import pytest
-from replay_helpers import assert_same_contents, cli, dsn, load_schema, run_script, script
+from replay_helpers import (
+    assert_encoded_statements_match,
+    assert_same_contents,
+    cli,
+    dsn,
+    load_schema,
+    run_script,
+    script,
+)
 
 pytestmark = pytest.mark.server
 
@@ -81,6 +89,21 @@ def test_statements_are_multi_row(source_and_files, target):
     # 3000 + 700 + 99 rows inserted, 1000 updated...: a statement per transaction part
     assert rows and len(rows) <= 25, len(rows)
     assert_same_contents(source, target, ["ab"])
+
+
+@pytest.mark.parametrize("limit", [None, 300])
+def test_statements_from_the_events_bytes_are_the_decoded_rows(source_and_files, limit, monkeypatch):
+    """The workload's statements as apply makes them from the rows events' bytes
+    (EncodedInsert/EncodedKeyed: key shifts, keys touched twice in an event, folded text
+    keys, several tables) are those of the decoded rows, cut alike (``limit``: statements
+    of ~300 bytes, cut inside events), with the same rows."""
+    from binlog.replay import batch
+
+    if limit:
+        monkeypatch.setattr(batch, "MAX_STATEMENT_BYTES", limit)
+    _, files, schema_file = source_and_files
+    items = assert_encoded_statements_match(files, schema_ddl=schema_file)
+    assert {ch.op for ch in items} == {"insert", "update", "delete"}, {ch.op for ch in items}
 
 
 @pytest.mark.parametrize("fault", ["kill-after-commit:3", "kill-before-commit:4"])
