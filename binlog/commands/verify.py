@@ -186,6 +186,18 @@ def from_record(value, col):
     return value
 
 
+class _Pending:
+    """What a transaction not committed yet leaves: {(db, table): {key: Expected}}, and
+    what of it cannot be checked; taken into the totals at its COMMIT only."""
+    __slots__ = ("tx", "rows", "unknown_tables", "unverifiable")
+
+    def __init__(self, tx):
+        self.tx = tx
+        self.rows: dict = {}
+        self.unknown_tables: set = set()
+        self.unverifiable = 0
+
+
 class Expected:
     __slots__ = ("key", "key_lits", "checksum", "origin", "known")
 
@@ -258,23 +270,23 @@ class Verifier:
         # leaves it out, as dump --format sql and apply do.  What a transaction's rows
         # leave is worked out as they come (its rows are not kept), and taken at its COMMIT.
         assembler = TxAssembler(on_warning=warn)
-        pending: dict = {}      # id(Transaction) -> (it, {(db, table): {key: Expected}})
+        pending: dict = {}      # id(Transaction) -> _Pending
         for item in with_progress(reader, reader.items(), self.args):
             if isinstance(item, RowChange):
                 tx = assembler.feed_row(item)
                 entry = pending.get(id(tx))
-                if entry is None or entry[0] is not tx:
-                    for key in [k for k, e in pending.items() if not assembler.holds(e[0])]:
+                if entry is None or entry.tx is not tx:
+                    for key in [k for k, e in pending.items() if not assembler.holds(e.tx)]:
                         del pending[key]        # dropped without COMMIT (warned)
-                    entry = pending[id(tx)] = (tx, {})
-                self._expect(item, entry[1])
+                    entry = pending[id(tx)] = _Pending(tx)
+                self._expect(item, entry)
                 continue
             for unit in assembler.feed(item):
                 if isinstance(unit, Transaction):
                     self.logged_statements += len(unit.statements)
                     entry = pending.pop(id(unit), None)
-                    for table, rows in (entry[1].items() if entry and entry[0] is unit else ()):
-                        out.setdefault(table, {}).update(rows)
+                    if entry is not None and entry.tx is unit:
+                        self._take(entry, out)
                     self._after_crcs.clear()
                 elif unit.kind == "dml":         # a statement-logged change on its own
                     self.logged_statements += 1
@@ -298,20 +310,27 @@ class Verifier:
         if crcs is not None:
             self._after_crcs[(name, event.header.offset)] = (plan, crcs)
 
-    def _expect(self, change, out: dict) -> None:
+    def _take(self, entry: _Pending, out: dict) -> None:
+        """A committed transaction's rows (and what of it could not be checked)."""
+        for table, rows in entry.rows.items():
+            out.setdefault(table, {}).update(rows)
+        self.unknown_tables |= entry.unknown_tables
+        self.unverifiable += entry.unverifiable
+
+    def _expect(self, change, entry: _Pending) -> None:
         """Record what ``change`` leaves in the target (the last change of a row wins)."""
         keys = self.keys
         live = self.live(change.db, change.table)
         if live is None:
-            self.unknown_tables.add((change.db, change.table))
+            entry.unknown_tables.add((change.db, change.table))
             return
         tk = keys.keys(change)
         identity = tk.identity
         if identity is None:
-            self.unknown_tables.add((change.db, change.table))
+            entry.unknown_tables.add((change.db, change.table))
             return
         cols = change.plan.columns
-        table = out.setdefault((change.db, change.table), {})
+        table = entry.rows.setdefault((change.db, change.table), {})
         origin = f"{change.file} @ {change.pos} {change.op}"
         if change.op == "update":
             old = self._key(change.before, cols, identity)
@@ -324,7 +343,7 @@ class Verifier:
                 and not any(cols[i].key in change.after for i in identity):
             k = old     # a partial (MINIMAL) after image without the key: the key did not change
         if k is None:
-            self.unverifiable += 1
+            entry.unverifiable += 1
             return
         if change.op == "delete":
             table[k[0]] = Expected(k[0], k[1], None, origin)
