@@ -539,6 +539,31 @@ class SqlRenderer:
         heads = [f"{quote_ident(names[i])} = " for i in tk.identity]
         return [" AND ".join(h + v for h, v in zip(heads, row, strict=True)) for row in rows]
 
+    def by_key_statements(self, change, event) -> list[list[str]] | None:
+        """Each row's statements of a delete or update event, from its bytes, as
+        ``statements`` renders the decoded row: DELETE by key; an update's DELETE by key +
+        REPLACE of the whole after image (safe mode) or ``UPDATE ... SET`` every column of
+        it; None when ``key_conditions`` or the after images cannot be had so."""
+        conditions = self.key_conditions(change, event)
+        if not conditions:
+            return None
+        table = self.table(change)
+        deletes = [f"DELETE FROM {table} WHERE {c} LIMIT 1" for c in conditions]
+        if event.kind == "delete":
+            return [[d] for d in deletes]
+        head, values = self.insert_template(change)
+        if not self.safe:
+            sets = sql_values(event, change.plan, values.spec, _literal_bytes,
+                              names=self.set_names(change))
+            if sets is None or len(sets) != len(conditions):
+                return None
+            return [[f"UPDATE {table} SET {s} WHERE {c} LIMIT 1"]
+                    for s, c in zip(sets, conditions, strict=True)]
+        texts = sql_values(event, change.plan, values.spec, _literal_bytes)
+        if texts is None or len(texts) != len(deletes):
+            return None
+        return [[d, f"{head} VALUES {v}"] for d, v in zip(deletes, texts, strict=True)]
+
     def key_literal_rows(self, change, event, before: bool) -> list[list[str]] | None:
         """Each row's identity key literals (``key_literals``), of its before or after
         image, from the event's bytes (rows.sql_values, a key column at a time); None when
@@ -1118,30 +1143,12 @@ class SqlWriter:
             return None     # raised by ``write``, after any error decoding the rows gives
 
     def _by_key(self, change, event):
-        """A delete event's DELETEs by key, or (safe mode) an update event's DELETE by key
-        + REPLACE of the whole after image per row, as ``statements`` renders them."""
-        renderer = self.renderer
-        conditions = renderer.key_conditions(change, event)
-        if not conditions:
+        """A delete event's DELETEs by key, or an update event's DELETE by key + REPLACE
+        (safe mode) or UPDATE ... SET per row (SqlRenderer.by_key_statements)."""
+        rows = self.renderer.by_key_statements(change, event)
+        if not rows:
             return None
-        table = renderer.table(change)
-        deletes = [f"DELETE FROM {table} WHERE {c} LIMIT 1" for c in conditions]
-        if event.kind == "delete":
-            return _EncodedSql(change, b"", 0, len(deletes), statements=deletes)
-        head, values = renderer.insert_template(change)
-        if not renderer.safe:       # UPDATE ... SET every column of the after image
-            names = renderer.set_names(change)
-            sets = sql_values(event, change.plan, values.spec, _literal_bytes, names=names)
-            if sets is None or len(sets) != len(conditions):
-                return None
-            statements = [f"UPDATE {table} SET {s} WHERE {c} LIMIT 1"
-                          for s, c in zip(sets, conditions, strict=True)]
-            return _EncodedSql(change, b"", 0, len(statements), statements=statements)
-        texts = sql_values(event, change.plan, values.spec, _literal_bytes)
-        if texts is None or len(texts) != len(deletes):
-            return None
-        statements = [s for d, v in zip(deletes, texts, strict=True) for s in (d, f"{head} VALUES {v}")]
-        return _EncodedSql(change, b"", 0, len(deletes), statements=statements)
+        return _EncodedSql(change, b"", 0, len(rows), statements=[s for row in rows for s in row])
 
     def write_encoded(self, item) -> None:
         """An _EncodedSql (``encode_rows``), as ``write`` of each of its rows renders it."""

@@ -104,6 +104,15 @@ class EncodedKeyed(EncodedEvent):
     identity: tuple = ()        # the key's column indexes when it was encoded
 
 
+@dataclass(slots=True)
+class EncodedStatements(EncodedEvent):
+    """A delete or update event with ``--no-safe`` (a key, no NULL in it): each row's own
+    statements (``SqlRenderer.by_key_statements``: DELETE or UPDATE ... SET by key), as
+    ``statements`` gives them for the decoded row."""
+    statements: list = field(default_factory=list)
+    identity: tuple = ()        # the key's column indexes when it was encoded
+
+
 class LazyRows(Sequence):
     """The rows of a statement made of EncodedInserts' rows: ``parts`` [(index in the
     transaction of the item's first row, item, first row, end row)].  A row is decoded
@@ -136,15 +145,19 @@ class LazyRows(Sequence):
 
 def encode_event(renderer, change, event) -> RowCount | None:
     """``binlog apply``'s ``row_encoder`` for the reader: a rows event whose rows the
-    compiled walk renders as one EncodedInsert or (safe mode) EncodedKeyed, no row
-    decoded; None: the reader decodes its rows."""
+    compiled walk renders as one EncodedInsert, EncodedKeyed (safe mode) or
+    EncodedStatements (``--no-safe``), no row decoded; None: the reader decodes its rows."""
     kind = event.kind
     if kind == "insert":
         got = renderer.event_values(change, event)
         return EncodedInsert.of(change, event, *got) if got is not None else None
-    if not renderer.safe:
-        return None
     try:
+        if not renderer.safe:
+            rows = renderer.by_key_statements(change, event)
+            return EncodedStatements(change.file, change.pos, change.ts, change.server_id,
+                                     change.gtid, change.db, change.table, change.op, len(rows),
+                                     change.plan, event, rows,
+                                     renderer.keys.keys(change).identity) if rows else None
         before = renderer.key_literal_rows(change, event, before=True)
     except SqlRenderError:
         return None     # raised when the decoded rows are rendered, in order
@@ -205,6 +218,9 @@ def _run(r, rows) -> Iterator[Batch]:
             if kind is EncodedInsert:
                 yield from _encoded_inserts(r, [(i, ch, 0, ch.count) for i, ch in rows])
                 return
+            if kind is EncodedStatements:
+                yield from _encoded_singles(rows)
+                return
             if sum(ch.count for _, ch in rows) > 1:
                 yield from (_encoded_deletes if first.op == "delete" else _encoded_updates)(r, rows)
                 return
@@ -230,7 +246,7 @@ def _run(r, rows) -> Iterator[Batch]:
 def _still_keyed_alike(r, item) -> bool:
     """Whether the key catalog still gives the encoded item's table the key (and columns
     written) it was encoded with; else its rows are rendered decoded, by today's."""
-    if isinstance(item, EncodedKeyed):
+    if isinstance(item, (EncodedKeyed, EncodedStatements)):
         return r.keys.keys(item).identity == item.identity
     return isinstance(item, EncodedInsert) and r.insert_template(item)[0] == item.head
 
@@ -244,6 +260,16 @@ def _decoded(rows) -> list[tuple]:
         else:
             out.append((i, ch))
     return out
+
+
+def _encoded_singles(items) -> Iterator[Batch]:
+    """``_singles`` of EncodedStatements: each row's statements, the row decoded only if
+    asked for."""
+    for i, item in items:
+        for k, statements in enumerate(item.statements):
+            rows = LazyRows([(i, item, k, k + 1)])
+            for sql in statements:
+                yield Batch(sql, rows, None, item)
 
 
 def _singles(r, rows) -> Iterator[Batch]:

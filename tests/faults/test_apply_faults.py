@@ -150,8 +150,10 @@ def _apply_pausing_after_commit_3(target, files, *, retry_timeout: float) -> sub
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        rows = target.query("SELECT transactions FROM binlog_apply.checkpoint") \
-            if target.query("SHOW DATABASES LIKE 'binlog_apply'") else []
+        # (the table, not just its database: apply creates one, then the other)
+        made = target.query("SELECT COUNT(*) FROM information_schema.tables WHERE "
+                            "table_schema = 'binlog_apply' AND table_name = 'checkpoint'")
+        rows = target.query("SELECT transactions FROM binlog_apply.checkpoint") if made[0][0] else []
         if rows and rows[0][0] >= 4:
             return proc
         time.sleep(0.05)

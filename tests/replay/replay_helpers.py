@@ -195,19 +195,19 @@ def apply_transactions(paths, renderer, encode=True, statements=False, *, schema
     return out
 
 
-def assert_encoded_statements_match(paths, **options) -> list:
+def assert_encoded_statements_match(paths, safe: bool = True, **options) -> list:
     """apply's statements from EncodedInserts/EncodedKeyeds (no row decoded) are those of
     the decoded rows, cut at the same rows, and their rows (LazyRows) are the decoded rows,
     numbered alike; gives the encoded items (``options``: apply_transactions')."""
     from binlog.output.sql import SqlRenderer
-    from binlog.replay.batch import EncodedEvent, EncodedInsert, EncodedKeyed, LazyRows
+    from binlog.replay.batch import EncodedEvent, EncodedInsert, EncodedKeyed, EncodedStatements, LazyRows
     from binlog.replay.keys import KeyCatalog
 
     def rows(batch):
         return [(i, ch.file, ch.pos, ch.row, ch.op, ch.before, ch.after) for i, ch in batch.rows]
 
-    decoded = apply_transactions(paths, SqlRenderer(KeyCatalog(), safe=True), False, True, **options)
-    encoded = apply_transactions(paths, SqlRenderer(KeyCatalog(), safe=True), True, True, **options)
+    decoded = apply_transactions(paths, SqlRenderer(KeyCatalog(), safe=safe), False, True, **options)
+    encoded = apply_transactions(paths, SqlRenderer(KeyCatalog(), safe=safe), True, True, **options)
     assert [sum(ch.count if isinstance(ch, EncodedEvent) else 1 for ch in changes)
             for changes, _ in encoded] == [len(changes) for changes, _ in decoded]
     expected = [b for _, batches in decoded for b in batches]
@@ -218,7 +218,7 @@ def assert_encoded_statements_match(paths, **options) -> list:
     for b, e in zip(got, expected, strict=True):
         assert [b.row_sql(ch) for _, ch in b.rows] == [e.row_sql(ch) for _, ch in e.rows]
         assert (b.first.db, b.first.table) == (b.rows[0][1].db, b.rows[0][1].table)
-    for kind in (EncodedInsert, EncodedKeyed):
+    for kind in (EncodedInsert, EncodedKeyed, EncodedStatements):
         if any(isinstance(ch, kind) and ch.count > 1 for ch in items):
             assert any(isinstance(b.rows, LazyRows) and isinstance(b.first, kind) for b in got)
     return [ch for ch in items if isinstance(ch, EncodedEvent)]

@@ -91,8 +91,10 @@ def test_statements_are_multi_row(source_and_files, target):
     assert_same_contents(source, target, ["ab"])
 
 
+@pytest.mark.parametrize("safe", [True, False], ids=["safe", "no-safe"])
 @pytest.mark.parametrize("limit", [None, 300])
-def test_statements_from_the_events_bytes_are_the_decoded_rows(source_and_files, limit, monkeypatch):
+def test_statements_from_the_events_bytes_are_the_decoded_rows(source_and_files, limit, safe,
+                                                               monkeypatch):
     """The workload's statements as apply makes them from the rows events' bytes
     (EncodedInsert/EncodedKeyed: key shifts, keys touched twice in an event, folded text
     keys, several tables) are those of the decoded rows, cut alike (``limit``: statements
@@ -102,7 +104,7 @@ def test_statements_from_the_events_bytes_are_the_decoded_rows(source_and_files,
     if limit:
         monkeypatch.setattr(batch, "MAX_STATEMENT_BYTES", limit)
     _, files, schema_file = source_and_files
-    items = assert_encoded_statements_match(files, schema_ddl=schema_file)
+    items = assert_encoded_statements_match(files, safe, schema_ddl=schema_file)
     assert {ch.op for ch in items} == {"insert", "update", "delete"}, {ch.op for ch in items}
 
 

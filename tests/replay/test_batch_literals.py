@@ -73,16 +73,17 @@ def _items(path, renderer):
     return [item for tx in apply_transactions([path], renderer, tolerant=True) for item in tx[0]]
 
 
+@pytest.mark.parametrize("safe", [True, False], ids=["safe", "no-safe"])
 @pytest.mark.parametrize("limit", [None, 120])
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
-def test_encoded_inserts_make_the_decoded_rows_statements(path, limit, monkeypatch):
+def test_encoded_inserts_make_the_decoded_rows_statements(path, limit, safe, monkeypatch):
     """Statements from EncodedInserts/EncodedKeyeds (no row decoded) are those of the
     decoded rows, cut at the same rows (``limit``: statements of ~120 bytes, so most events
     are cut inside), and their LazyRows give the same rows, numbered alike."""
     if limit:
         monkeypatch.setattr(batch_module, "MAX_STATEMENT_BYTES", limit)
     try:
-        assert_encoded_statements_match([path], tolerant=True)
+        assert_encoded_statements_match([path], safe, tolerant=True)
     except SqlRenderError:
         pytest.skip("no column names in this sample")
 
