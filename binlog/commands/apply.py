@@ -63,9 +63,9 @@ from typing import Any
 import pymysql
 
 from ..output.sql import _short
-from ..reader import RowCount
 from ..replay.batch import encode_event, row_numbers
 from ..replay.routines import routine_kind, strip_definer
+from ..replay.transactions import change_rows
 from ._common import (
     TargetError,
     add_reader_options,
@@ -1202,7 +1202,7 @@ class _Early:
         if self.applier.raw is not None:
             self.applier.raw.fresh = 0
         index = row_numbers(changes, tx.early)
-        tx.early += sum(ch.count if isinstance(ch, RowCount) else 1 for ch in changes)
+        tx.early += sum(map(change_rows, changes))
         self.held = (None, 0, 0)
         applier = self.applier
         if applier.raw is not None:
@@ -1221,7 +1221,7 @@ class _Early:
         if held_tx is not tx:
             seen = rows = 0
         for ch in tx.changes[seen:]:
-            rows += ch.count if isinstance(ch, RowCount) else 1
+            rows += change_rows(ch)
         self.held = (tx, len(tx.changes), rows)
         return rows >= self.applier.args.batch_rows
 

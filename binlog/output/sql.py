@@ -1135,9 +1135,8 @@ class SqlWriter:
             return None
         try:
             if kind == "insert":
-                head, values = self.renderer.insert_template(change)
-                texts = sql_values(event, change.plan, values.spec, _literal_bytes)
-                return _EncodedSql(change, b"", 0, len(texts), head, texts) if texts else None
+                got = self.renderer.event_values(change, event)
+                return _EncodedSql(change, b"", 0, len(got[1]), *got) if got else None
             return self._by_key(change, event)
         except SqlRenderError:
             return None     # raised by ``write``, after any error decoding the rows gives

@@ -19,10 +19,11 @@ single-row statements of ``--format sql`` run one after the other.
   statement per change, as ``--format sql`` writes it.
 
 A rows event the compiled walk renders whole (``rows.sql_values``) comes from the reader
-as one ``EncodedInsert`` or, in safe mode, ``EncodedKeyed`` (apply's ``row_encoder``,
-``encode_event``), no row decoded: its VALUES texts and key literals make the same
-statements, cut at the same rows, as the decoded rows would, and the event is decoded
-only when a row must be named (the target refused the statement or warned: ``LazyRows``).
+as one ``EncodedInsert``, ``EncodedKeyed`` (safe mode) or ``EncodedStatements``
+(``--no-safe``) (apply's ``row_encoder``, ``encode_event``), no row decoded: its VALUES
+texts, key literals or statements make the same statements, cut at the same rows, as the
+decoded rows would, and the event is decoded only when a row must be named (the target
+refused the statement or warned: ``LazyRows``).
 
 Each ``Batch`` keeps its rows and how to write one of them alone: a failing multi-row
 statement is rolled back by the server by itself, and apply runs the rows one by one to
@@ -38,6 +39,7 @@ from typing import Any
 from ..output.sql import SqlRenderError, quote_ident
 from ..reader import RowChange, RowCount
 from ..rows import decode_rows
+from .transactions import change_rows
 
 #: A multi-row statement stays below this size (the target's max_allowed_packet is 16 MiB
 #: by default; smaller statements also keep decoding and the server busy at once).
@@ -70,6 +72,12 @@ class EncodedEvent(RowCount):
     plan: Any = None
     event: Any = None
 
+    @classmethod
+    def of(cls, change, event, count: int, **fields):
+        """``change``: the reader's RowChange for the event, without images."""
+        return cls(change.file, change.pos, change.ts, change.server_id, change.gtid,
+                   change.db, change.table, change.op, count, change.plan, event, **fields)
+
     def changes(self) -> list[RowChange]:
         """Its rows decoded (the pure walk), as the reader would have given them."""
         return [RowChange(self.file, self.pos, self.ts, self.server_id, self.gtid, self.db,
@@ -83,13 +91,6 @@ class EncodedInsert(EncodedEvent):
     ``(v1, v2, ...)`` in ``values``."""
     head: str = ""
     values: list = field(default_factory=list)
-
-    @classmethod
-    def of(cls, change, event, head: str, values: list) -> EncodedInsert:
-        """``change``: the reader's RowChange for the event, without images."""
-        return cls(change.file, change.pos, change.ts, change.server_id, change.gtid,
-                   change.db, change.table, change.op, len(values), change.plan, event,
-                   head, values)
 
 
 @dataclass(slots=True)
@@ -114,7 +115,7 @@ class EncodedStatements(EncodedEvent):
 
 
 class LazyRows(Sequence):
-    """The rows of a statement made of EncodedInserts' rows: ``parts`` [(index in the
+    """The rows of a statement made of EncodedEvents' rows: ``parts`` [(index in the
     transaction of the item's first row, item, first row, end row)].  A row is decoded
     (its whole event, once) only when asked for."""
 
@@ -143,29 +144,28 @@ class LazyRows(Sequence):
         raise IndexError(k)
 
 
-def encode_event(renderer, change, event) -> RowCount | None:
+def encode_event(renderer, change, event) -> EncodedEvent | None:
     """``binlog apply``'s ``row_encoder`` for the reader: a rows event whose rows the
     compiled walk renders as one EncodedInsert, EncodedKeyed (safe mode) or
     EncodedStatements (``--no-safe``), no row decoded; None: the reader decodes its rows."""
     kind = event.kind
     if kind == "insert":
         got = renderer.event_values(change, event)
-        return EncodedInsert.of(change, event, *got) if got is not None else None
+        return EncodedInsert.of(change, event, len(got[1]), head=got[0], values=got[1]) \
+            if got is not None else None
     try:
         if not renderer.safe:
             rows = renderer.by_key_statements(change, event)
-            return EncodedStatements(change.file, change.pos, change.ts, change.server_id,
-                                     change.gtid, change.db, change.table, change.op, len(rows),
-                                     change.plan, event, rows,
-                                     renderer.keys.keys(change).identity) if rows else None
+            return EncodedStatements.of(change, event, len(rows), statements=rows,
+                                        identity=renderer.keys.keys(change).identity) \
+                if rows else None
         before = renderer.key_literal_rows(change, event, before=True)
     except SqlRenderError:
         return None     # raised when the decoded rows are rendered, in order
     if not before:
         return None
-    keyed = EncodedKeyed(change.file, change.pos, change.ts, change.server_id, change.gtid,
-                         change.db, change.table, change.op, len(before), change.plan, event,
-                         before, identity=renderer.keys.keys(change).identity)
+    keyed = EncodedKeyed.of(change, event, len(before), before=before,
+                            identity=renderer.keys.keys(change).identity)
     if kind == "delete":
         return keyed
     after = renderer.key_literal_rows(change, event, before=False)
@@ -183,7 +183,7 @@ def row_numbers(changes, first: int) -> dict:
     n = first
     for ch in changes:
         index[id(ch)] = n
-        n += ch.count if isinstance(ch, RowCount) else 1
+        n += change_rows(ch)
     return index
 
 
@@ -212,7 +212,7 @@ def row_statements(renderer, changes, index) -> Iterator[Batch]:
 
 def _run(r, rows) -> Iterator[Batch]:
     first = rows[0][1]
-    if isinstance(first, RowCount):
+    if isinstance(first, EncodedEvent):
         kind = type(first)
         if all(type(ch) is kind for _, ch in rows) and _still_keyed_alike(r, first):
             if kind is EncodedInsert:
@@ -225,7 +225,7 @@ def _run(r, rows) -> Iterator[Batch]:
                 yield from (_encoded_deletes if first.op == "delete" else _encoded_updates)(r, rows)
                 return
         rows = _decoded(rows)       # a run mixing them with decoded rows: as those
-    elif any(isinstance(ch, RowCount) for _, ch in rows):
+    elif any(isinstance(ch, EncodedEvent) for _, ch in rows):
         rows = _decoded(rows)
     if not rows:
         return
@@ -252,7 +252,7 @@ def _still_keyed_alike(r, item) -> bool:
 
 
 def _decoded(rows) -> list[tuple]:
-    """(index, RowChange) of every row of ``rows``, EncodedInserts/EncodedKeyeds decoded."""
+    """(index, RowChange) of every row of ``rows``, EncodedEvents decoded."""
     out: list[tuple] = []
     for i, ch in rows:
         if isinstance(ch, EncodedEvent):

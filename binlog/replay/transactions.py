@@ -108,7 +108,13 @@ class Transaction:
     def rows(self) -> int:
         """Its row changes: the RowChanges, the rows each RowCount stands for, and those
         given out early."""
-        return self.early + sum(ch.count if isinstance(ch, RowCount) else 1 for ch in self.changes)
+        return self.early + sum(map(change_rows, self.changes))
+
+
+def change_rows(change) -> int:
+    """The rows an item of ``Transaction.changes`` stands for: a RowCount its ``count``,
+    a RowChange one."""
+    return change.count if isinstance(change, RowCount) else 1
 
 
 def in_binlog_order(tx) -> list:
