@@ -4,41 +4,28 @@ The parser never talks to a database; it asks ``SchemaStore.schema(db, table, po
 for what the binlog lacks (legacy temporal precision, names, signedness, charsets,
 ENUM/SET labels, primary key).
 """
-from .ddl import (
-                  AddColumn,
-                  AddPrimaryKey,
-                  AddSystemVersioning,
-                  AlterDatabase,
-                  AlterOp,
-                  AlterTable,
-                  Catalog,
-                  ChangeColumn,
-                  ConvertCharset,
-                  CreateDatabase,
-                  CreateTable,
-                  CreateTableLike,
-                  CreateTableSelect,
-                  DdlAction,
-                  DropColumn,
-                  DropDatabase,
-                  DropPrimaryKey,
-                  DropSystemVersioning,
-                  DropTable,
-                  Force,
-                  Ignored,
-                  ModifyColumn,
-                  RenameColumn,
-                  RenameTable,
-                  RenameTo,
-                  TableDefaults,
-                  TruncateTable,
-                  Use,
-                  parse_column_type,
-                  parse_script,
-)
 from .errors import DdlParseError, SchemaError, SchemaMismatchError, SchemaNotFoundError
 from .model import ColumnSchema, TableSchema, table_from_json, table_to_json
 from .store import Position, SchemaStore, position_key
+
+# The DDL parser's names load on first use (PEP 562): importing it costs ~20 ms of
+# dataclass creation, and a run whose binlog holds no DDL never needs it.
+_DDL_NAMES = frozenset({
+    "AddColumn", "AddPrimaryKey", "AddSystemVersioning", "AlterDatabase", "AlterOp",
+    "AlterTable", "Catalog", "ChangeColumn", "ConvertCharset", "CreateDatabase",
+    "CreateTable", "CreateTableLike", "CreateTableSelect", "DdlAction", "DropColumn",
+    "DropDatabase", "DropPrimaryKey", "DropSystemVersioning", "DropTable", "Force",
+    "Ignored", "ModifyColumn", "RenameColumn", "RenameTable", "RenameTo",
+    "TableDefaults", "TruncateTable", "Use", "parse_column_type", "parse_script",
+})
+
+
+def __getattr__(name: str):
+    if name in _DDL_NAMES:
+        from . import ddl
+
+        return getattr(ddl, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ColumnSchema", "TableSchema", "table_to_json", "table_from_json",

@@ -23,11 +23,13 @@ import sqlite3
 import threading
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from .ddl import Catalog, parse_script
 from .errors import SchemaError
 from .model import ColumnSchema, TableSchema, column_from_dict, table_from_dict
+
+if TYPE_CHECKING:
+    from .ddl import Catalog
 
 Position = tuple[str, int] | None
 Key = tuple[str, str]
@@ -530,6 +532,8 @@ class SchemaStore:
             schema = self._raw_schema(key[0], key[1], position)
             if schema is not None:
                 tables[key] = schema
+        from .ddl import Catalog  # the DDL machinery only when DDL is met (start-up time)
+
         return Catalog(tables, self.databases(position), current_db)
 
     def save_catalog_changes(self, catalog: Catalog, keys: Iterable[Key], position: Position,
@@ -564,6 +568,8 @@ class SchemaStore:
         if ":" not in source or not source.split(":", 1)[0] in ("ddl", "binlog", "live"):
             source = f"ddl:{source}"
         file_label = source.split(":", 1)[1] if source.startswith("ddl:") else source
+        from .ddl import parse_script
+
         actions = parse_script(text, source=file_label, default_db=default_db)
         before = self.catalog_at(position, current_db=default_db)
         catalog = before.copy()

@@ -226,3 +226,25 @@ def test_timestamp_offset_in_text_equals_json_and_is_refused_for_sql():
     for fmt in ("sql", "flashback"):
         refused = dump("--format", fmt, "--timestamp-offset", TYPES_FULL)
         assert refused.returncode == 2 and "--timestamp-offset" in refused.stderr
+
+
+def test_ddl_parser_loads_only_when_the_binlog_holds_ddl():
+    """Start-up time: the DDL parser (~20 ms of imports) is not loaded by a run over rows
+    only; it is by the first DDL statement (and its names still import from the package)."""
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['binlog', 'dump', '--start-position', sys.argv[1], sys.argv[2]]\n"
+             "try:\n    runpy.run_module('binlog.cli', run_name='__main__')\n"
+             "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+             "print('schema_store.ddl' in sys.modules, file=sys.stderr)\n")
+
+    def loads_ddl(start: int) -> bool:
+        run = subprocess.run([sys.executable, "-c", probe, str(start), str(CHECKSUM_NONE)],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert '"op": "insert"' in run.stdout.replace('":"', '": "')
+        return run.stderr.split()[-1] == "True"
+
+    assert not loads_ddl(717)       # first BEGIN after the CREATE TABLE
+    assert loads_ddl(4)
+    from schema_store import Catalog, parse_script
+    assert callable(parse_script) and Catalog.__name__ == "Catalog"
