@@ -89,6 +89,7 @@ def _command_modules(names=COMMAND_MODULES):
 
 def main(argv=None) -> int:
     args = build_parser(argv).parse_args(argv)
+    _tune_allocator()
     previous = interrupts.install()       # SIGTERM stops a command as Ctrl-C does (130)
     try:
         return args.run(args)
@@ -112,6 +113,17 @@ def main(argv=None) -> int:
         return Exit.INPUT_ERROR
     finally:
         interrupts.restore(previous)
+
+
+def _tune_allocator() -> None:
+    """Keep the megabyte buffers a run frees for reuse instead of faulting fresh pages in
+    for every chunk (binlog/_speedups.c ``tune_allocator``: a 200 MB JSON dump 1.12-1.20 s
+    -> 1.02-1.09 s).  Only here: the command owns its process."""
+    from .rows import compiled_module
+
+    speedups = compiled_module()
+    if speedups is not None:
+        speedups.tune_allocator()
 
 
 def _drop_stdout() -> None:

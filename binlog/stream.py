@@ -275,7 +275,7 @@ class EventStream:
         self._widths: tuple[FormatDescription, bytes] | None = None
 
     # --- input -------------------------------------------------------------
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | memoryview) -> None:
         if self._eof:
             raise ValueError("feed() after close()")
         if self._pos and self._pos >= len(self._buf) // 2:

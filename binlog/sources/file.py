@@ -137,16 +137,20 @@ class FileBinlog(Binlog):
         self._offset = 0
 
     def read(self, size: int) -> bytes:
+        buffer = memoryview(bytearray(size))
+        return bytes(buffer[:self.readinto(buffer)])
+
+    def readinto(self, buffer: memoryview) -> int:
         try:
-            data = self._fh.read(size)
+            got = self._fh.readinto(buffer)
         except OSError as exc:
             # EIO from a failing disk and the like: name the file and where it failed
             raise InputError(f"read failed: {exc.strerror or exc}", source=self.name,
                              event_offset=self._offset) from exc
-        self._offset += len(data)
-        if data and self.poller is not None:
+        self._offset += got
+        if got and self.poller is not None:
             self.poller.got_data()
-        return data
+        return got
 
     def seek(self, offset: int) -> None:
         if not self._fh.seekable():
