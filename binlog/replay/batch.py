@@ -94,24 +94,27 @@ class EncodedInsert(EncodedEvent):
 
 
 @dataclass(slots=True)
-class EncodedKeyed(EncodedEvent):
-    """A delete or update event (safe mode, a key, no NULL in it): each row's key
-    literals before (``before``) and, of an update, after (``after``), and its after
-    image's VALUES text (``values``, after ``head``)."""
+class EncodedByKey(EncodedEvent):
+    """A delete or update event rendered by its table's key (a key, no NULL in it):
+    ``identity``, the key's column indexes when it was encoded."""
+    identity: tuple = ()
+
+
+@dataclass(slots=True)
+class EncodedKeyed(EncodedByKey):
+    """Safe mode: each row's key literals before (``before``) and, of an update, after
+    (``after``), and its after image's VALUES text (``values``, after ``head``)."""
     before: list = field(default_factory=list)
     after: list = field(default_factory=list)
     values: list = field(default_factory=list)
     head: str = ""
-    identity: tuple = ()        # the key's column indexes when it was encoded
 
 
 @dataclass(slots=True)
-class EncodedStatements(EncodedEvent):
-    """A delete or update event with ``--no-safe`` (a key, no NULL in it): each row's own
-    statements (``SqlRenderer.by_key_statements``: DELETE or UPDATE ... SET by key), as
-    ``statements`` gives them for the decoded row."""
+class EncodedStatements(EncodedByKey):
+    """``--no-safe``: each row's own statements (``SqlRenderer.by_key_statements``:
+    DELETE or UPDATE ... SET by key), as ``statements`` gives them for the decoded row."""
     statements: list = field(default_factory=list)
-    identity: tuple = ()        # the key's column indexes when it was encoded
 
 
 class LazyRows(Sequence):
@@ -154,18 +157,17 @@ def encode_event(renderer, change, event) -> EncodedEvent | None:
         return EncodedInsert.of(change, event, len(got[1]), head=got[0], values=got[1]) \
             if got is not None else None
     try:
+        identity = renderer.keys.keys(change).identity
         if not renderer.safe:
             rows = renderer.by_key_statements(change, event)
             return EncodedStatements.of(change, event, len(rows), statements=rows,
-                                        identity=renderer.keys.keys(change).identity) \
-                if rows else None
+                                        identity=identity) if rows else None
         before = renderer.key_literal_rows(change, event, before=True)
     except SqlRenderError:
         return None     # raised when the decoded rows are rendered, in order
     if not before:
         return None
-    keyed = EncodedKeyed.of(change, event, len(before), before=before,
-                            identity=renderer.keys.keys(change).identity)
+    keyed = EncodedKeyed.of(change, event, len(before), before=before, identity=identity)
     if kind == "delete":
         return keyed
     after = renderer.key_literal_rows(change, event, before=False)
@@ -246,7 +248,7 @@ def _run(r, rows) -> Iterator[Batch]:
 def _still_keyed_alike(r, item) -> bool:
     """Whether the key catalog still gives the encoded item's table the key (and columns
     written) it was encoded with; else its rows are rendered decoded, by today's."""
-    if isinstance(item, (EncodedKeyed, EncodedStatements)):
+    if isinstance(item, EncodedByKey):
         return r.keys.keys(item).identity == item.identity
     return isinstance(item, EncodedInsert) and r.insert_template(item)[0] == item.head
 
