@@ -94,6 +94,9 @@ def with_progress(reader, items, args, *, output_is_terminal: bool = False, stre
         return
     quiet = getattr(args, "quiet", False) or output_is_terminal
     progress = FileProgress(input_size(reader), quiet=quiet, stream=stream, interval=interval)
+    if not progress.enabled:        # (no line: not even the per-item sum of bytes read)
+        yield from items
+        return
     try:
         for item in items:
             progress.update(done_bytes(reader))
