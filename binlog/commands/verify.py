@@ -28,6 +28,7 @@ from ..checksum import (
 )
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
+from ..errors import UsageError
 from ..output.sql import SESSION_SETUP, literal, literal_function, quote_ident
 from ..reader import RowChange
 from ..rows import after_checksums, compiled_module
@@ -41,9 +42,11 @@ from ._common import (
     warn,
     warn_unmatched,
 )
+from ._expected import Expected, ExpectedRows
 from ._progress import with_progress
 
 CHUNK = 500
+MEMORY_ROWS = 200_000
 
 _TYPE_CODES = None
 
@@ -76,6 +79,9 @@ def add_parser(sub) -> None:
                         "not binlog files")
     p.add_argument("--max-report", type=int, default=50, metavar="N",
                    help="list at most N differing rows (default 50; all are counted)")
+    p.add_argument("--memory-rows", type=int, default=MEMORY_ROWS, metavar="N",
+                   help=f"rows of expected state held in memory (~500 bytes each) before "
+                        f"they go to temporary files (default {MEMORY_ROWS:,}, at least 1,000)")
     p.set_defaults(run=run)
 
 
@@ -198,19 +204,11 @@ class _Pending:
         self.unverifiable = 0
 
 
-class Expected:
-    __slots__ = ("key", "key_lits", "checksum", "origin", "known")
-
-    def __init__(self, key, key_lits, checksum, origin, known=True):
-        self.key = key              # encoded key bytes (tuple), to match target rows
-        self.key_lits = key_lits    # SQL literals of the key values
-        self.checksum = checksum    # None: the row must not exist
-        self.origin = origin
-        self.known = known          # False: partial image, checksum unknown
-
-
 def run(args) -> int:
     import pymysql.converters
+
+    if args.memory_rows < 1000:
+        raise UsageError("--memory-rows must be at least 1000")
 
     # Raw values: no decoders (bytes in each column's own charset, text forms as the server
     # prints them); the encoders stay for query parameters.
@@ -221,12 +219,15 @@ def run(args) -> int:
             for stmt in SESSION_SETUP:
                 cur.execute(stmt)
         verifier = Verifier(args, conn)
+        expected = ExpectedRows(args.memory_rows)
         try:
-            expected = verifier.collect()
+            verifier.collect(expected)
             return verifier.compare(expected)
         except TargetError as exc:
             sys.stderr.write(f"binlog: error: {exc}\n")
             return EXIT_TARGET
+        finally:
+            expected.close()
     finally:
         conn.close()
 
@@ -244,10 +245,10 @@ class Verifier:
         self._key_parts: dict = {}      # id(columns) -> (columns, identity, [per key column])
 
     def live(self, db, table):
-        from ..replay.keys import load_live_tables
-
         key = (db, table)
-        if key not in self._live:
+        if key not in self._live:      # (called for every row change: the import only here)
+            from ..replay.keys import load_live_tables
+
             try:
                 self._live[key] = load_live_tables(self.conn, db, table).get(key)
             except Exception as exc:
@@ -255,17 +256,17 @@ class Verifier:
         return self._live[key]
 
     # -- expected state ------------------------------------------------------------------
-    def collect(self) -> dict:
-        """{(db, table): {key: Expected}} - the last state of every row the input changed."""
+    def collect(self, out: ExpectedRows) -> None:
+        """Into ``out``: the last state of every row the input changed."""
         if self.args.records:
-            return self._collect_records()
+            self._collect_records(out)
+            return
         from ..replay.keys import KeyCatalog
         from ..replay.transactions import Transaction, TxAssembler
 
         self.keys = KeyCatalog(live=self.live)
         reader = make_reader(self.args)
         reader.rows_hook = self._event_checksums
-        out: dict = {}
         # Whole transactions only: a --stop-position (or an input) ending inside one
         # leaves it out, as dump --format sql and apply do.  What a transaction's rows
         # leave is worked out as they come (its rows are not kept), and taken at its COMMIT.
@@ -295,7 +296,6 @@ class Verifier:
                  f"row change(s) are not verified")
         warn_unmatched(reader)
         self._warn_logged()
-        return out
 
     def _warn_logged(self) -> None:
         logged = self.logged_statements
@@ -310,10 +310,10 @@ class Verifier:
         if crcs is not None:
             self._after_crcs[(name, event.header.offset)] = (plan, crcs)
 
-    def _take(self, entry: _Pending, out: dict) -> None:
+    def _take(self, entry: _Pending, out: ExpectedRows) -> None:
         """A committed transaction's rows (and what of it could not be checked)."""
         for table, rows in entry.rows.items():
-            out.setdefault(table, {}).update(rows)
+            out.update(table, rows)
         self.unknown_tables |= entry.unknown_tables
         self.unverifiable += entry.unverifiable
 
@@ -381,10 +381,9 @@ class Verifier:
             literals.append(lit(value))
         return tuple(encoded), tuple(literals)
 
-    def _collect_records(self) -> dict:
+    def _collect_records(self, out: ExpectedRows) -> None:
         import orjson
 
-        out: dict = {}
         for path in self.args.paths:
             stream = sys.stdin.buffer if path == "-" else open(path, "rb")
             try:
@@ -418,19 +417,17 @@ class Verifier:
                     if k is None:
                         self.unverifiable += 1
                         continue
-                    tbl = out.setdefault((db, table), {})
                     if old is not None and old[0] != k[0]:
-                        tbl[old[0]] = Expected(old[0], old[1], None, origin + " (moved away)")
+                        out.put((db, table), Expected(old[0], old[1], None, origin + " (moved away)"))
                     if op == "delete":
-                        tbl[k[0]] = Expected(k[0], k[1], None, origin)
+                        out.put((db, table), Expected(k[0], k[1], None, origin))
                     else:
                         crc = checksum.get("current")
-                        tbl[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
+                        out.put((db, table), Expected(k[0], k[1], crc, origin, known=crc is not None))
             finally:
                 if stream is not sys.stdin.buffer:
                     stream.close()
         self._warn_logged()
-        return out
 
     @staticmethod
     def _record_key(image, pcols, ident, live):
@@ -447,65 +444,18 @@ class Verifier:
                 tuple(literal(v, c) for v, c in values))
 
     # -- comparison ----------------------------------------------------------------------
-    def compare(self, expected: dict) -> int:
-        checked = equal = 0
-        problems = []
-        for (db, table), rows in sorted(expected.items()):
-            live = self.live(db, table)
-            pcols = pseudo_columns(live)
-            key_names = live.not_null_uniques()[0]
-            ident = [live.index(n) for n in key_names]
-            exprs = ", ".join(select_expr(c, quote_ident(c.name)) for c in pcols)
-            converters = [(c.key, target_converter(c)) for c in pcols]
-            checksum = RowChecksum(pcols)
-            fast = text_checksum(pcols)
-            key_parts = [(i, converters[i][1], pcols[i]) for i in ident]
-            items = list(rows.values())
-            found: dict = {}
-            for start in range(0, len(items), CHUNK):
-                chunk = items[start:start + CHUNK]
-                if len(ident) == 1:
-                    cond = (f"{quote_ident(key_names[0])} IN ("
-                            + ", ".join(e.key_lits[0] for e in chunk) + ")")
-                else:
-                    cond = " OR ".join("(" + " AND ".join(
-                        f"{quote_ident(n)} = {lit}" for n, lit in zip(key_names, e.key_lits, strict=True)) + ")"
-                        for e in chunk)
-                sql = f"SELECT {exprs} FROM {quote_ident(db)}.{quote_ident(table)} WHERE {cond}"
-                for raw in self._query(sql):
-                    key = tuple(encode_value(None if raw[i] is None else f(raw[i]), c)
-                                for i, f, c in key_parts)
-                    crc = fast(raw) if fast is not None else None
-                    if crc is None:             # no compiled module, or a value of another form
-                        crc = checksum({k: None if v is None else f(v)
-                                        for (k, f), v in zip(converters, raw, strict=True)})
-                    found[key] = crc
-            for e in items:
-                checked += 1
-                actual = found.get(e.key, "missing")
-                name = f"{db}.{table} ({', '.join(f'{n}={lit}' for n, lit in zip(key_names, e.key_lits, strict=True))})"
-                # (a row whose checksum the binlog does not give - known False - must exist:
-                # it is not one the input deleted)
-                if e.known and e.checksum is None and actual == "missing":
-                    equal += 1
-                elif e.known and e.checksum is None:
-                    problems.append(f"{name}: deleted by the input ({e.origin}) but present on the target")
-                elif actual == "missing":
-                    problems.append(f"{name}: missing on the target (last change: {e.origin})")
-                elif not e.known:
-                    self.unverifiable += 1
-                    checked -= 1
-                elif actual != e.checksum:
-                    problems.append(f"{name}: checksum {e.checksum} expected (last change: "
-                                    f"{e.origin}), target has {actual}")
-                else:
-                    equal += 1
+    def compare(self, expected: ExpectedRows) -> int:
+        tally = _Tally(self.args.max_report)
+        for group in expected.groups():
+            for db, table in sorted(group):
+                self._compare_table(db, table, group[db, table], tally)
         out = sys.stdout
-        for line in problems[:self.args.max_report]:
+        for line in tally.shown:
             out.write(f"DIFF {line}\n")
-        if len(problems) > self.args.max_report:
-            out.write(f"... and {len(problems) - self.args.max_report} more\n")
-        summary = f"verify-rows: {checked} row(s) checked, {equal} equal, {len(problems)} different"
+        if tally.different > len(tally.shown):
+            out.write(f"... and {tally.different - len(tally.shown)} more\n")
+        summary = (f"verify-rows: {tally.checked} row(s) checked, {tally.equal} equal, "
+                   f"{tally.different} different")
         if self.unverifiable:
             summary += (f", {self.unverifiable} not checked (the binlog does not give their "
                         f"checksum: a partial image, or an ENUM '' that may be the error value)")
@@ -514,7 +464,44 @@ class Verifier:
             summary += f"; tables without a key or missing on the target, not checked: {names}"
         out.write(summary + "\n")
         out.flush()
-        return EXIT_DIFFERENT if problems else 0
+        return EXIT_DIFFERENT if tally.different else 0
+
+    def _compare_table(self, db, table, rows, tally: "_Tally") -> None:
+        """The target's rows by key, CHUNK expected rows at a time (only a chunk's
+        target checksums are held)."""
+        live = self.live(db, table)
+        key_names = live.not_null_uniques()[0]
+        read = _TargetReader(live, key_names, f"{quote_ident(db)}.{quote_ident(table)}", self._query)
+        chunk: list = []
+        for e in rows:
+            chunk.append(e)
+            if len(chunk) == CHUNK:
+                self._compare_chunk(f"{db}.{table}", key_names, chunk, read(chunk), tally)
+                chunk = []
+        if chunk:
+            self._compare_chunk(f"{db}.{table}", key_names, chunk, read(chunk), tally)
+
+    def _compare_chunk(self, label, key_names, chunk, found: dict, tally: "_Tally") -> None:
+        for e in chunk:
+            tally.checked += 1
+            actual = found.get(e.key, "missing")
+            name = f"{label} ({', '.join(f'{n}={lit}' for n, lit in zip(key_names, e.key_lits, strict=True))})"
+            # (a row whose checksum the binlog does not give - known False - must exist:
+            # it is not one the input deleted)
+            if e.known and e.checksum is None and actual == "missing":
+                tally.equal += 1
+            elif e.known and e.checksum is None:
+                tally.differs(f"{name}: deleted by the input ({e.origin}) but present on the target")
+            elif actual == "missing":
+                tally.differs(f"{name}: missing on the target (last change: {e.origin})")
+            elif not e.known:
+                self.unverifiable += 1
+                tally.checked -= 1
+            elif actual != e.checksum:
+                tally.differs(f"{name}: checksum {e.checksum} expected (last change: "
+                              f"{e.origin}), target has {actual}")
+            else:
+                tally.equal += 1
 
     def _query(self, sql):
         import pymysql
@@ -528,3 +515,51 @@ class Verifier:
             return rows
         except pymysql.err.MySQLError as exc:
             raise TargetError(f"query on the target failed: {exc}\n  statement: {sql[:300]}") from exc
+
+
+class _Tally:
+    """Rows checked, equal and different; the first ``shown`` differences' lines."""
+
+    def __init__(self, max_report: int):
+        self.max_report = max_report
+        self.checked = self.equal = self.different = 0
+        self.shown: list[str] = []
+
+    def differs(self, line: str) -> None:
+        self.different += 1
+        if len(self.shown) < self.max_report:
+            self.shown.append(line)
+
+
+class _TargetReader:
+    """``read(chunk)``: {encoded key: checksum} of the target's rows with the keys of
+    ``chunk`` (Expected rows), one SELECT by key."""
+
+    def __init__(self, live, key_names, table_sql: str, query):
+        pcols = pseudo_columns(live)
+        self.key_names = key_names
+        self.query = query
+        self.select = (f"SELECT {', '.join(select_expr(c, quote_ident(c.name)) for c in pcols)} "
+                       f"FROM {table_sql} WHERE ")
+        self.converters = [(c.key, target_converter(c)) for c in pcols]
+        self.checksum = RowChecksum(pcols)
+        self.fast = text_checksum(pcols)
+        self.key_parts = [(i, self.converters[i][1], pcols[i]) for i in (live.index(n) for n in key_names)]
+
+    def __call__(self, chunk) -> dict:
+        names = self.key_names
+        if len(names) == 1:
+            cond = f"{quote_ident(names[0])} IN (" + ", ".join(e.key_lits[0] for e in chunk) + ")"
+        else:
+            cond = " OR ".join("(" + " AND ".join(
+                f"{quote_ident(n)} = {lit}" for n, lit in zip(names, e.key_lits, strict=True)) + ")"
+                for e in chunk)
+        found = {}
+        for raw in self.query(self.select + cond):
+            key = tuple(encode_value(None if raw[i] is None else f(raw[i]), c) for i, f, c in self.key_parts)
+            crc = self.fast(raw) if self.fast is not None else None
+            if crc is None:             # no compiled module, or a value of another form
+                crc = self.checksum({k: None if v is None else f(v)
+                                     for (k, f), v in zip(self.converters, raw, strict=True)})
+            found[key] = crc
+        return found
