@@ -51,7 +51,27 @@ class ExpectedRows:
             self._spill()
 
     def put(self, table: tuple, expected: Expected) -> None:
-        self.update(table, {expected.key: expected})
+        held = self._memory.get(table)
+        if held is None:
+            held = self._memory[table] = {}
+        if expected.key not in held:
+            self._held += 1
+        held[expected.key] = expected
+        if self._held > self.limit:
+            self._spill()
+
+    def move_to(self, out: ExpectedRows) -> None:
+        """Everything here into ``out``, newer than what it holds (a transaction's rows at
+        its COMMIT); this one is closed."""
+        if self._buckets is None:
+            for table, held in self._memory.items():
+                out.update(table, held)
+        else:
+            for group in self.groups():
+                for table, rows in group.items():
+                    out.update(table, {e.key: e for e in rows})
+        self._memory = {}
+        self.close()
 
     def groups(self) -> Iterator[dict]:
         """{(db, table): [Expected]} groups that give every row once (its last change):

@@ -193,13 +193,14 @@ def from_record(value, col):
 
 
 class _Pending:
-    """What a transaction not committed yet leaves: {(db, table): {key: Expected}}, and
-    what of it cannot be checked; taken into the totals at its COMMIT only."""
+    """What a transaction not committed yet leaves (its rows' expected state, spilled
+    like the totals' past the limit), and what of it cannot be checked; taken into the
+    totals at its COMMIT only."""
     __slots__ = ("tx", "rows", "unknown_tables", "unverifiable")
 
-    def __init__(self, tx):
+    def __init__(self, tx, limit: int):
         self.tx = tx
-        self.rows: dict = {}
+        self.rows = ExpectedRows(limit)
         self.unknown_tables: set = set()
         self.unverifiable = 0
 
@@ -278,8 +279,8 @@ class Verifier:
                 entry = pending.get(id(tx))
                 if entry is None or entry.tx is not tx:
                     for key in [k for k, e in pending.items() if not assembler.holds(e.tx)]:
-                        del pending[key]        # dropped without COMMIT (warned)
-                    entry = pending[id(tx)] = _Pending(tx)
+                        pending.pop(key).rows.close()       # dropped without COMMIT (warned)
+                    entry = pending[id(tx)] = _Pending(tx, out.limit)
                 self._expect(item, entry)
                 continue
             for unit in assembler.feed(item):
@@ -291,6 +292,8 @@ class Verifier:
                     self._after_crcs.clear()
                 elif unit.kind == "dml":         # a statement-logged change on its own
                     self.logged_statements += 1
+        for entry in pending.values():
+            entry.rows.close()
         for unit in assembler.finish():
             warn(f"{unit.label}: the input ends before its COMMIT; its {unit.rows} "
                  f"row change(s) are not verified")
@@ -312,8 +315,7 @@ class Verifier:
 
     def _take(self, entry: _Pending, out: ExpectedRows) -> None:
         """A committed transaction's rows (and what of it could not be checked)."""
-        for table, rows in entry.rows.items():
-            out.update(table, rows)
+        entry.rows.move_to(out)
         self.unknown_tables |= entry.unknown_tables
         self.unverifiable += entry.unverifiable
 
@@ -330,13 +332,14 @@ class Verifier:
             entry.unknown_tables.add((change.db, change.table))
             return
         cols = change.plan.columns
-        table = entry.rows.setdefault((change.db, change.table), {})
+        table = (change.db, change.table)
+        put = entry.rows.put
         origin = f"{change.file} @ {change.pos} {change.op}"
         if change.op == "update":
             old = self._key(change.before, cols, identity)
             new = self._key(change.after, cols, identity)
             if old is not None and new is not None and old[0] != new[0]:
-                table[old[0]] = Expected(old[0], old[1], None, origin + " (moved away)")
+                put(table, Expected(old[0], old[1], None, origin + " (moved away)"))
         image = change.after if change.op != "delete" else change.before
         k = self._key(image, cols, identity)
         if k is None and change.op == "update" and old is not None and change.after is not None \
@@ -346,7 +349,7 @@ class Verifier:
             entry.unverifiable += 1
             return
         if change.op == "delete":
-            table[k[0]] = Expected(k[0], k[1], None, origin)
+            put(table, Expected(k[0], k[1], None, origin))
         else:
             known = self._after_crcs.get((change.file, change.pos))
             try:
@@ -357,7 +360,7 @@ class Verifier:
             except ChecksumError as exc:
                 at_change(exc, change)
                 raise
-            table[k[0]] = Expected(k[0], k[1], crc, origin, known=crc is not None)
+            put(table, Expected(k[0], k[1], crc, origin, known=crc is not None))
 
     def _key(self, image, cols, identity):
         """(encoded key values, their SQL literals) of an image, None without them all."""

@@ -62,9 +62,11 @@ INSERT INTO vf.t SELECT seq, CONCAT('value-', seq, '-', MD5(seq)) FROM vf.seq_1_
 """)
     small = [str(p) for p in source.binlog_files()]
     source.flush_logs()
-    for first in range(2001, 200001, 20000):
+    # one transaction of 100,000 rows (held until its COMMIT: spilled too), then five
+    # of 20,000
+    for first, last in [(2001, 102000)] + [(n, n + 19999) for n in range(102001, 202001, 20000)]:
         source.execute(f"INSERT INTO vf.t SELECT seq, CONCAT('value-', seq, '-', MD5(seq)) "
-                       f"FROM vf.seq_{first}_to_{first + 19999}")
+                       f"FROM vf.seq_{first}_to_{last}")
     big = [str(p) for p in source.binlog_files()]
     applied = cli("apply", "--to", dsn(target), *big, timeout=300)
     assert applied.returncode == 0, applied.stderr.decode()
