@@ -59,13 +59,12 @@ class Binlog(ABC):
     def read(self, size: int) -> bytes:
         """Up to ``size`` next bytes; ``b""`` when none are there (yet)."""
 
-    def readinto(self, buffer: memoryview) -> int:
-        """``read`` into ``buffer``; how many bytes (0: none there yet).  The reader
-        passes one buffer for every chunk: a source that fills it in place (a file) saves
-        a fresh megabyte of pages, faulted in by the kernel, per chunk."""
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
+    def read_chunk(self, buffer: memoryview) -> bytes | memoryview:
+        """The next bytes, up to ``len(buffer)`` (a live source's next event may be
+        longer); empty when none are there (yet).  The reader passes the same buffer for
+        every chunk: a source that fills it in place (a file) gives a view of it, and
+        saves a fresh megabyte of pages, faulted in by the kernel, per chunk."""
+        return self.read(len(buffer))
 
     def seek(self, offset: int) -> None:
         """Go on reading at ``offset`` (the reader jumps there after the binlog's
@@ -137,10 +136,10 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
     while True:
         event = stream.next_event()
         if event is NEED_DATA:
-            got = binlog.readinto(buffer)
-            if got:
+            data = binlog.read_chunk(buffer)
+            if data:
                 empty = False
-                stream.feed(buffer[:got])
+                stream.feed(data)
                 continue
             if follow and not (state.finished and not stream.buffered) and binlog.wait():
                 continue

@@ -137,10 +137,9 @@ class FileBinlog(Binlog):
         self._offset = 0
 
     def read(self, size: int) -> bytes:
-        buffer = memoryview(bytearray(size))
-        return bytes(buffer[:self.readinto(buffer)])
+        return bytes(self.read_chunk(memoryview(bytearray(size))))
 
-    def readinto(self, buffer: memoryview) -> int:
+    def read_chunk(self, buffer: memoryview) -> memoryview:
         try:
             got = self._fh.readinto(buffer)
         except OSError as exc:
@@ -150,7 +149,7 @@ class FileBinlog(Binlog):
         self._offset += got
         if got and self.poller is not None:
             self.poller.got_data()
-        return got
+        return buffer[:got]
 
     def seek(self, offset: int) -> None:
         if not self._fh.seekable():

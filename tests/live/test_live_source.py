@@ -44,7 +44,8 @@ def workload(server, first: int, count: int) -> None:
 
 SCHEMA = ["CREATE DATABASE live",
           "CREATE TABLE live.t (a INT PRIMARY KEY, b VARCHAR(200), c DATETIME(6))",
-          "CREATE TABLE live.u (k INT PRIMARY KEY, v BIGINT)"]
+          "CREATE TABLE live.u (k INT PRIMARY KEY, v BIGINT)",
+          "CREATE TABLE live.big (id INT PRIMARY KEY, v LONGTEXT)"]
 
 
 def contents(server) -> dict:
@@ -65,6 +66,8 @@ def source():
         for sql in SCHEMA:
             srv.execute(sql)
         workload(srv, 0, 30)
+        # an event longer than the reader's 1 MiB chunk: a live source hands on whole events
+        srv.execute("INSERT INTO live.big VALUES (1, REPEAT('x', 3 * 1024 * 1024))")
         srv.flush_logs()
         workload(srv, 30, 30)
         yield srv
@@ -76,6 +79,7 @@ def test_dump_from_a_server_equals_dump_of_its_files(source):
     assert live.returncode == 0, live.stderr
     on_files = cli("dump", *files)
     assert live.stdout == on_files.stdout and live.stdout.count("\n") > 100
+    assert '"table":"big"' in live.stdout and "x" * 3 * 1024 * 1024 in live.stdout
     # from a position inside the first file: the server starts there, so does the reader
     events = source.query(f"SHOW BINLOG EVENTS IN '{files[0].name}'")
     middle = [e for e in events if e[2] == "Gtid"][len(events) // 20][1]
