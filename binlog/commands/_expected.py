@@ -136,9 +136,15 @@ class _Bucket:
         self.count = 0
 
     def add(self, records: list) -> None:
-        if self.file is None:
-            self.file = tempfile.TemporaryFile()
-        pickle.dump(records, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            if self.file is None:
+                self.file = tempfile.TemporaryFile()
+            pickle.dump(records, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+        except OSError as exc:
+            # a full or unwritable temporary directory: say which, not "the output"
+            raise OSError(exc.errno, exc.strerror or str(exc),
+                          f"verify-rows' spill files in {tempfile.gettempdir()} (TMPDIR; or "
+                          f"a larger --memory-rows)") from exc
         self.count += len(records)
 
     def records(self) -> Iterator[tuple]:

@@ -85,3 +85,21 @@ def test_nothing_is_spilled_within_the_limit():
     rows.update(("d", "t"), {(b"1",): Expected((b"1",), ("1",), 5, "x")})
     groups = list(rows.groups())
     assert rows.spilled == 0 and len(groups) == 1 and groups[0][("d", "t")][0].checksum == 5
+
+
+def test_a_full_temporary_directory_is_named(monkeypatch, tmp_path):
+    """A spill that cannot be written says where (the CLI prints "cannot write" + the
+    name, exit 1), not "the output"."""
+    full = tmp_path / "full"
+    monkeypatch.setattr(_expected.tempfile, "tempdir", str(full))
+
+    def no_space(*args, **kwargs):      # what a full TMPDIR gives
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_expected.tempfile, "TemporaryFile", no_space)
+    rows = ExpectedRows(1)
+    rows.put(("d", "t"), Expected((b"1",), ("1",), 1, "x"))
+    with pytest.raises(OSError) as caught:
+        rows.put(("d", "t"), Expected((b"2",), ("2",), 2, "x"))
+    assert caught.value.filename == f"verify-rows' spill files in {full} (TMPDIR; or a larger --memory-rows)"
+    assert caught.value.strerror == "No space left on device"
