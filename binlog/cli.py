@@ -119,9 +119,9 @@ def _tune_allocator() -> None:
     """Keep the megabyte buffers a run frees for reuse instead of faulting fresh pages in
     for every chunk (binlog/_speedups.c ``tune_allocator``: a 200 MB JSON dump 1.12-1.20 s
     -> 1.02-1.09 s).  Only here: the command owns its process."""
-    from .rows import compiled_module
+    from .extensions import load_extension
 
-    speedups = compiled_module()
+    speedups = load_extension("_speedups")     # (not binlog.rows: fetch and schema need none of it)
     if speedups is not None:
         speedups.tune_allocator()
 

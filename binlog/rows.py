@@ -15,8 +15,6 @@ after-image JSON values are diffs.
 """
 from __future__ import annotations
 
-import importlib
-import os
 from dataclasses import dataclass, field, replace
 from datetime import timezone
 from typing import Any
@@ -26,21 +24,11 @@ from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
 from .events.rows import UPDATE, RowsEvent
 from .events.table_map import TableMapEvent
+from .extensions import load_extension
 from .types.strings import LARGE_VIEWS
 
-
 # The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
-def _load_speedups() -> Any:
-    """The compiled module, or None (not built, or BINLOG_PURE=1)."""
-    if os.environ.get("BINLOG_PURE"):
-        return None
-    try:
-        return importlib.import_module(f"{__package__}._speedups")
-    except ImportError:
-        return None
-
-
-_speedups = _load_speedups()
+_speedups = load_extension("_speedups")
 
 _KIND_CODES = {"insert": 0, "update": 1, "delete": 2}
 

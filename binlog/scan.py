@@ -23,28 +23,17 @@ caller decodes the event instead (which raises the typed error, or counts).
 """
 from __future__ import annotations
 
-import importlib
-import os
 import struct
 import zlib
-from typing import Any
+
+from .extensions import load_extension
 
 HEADER_LEN = 19
 MAX_EVENT_SIZE = (1 << 30) + 4096
 _U32 = 0xFFFFFFFF
 
 
-def _load() -> Any:
-    """The compiled module, or None (not built, or BINLOG_PURE=1)."""
-    if os.environ.get("BINLOG_PURE"):
-        return None
-    try:
-        return importlib.import_module(f"{__package__}._scan")
-    except ImportError:
-        return None
-
-
-compiled = _load()
+compiled = load_extension("_scan")       # None: not built, or BINLOG_PURE=1
 
 
 def skip_run_py(buf, pos: int, end: int, offset: int, widths: bytes, common_len: int,

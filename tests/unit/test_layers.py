@@ -35,7 +35,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression")],
     [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.gtids",
       "binlog.statements", "binlog.scan")],
-    [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog._scan",
+    [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog._scan", "binlog.extensions",
       "binlog.exitcodes", "binlog.interrupts")],
 ]
 
