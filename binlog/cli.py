@@ -118,7 +118,7 @@ def main(argv=None) -> int:
 def _tune_allocator() -> None:
     """Keep the megabyte buffers a run frees for reuse instead of faulting fresh pages in
     for every chunk (binlog/_speedups.c ``tune_allocator``: a 200 MB JSON dump 1.12-1.20 s
-    -> 1.02-1.09 s).  Only here: the command owns its process."""
+    -> 0.99-1.02 s).  Only here: the command owns its process."""
     from .extensions import load_extension
 
     speedups = load_extension("_speedups")     # (not binlog.rows: fetch and schema need none of it)

@@ -10,14 +10,14 @@ from .store import Position, SchemaStore, position_key
 
 # The DDL parser's names load on first use (PEP 562): importing it costs ~20 ms of
 # dataclass creation, and a run whose binlog holds no DDL never needs it.
-_DDL_NAMES = frozenset({
-    "AddColumn", "AddPrimaryKey", "AddSystemVersioning", "AlterDatabase", "AlterOp",
-    "AlterTable", "Catalog", "ChangeColumn", "ConvertCharset", "CreateDatabase",
-    "CreateTable", "CreateTableLike", "CreateTableSelect", "DdlAction", "DropColumn",
-    "DropDatabase", "DropPrimaryKey", "DropSystemVersioning", "DropTable", "Force",
-    "Ignored", "ModifyColumn", "RenameColumn", "RenameTable", "RenameTo",
-    "TableDefaults", "TruncateTable", "Use", "parse_column_type", "parse_script",
-})
+_DDL_NAMES = (
+    "parse_script", "parse_column_type", "Catalog", "DdlAction", "CreateTable",
+    "CreateTableLike", "CreateTableSelect", "AlterTable", "AlterOp", "AddColumn", "DropColumn",
+    "ModifyColumn", "ChangeColumn", "RenameColumn", "RenameTo", "AddPrimaryKey",
+    "DropPrimaryKey", "Force", "ConvertCharset", "TableDefaults", "AddSystemVersioning",
+    "DropSystemVersioning", "DropTable", "RenameTable", "TruncateTable", "CreateDatabase",
+    "AlterDatabase", "DropDatabase", "Use", "Ignored",
+)
 
 
 def __getattr__(name: str):
@@ -27,14 +27,10 @@ def __getattr__(name: str):
         return getattr(ddl, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "ColumnSchema", "TableSchema", "table_to_json", "table_from_json",
     "SchemaStore", "Position", "position_key",
     "SchemaError", "SchemaNotFoundError", "SchemaMismatchError", "DdlParseError",
-    "parse_script", "parse_column_type", "Catalog", "DdlAction", "CreateTable",
-    "CreateTableLike", "CreateTableSelect", "AlterTable", "AlterOp", "AddColumn", "DropColumn",
-    "ModifyColumn", "ChangeColumn", "RenameColumn", "RenameTo", "AddPrimaryKey",
-    "DropPrimaryKey", "Force", "ConvertCharset", "TableDefaults", "AddSystemVersioning",
-    "DropSystemVersioning", "DropTable", "RenameTable", "TruncateTable", "CreateDatabase",
-    "AlterDatabase", "DropDatabase", "Use", "Ignored",
+    *_DDL_NAMES,
 ]
