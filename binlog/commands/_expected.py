@@ -38,8 +38,7 @@ class ExpectedRows:
         self.spilled = 0                # row records written out (with repeats of a key)
         self._memory: dict = {}         # (db, table) -> {key: Expected}
         self._held = 0
-        self._numbers: dict = {}        # (db, table) -> its number in the records
-        self._names: list = []          # number -> (db, table)
+        self._numbers: dict = {}        # (db, table) -> its number in the records (in order)
         self._buckets: list[_Bucket] | None = None
 
     def update(self, table: tuple, rows: dict) -> None:
@@ -99,10 +98,7 @@ class ExpectedRows:
 
     def _records(self) -> Iterator[tuple]:
         for table, held in self._memory.items():
-            number = self._numbers.get(table)
-            if number is None:
-                number = self._numbers[table] = len(self._names)
-                self._names.append(table)
+            number = self._numbers.setdefault(table, len(self._numbers))
             for e in held.values():
                 yield number, e.key, e.key_lits, e.checksum, e.origin, e.known
 
@@ -121,9 +117,10 @@ class ExpectedRows:
         for record in bucket.records():
             latest[record[0], record[1]] = record      # a later change of the key wins
         bucket.close()
+        names = list(self._numbers)
         group: dict = {}
         for number, key, lits, checksum, origin, known in latest.values():
-            group.setdefault(self._names[number], []).append(Expected(key, lits, checksum, origin, known))
+            group.setdefault(names[number], []).append(Expected(key, lits, checksum, origin, known))
         yield group
 
 
