@@ -29,7 +29,7 @@ from ..checksum import (
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..errors import UsageError
-from ..output.sql import SESSION_SETUP, literal, literal_function, quote_ident
+from ..output.sql import SESSION_SETUP, keys_condition, literal, literal_function, quote_ident
 from ..reader import RowChange
 from ..rows import after_checksums, compiled_module
 from ._common import (
@@ -540,7 +540,7 @@ class _TargetReader:
 
     def __init__(self, live, key_names, table_sql: str, query):
         pcols = pseudo_columns(live)
-        self.key_names = key_names
+        self.key_cols = [quote_ident(n) for n in key_names]
         self.query = query
         self.select = (f"SELECT {', '.join(select_expr(c, quote_ident(c.name)) for c in pcols)} "
                        f"FROM {table_sql} WHERE ")
@@ -550,15 +550,8 @@ class _TargetReader:
         self.key_parts = [(i, self.converters[i][1], pcols[i]) for i in (live.index(n) for n in key_names)]
 
     def __call__(self, chunk) -> dict:
-        names = self.key_names
-        if len(names) == 1:
-            cond = f"{quote_ident(names[0])} IN (" + ", ".join(e.key_lits[0] for e in chunk) + ")"
-        else:
-            cond = " OR ".join("(" + " AND ".join(
-                f"{quote_ident(n)} = {lit}" for n, lit in zip(names, e.key_lits, strict=True)) + ")"
-                for e in chunk)
         found = {}
-        for raw in self.query(self.select + cond):
+        for raw in self.query(self.select + keys_condition(self.key_cols, [e.key_lits for e in chunk])):
             key = tuple(encode_value(None if raw[i] is None else f(raw[i]), c) for i, f, c in self.key_parts)
             crc = self.fast(raw) if self.fast is not None else None
             if crc is None:             # no compiled module, or a value of another form

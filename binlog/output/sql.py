@@ -115,6 +115,16 @@ def quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def keys_condition(cols: list[str], keys) -> str:
+    """The rows with these keys: ``k IN (...)`` for a one-column key; ``(a = 1 AND b = 2)
+    OR ...`` for a longer one (a range union for the optimizer).  ``cols``: the key
+    columns quoted; ``keys``: each row's key literals, in ``cols`` order."""
+    if len(cols) == 1:
+        return f"{cols[0]} IN ({', '.join(k[0] for k in keys)})"
+    return " OR ".join("(" + " AND ".join(f"{c} = {v}" for c, v in zip(cols, k, strict=True)) + ")"
+                       for k in keys)
+
+
 def printable(text: str) -> str:
     """``text`` for a comment line or a message: control and other non-printable
     characters escaped (``\\x01``, ``\\u2028``), so nothing ends the line, starts a client

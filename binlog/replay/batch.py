@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..output.sql import SqlRenderError, quote_ident
+from ..output.sql import SqlRenderError, keys_condition, quote_ident
 from ..reader import RowChange, RowCount
 from ..rows import decode_rows
 from .transactions import change_rows
@@ -360,12 +360,7 @@ def _delete_batch(r, chunk, keys, first=None) -> Batch:
     first = first if first is not None else chunk[0][1]
     tk = r.keys.keys(first)
     names = r._names(first, tk)
-    cols = [quote_ident(names[i]) for i in tk.identity]
-    if len(cols) == 1:
-        cond = f"{cols[0]} IN ({', '.join(k[0] for k in keys)})"
-    else:
-        cond = " OR ".join("(" + " AND ".join(f"{c} = {v}" for c, v in zip(cols, k, strict=True)) + ")"
-                           for k in keys)
+    cond = keys_condition([quote_ident(names[i]) for i in tk.identity], keys)
     sql = f"DELETE FROM {r.table(first)} WHERE {cond}"
     return Batch(sql, chunk, lambda change: r.delete(change, change.before), first)
 
