@@ -47,18 +47,20 @@ def child_faults(setup: str) -> int:
     return int(run.stdout.split()[-1])
 
 
-def test_freed_buffers_are_reused_once_tuned():
-    untuned = child_faults("")
-    if untuned < 20 * 256:
-        pytest.skip(f"this glibc keeps the buffers by itself ({untuned} faults untuned)")
+@pytest.fixture(scope="module")
+def untuned() -> int:
+    faults = child_faults("")
+    if faults < 20 * 256:
+        pytest.skip(f"this glibc keeps the buffers by itself ({faults} faults untuned)")
+    return faults
+
+
+def test_freed_buffers_are_reused_once_tuned(untuned):
     tuned = child_faults("from binlog import _speedups\nassert _speedups.tune_allocator()")
     assert tuned < untuned // 10, (tuned, untuned)
 
 
-def test_the_command_line_tunes_its_process():
-    untuned = child_faults("")
-    if untuned < 20 * 256:
-        pytest.skip(f"this glibc keeps the buffers by itself ({untuned} faults untuned)")
+def test_the_command_line_tunes_its_process(untuned):
     cli = child_faults("import runpy, sys\n"
                        f"sys.argv = ['binlog', 'dump', {str(SAMPLE)!r}]\n"
                        "sys.stdout = open('/dev/null', 'w')\n"
