@@ -119,9 +119,9 @@ def _tune_allocator() -> None:
     """Keep the megabyte buffers a run frees for reuse instead of faulting fresh pages in
     for every chunk (binlog/_speedups.c ``tune_allocator``: a 200 MB JSON dump 1.12-1.20 s
     -> 0.99-1.02 s).  Only here: the command owns its process."""
-    from .extensions import load_extension
+    from .rows import compiled_module  # (the switch pure mode turns off, tests' too)
 
-    speedups = load_extension("_speedups")     # (not binlog.rows: fetch and schema need none of it)
+    speedups = compiled_module()
     if speedups is not None:
         speedups.tune_allocator()
 
