@@ -132,6 +132,22 @@ class ServerAccessError(ServerError):
     """A live source refused the user: wrong password (1045) or a missing privilege (1227)."""
 
 
+class ServerProtocolError(ServerError):
+    """A server's reply broke the protocol at some step of the session (a malformed
+    greeting, a result set of the wrong shape, a packet longer than its event, a step
+    that timed out): ``step`` names it.  Not retried: a server that does this once
+    will do it again."""
+
+    def __init__(self, message: str, *, step: str, **context: Any):
+        super().__init__(message, **context)
+        self.step = step
+
+
+class ServerTimeoutError(ServerConnectionError):
+    """A step of the session did not complete within its time limit (a silent or
+    trickling server): retried like a lost connection."""
+
+
 class ServerPositionError(ServerError):
     """A live source cannot send from the position asked for (error 1236 and its kin)."""
 

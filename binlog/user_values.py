@@ -59,13 +59,18 @@ def parse_table_name(text: str) -> tuple[str, str]:
 # DSNs: ``mysql://user:pass@host:port/db`` or ``mariadb://...``, user and password
 # percent-encoded, ``?unix_socket=/path`` for a socket, ``?connect_timeout=`` /
 # ``?read_timeout=`` in seconds, TLS through PyMySQL's ssl_* arguments (``?ssl_ca=/path``,
-# ``?ssl_cert=``, ``?ssl_key=``, ``?ssl_verify_cert=1``, ``?ssl_verify_identity=1``).
+# ``?ssl_cert=``, ``?ssl_key=``, ``?ssl_verify_cert=1``, ``?ssl_verify_identity=1``); for a
+# live source, ``?server_public_key=FILE`` (the server's RSA key, so the password is never
+# encrypted with a key the server sends) and ``?allow_cleartext_password=1`` (the opt-in to
+# send it in clear where the server asks so: sources/wire.py, protocol/auth.py).
 # One parser for --schema-from, --from and --to; a DSN carries a password, so messages
 # show ``redact_dsn(dsn)``.
 _SCHEMES = ("mysql", "mariadb")
 _FLOATS = ("connect_timeout", "read_timeout")
-_PATHS = ("unix_socket", "ssl_ca", "ssl_cert", "ssl_key")
-_FLAGS = ("ssl_verify_cert", "ssl_verify_identity")
+_PATHS = ("unix_socket", "ssl_ca", "ssl_cert", "ssl_key", "server_public_key")
+_FLAGS = ("ssl_verify_cert", "ssl_verify_identity", "allow_cleartext_password")
+#: Parameters only our own client takes (not PyMySQL's keyword arguments).
+WIRE_ONLY = ("allow_cleartext_password",)
 
 
 def redact_dsn(dsn: str) -> str:
@@ -144,6 +149,20 @@ def parse_dsn(dsn: str) -> dict:
         else:
             raise _bad(dsn, f"unknown parameter {name!r} (known: {', '.join(_FLOATS + _PATHS + _FLAGS)})")
     return kw
+
+
+def pymysql_kwargs(kw: dict) -> dict:
+    """A parsed DSN as ``pymysql.connect`` takes it: the key file's contents, not its
+    path; our client's own parameters left out."""
+    out = {k: v for k, v in kw.items() if k not in WIRE_ONLY}
+    path = out.pop("server_public_key", None)
+    if path:
+        try:
+            with open(path, "rb") as fh:
+                out["server_public_key"] = fh.read(64 * 1024)
+        except OSError as exc:
+            raise UsageError(f"?server_public_key={path}: {exc.strerror or exc}") from None
+    return out
 
 
 def dsn_address(kw: dict) -> str:

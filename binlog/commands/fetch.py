@@ -20,8 +20,13 @@ asks for an acknowledgement (the last event of a transaction a commit waits for)
 event is written and fsync'ed into the relay first, then acknowledged, so a commit that
 returned on the server is on the relay's disk.
 
+Every event's CRC32 is checked (when the server's binlog has them) before it is written:
+at the first that does not match, the relay ends at the last good event and the run
+stops with the error (exit 1), as MariaDB's own replica refuses such an event.  A ROTATE
+may only continue a file of the relay's index or start a new one (``sources.relay``).
+
 Exit codes (binlog/exitcodes.py): 0 done (or stopped by SIGTERM / SIGINT after
-flushing), 1 the stream or the relay directory is damaged, 2 bad usage, 5 the server
+flushing), 1 the stream (a bad checksum) or the relay directory is damaged, 2 bad usage, 5 the server
 refused or failed (message and hint on stderr).
 """
 from __future__ import annotations
@@ -33,7 +38,14 @@ import time
 from ..errors import ServerConnectionError
 from ..sources.progress import Progress
 from ..sources.relay import RelayDir
-from ..sources.server import HEARTBEAT_TYPES, ReplicationClient, ServerOptions, check_binlog_name, gtid_start_file
+from ..sources.server import (
+    HEARTBEAT_TYPES,
+    ReplicationClient,
+    ServerOptions,
+    check_binlog_name,
+    gtid_start_file,
+    verify_event,
+)
 from ._common import add_live_options, server_options
 
 FLUSH_INTERVAL = 0.2        # seconds: the copy lags the server by at most this much
@@ -127,6 +139,8 @@ class Fetcher:
         progress = self.progress
         for event in client.events():
             if event.in_file:
+                if client.tracker is not None and client.tracker.checksum:
+                    verify_event(event)     # nothing damaged goes into the relay
                 relay.write(event.file, event.offset, event.data)
                 self.events += 1
                 self.bytes += len(event.data)

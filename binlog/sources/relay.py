@@ -77,7 +77,17 @@ class RelayDir:
         where the file on disk ends."""
         self.close()
         path = self.dir / name
+        if path.is_symlink():
+            raise RelayError(f"{path} is a symbolic link: a relay file is written only as a "
+                             f"plain file of the directory", source=name)
         if name not in self.names():
+            if path.exists():
+                # The server names a file the relay never had: writing it would overwrite
+                # something that is not ours (a ROTATE from a hostile or confused server).
+                raise RelayError(f"the server continues with {name}, which is in {self.dir} "
+                                 f"but not in the relay's index: refused", source=name,
+                                 hint="move the file away if it is not wanted, or fetch "
+                                      "into an empty directory")
             self._add_to_index(name)
         size = path.stat().st_size if path.exists() else 0
         if offset == 4 and size <= 4:

@@ -1,7 +1,9 @@
 """Binlog events from a running server, over the replication protocol (``--from DSN``).
 
-The client logs in with PyMySQL (authentication plugins, TLS and sockets are PyMySQL's),
-then speaks the replica side of the protocol on the same connection, as
+The client logs in over our own connection (``sources.wire`` on ``binlog.protocol``: TLS,
+the authentication methods and their password rules, a deadline on every step, every
+reply bounded and checked: a primary is untrusted input), then speaks the replica side
+of the protocol on the same connection, as
 python-mysql-replication (``pymysqlreplication/binlogstream.py``) and ``mariadb-binlog
 --read-from-remote-server`` (``client/mysqlbinlog.cc``) do:
 
@@ -57,12 +59,10 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import pymysql
 
 from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
 from ..errors import (
+    ChecksumMismatchError,
     GtidPositionError,
     MalformedEventError,
     PurgedLogError,
@@ -70,14 +70,18 @@ from ..errors import (
     ServerConnectionError,
     ServerError,
     ServerPositionError,
+    ServerProtocolError,
     UsageError,
 )
 from ..gtids import is_mysql_set
 from ..header import EventHeader, parse_header
-from ..stream import MAX_EVENT_SIZE
+from ..inert import inert
+from ..protocol.packets import frame
+from ..stream import MAX_EVENT_SIZE, verify_crc
 from ..user_values import dsn_address, parse_dsn
 from .base import Binlog, BinlogSource, Position
 from .progress import Progress
+from .wire import WireConnection
 
 COM_BINLOG_DUMP = 0x12
 COM_REGISTER_SLAVE = 0x15
@@ -87,8 +91,6 @@ MARIA_SLAVE_CAPABILITY_GTID = 4
 SEMI_SYNC_MAGIC = 0xEF          # k_packet_magic_num (sql/semisync.h)
 SEMI_SYNC_NEED_ACK = 0x01       # k_packet_flag_sync
 
-_MAX_PACKET_LEN = 0xFFFFFF          # a longer payload continues in the next packet
-_READ_BUFFER = 1 << 20
 
 # Server errors: include/mysqld_error.h.
 ER_ACCESS_DENIED = {1044, 1045, 1142, 1227, 1698}
@@ -103,6 +105,8 @@ HEARTBEAT_TYPES = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_
 # A binlog name as the server writes it (log_basename + "." + digits): a plain file name,
 # never a path, whatever the server sends.
 _BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
+# A MariaDB GTID position as the user gives it: it goes into a SET statement.
+_GTID_LIST = re.compile(r"[0-9]{1,10}-[0-9]{1,10}-[0-9]{1,20}(,[0-9]{1,10}-[0-9]{1,10}-[0-9]{1,20})*")
 
 
 def check_binlog_name(name: str, *, what: str = "binlog file name") -> str:
@@ -209,6 +213,19 @@ class DumpTracker:
         return check_binlog_name(name), position
 
 
+def verify_event(event: ServerEvent) -> None:
+    """ChecksumMismatchError, naming the file, offset and event type, when the event's
+    CRC32 footer does not match its bytes."""
+    try:
+        verify_crc(event.data, event.header)
+    except ChecksumMismatchError as exc:
+        raise exc.add_context(source=event.file, event_type=event.header.type_name) from None
+
+
+def _rate_floor(length: int) -> float:
+    return length / (64 * 1024)
+
+
 def _header(data: bytes, file: str, position: int) -> EventHeader:
     if len(data) < HEADER_LEN:
         raise MalformedEventError(f"the server sent an event of {len(data)} bytes, shorter "
@@ -239,39 +256,40 @@ def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
 
 
 class ReplicationClient:
-    """One replication connection: ``start()`` a dump, then iterate ``events()``."""
+    """One replication connection: ``start()`` a dump, then iterate ``events()``.
+
+    The connection is our own (``sources.wire``): every step has a deadline, every
+    reply is bounded and checked, the password goes only where ``protocol.auth`` allows."""
 
     def __init__(self, options: ServerOptions):
         self.options = options
         self.kw = parse_dsn(options.dsn)
         self.kw.pop("database", None)
         self.where = dsn_address(self.kw)
-        self.conn: Any = None          # a PyMySQL Connection (untyped) once connected
+        self.conn: WireConnection | None = None
         self.version = ""
         self.checksum = False
         self.tracker: DumpTracker | None = None
         self.blocking = True
         self.need_ack = False           # the last event read asks for a semi-sync ack
+        self._idle_since = 0.0          # non-blocking dump: when the last file event came
 
     # -- connection -------------------------------------------------------------------
     def connect(self) -> None:
-        kw = dict(self.kw)
-        kw.setdefault("connect_timeout", self.options.connect_timeout)
+        self.close()
+        self.conn = WireConnection(self.kw, on_error=self._typed_step)
         try:
-            self.conn = pymysql.connect(charset="utf8mb4", autocommit=True, **kw)
-        except pymysql.err.MySQLError as exc:
-            raise self._error(exc, "connecting") from None
+            self.conn.open()
+        except ServerError:
+            self.close()
+            raise
 
     def close(self) -> None:
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except (pymysql.err.Error, OSError):
-                pass        # the connection is already broken: nothing to close
-            self.conn = None
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
 
-    def _connection(self):
-        """The open connection (a PyMySQL Connection)."""
+    def _connection(self) -> WireConnection:
         if self.conn is None:
             raise ServerConnectionError(f"not connected to {self.where}")
         return self.conn
@@ -282,13 +300,13 @@ class ReplicationClient:
             raise ServerConnectionError(f"no binlog dump started on {self.where}")
         return self.tracker
 
-    def query(self, sql: str, args=None) -> list[tuple]:
-        try:
-            with self._connection().cursor() as cur:
-                cur.execute(sql, args)
-                return list(cur.fetchall())
-        except pymysql.err.MySQLError as exc:
-            raise self._error(exc, "preparing the dump") from None
+    def query(self, sql: str, *, columns: int) -> list[tuple[str | None, ...]]:
+        """A query's rows as text (NULL as None); its shape is checked."""
+        rows = self._connection().query(sql, columns=columns)
+        return [tuple(None if v is None else v.decode("utf-8", "replace") for v in row) for row in rows]
+
+    def execute(self, sql: str) -> None:
+        self._connection().execute(sql)
 
     # -- dump -------------------------------------------------------------------------
     def start(self, *, file: str = "", position: int = 4, gtid: str | None = None,
@@ -308,21 +326,29 @@ class ReplicationClient:
         if gtid is not None:
             file, position = "", 4
         payload = struct.pack("<IHI", position, flags, self.options.server_id) + file.encode()
-        self._big_read_buffer()
-        self._send(COM_BINLOG_DUMP, payload)
-        self._connection()._sock.settimeout(self.options.read_timeout)
+        conn = self._connection()
+        conn.send_command(COM_BINLOG_DUMP, payload, time.monotonic() + conn.read_timeout)
+        conn.reader.limit = MAX_EVENT_SIZE + 3
+        conn.reader.bound = self._event_bound
+        conn.reader.bound_bytes = 3 + HEADER_LEN
         self.tracker = DumpTracker(file, position, self.checksum)
+        self._idle_since = time.monotonic()
 
     def _prepare(self, gtid: str | None, strict: bool) -> None:
-        (self.version, log_bin, alg), = self.query(
-            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum")
-        if not int(log_bin):
+        version, log_bin, alg = self._one_row(
+            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum", 3)
+        self.version = version or ""
+        if log_bin not in ("0", "1") or alg is None or alg.upper() not in ("NONE", "CRC32"):
+            raise ServerProtocolError(f"preparing the dump: the server says log_bin = "
+                                      f"{inert(str(log_bin), limit=40)!r}, binlog_checksum = "
+                                      f"{inert(str(alg), limit=40)!r}", step="preparing the dump")
+        if log_bin == "0":
             raise ServerError(f"binary logging is off on {self.where}",
                               hint="start the server with log_bin (and binlog_format=ROW)")
-        self.query("SET @master_binlog_checksum = @@global.binlog_checksum")
-        self.checksum = str(alg).upper() == "CRC32"
-        self.query("SET @mariadb_slave_capability = %s", (MARIA_SLAVE_CAPABILITY_GTID,))
-        self.query("SET @master_heartbeat_period = %s", (int(self.options.heartbeat * 1e9),))
+        self.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
+        self.checksum = alg.upper() == "CRC32"
+        self.execute(f"SET @mariadb_slave_capability = {MARIA_SLAVE_CAPABILITY_GTID}")
+        self.execute(f"SET @master_heartbeat_period = {int(self.options.heartbeat * 1e9)}")
         if self.options.semi_sync:
             self._ask_semi_sync()
         if gtid is not None:
@@ -334,55 +360,55 @@ class ReplicationClient:
                                  "GTID list (MySQL's COM_BINLOG_DUMP_GTID is not supported)",
                                  hint="give --start-file too: the server sends that file and "
                                       "the reader skips the transactions --start-gtid holds")
-            self.query("SET @slave_connect_state = %s", (gtid,))
-            self.query("SET @slave_gtid_strict_mode = %s", (1 if strict else 0,))
-            self.query("SET @slave_gtid_ignore_duplicates = 0")
+            if not _GTID_LIST.fullmatch(gtid):
+                raise UsageError(f"bad MariaDB GTID position {gtid!r}: expected D-S-N[,D-S-N...]")
+            self.execute(f"SET @slave_connect_state = '{gtid}'")
+            self.execute(f"SET @slave_gtid_strict_mode = {1 if strict else 0}")
+            self.execute("SET @slave_gtid_ignore_duplicates = 0")
+
+    def _one_row(self, sql: str, columns: int) -> tuple[str | None, ...]:
+        rows = self.query(sql, columns=columns)
+        if len(rows) != 1:
+            raise ServerProtocolError(f"query {sql!r}: {len(rows)} rows, expected one",
+                                      step="preparing the dump")
+        return rows[0]
 
     def _ask_semi_sync(self) -> None:
         """Repl_semi_sync_slave::request_transmit: a server without the variable has no
         semi-sync (MariaDB's replica falls back to asynchronous; asked for it, we stop)."""
-        if not self.query("SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'"):
+        if not self.query("SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'", columns=2):
             raise ServerError(f"{self.where} has no semi-synchronous replication "
                               f"(no rpl_semi_sync_master_enabled)",
                               hint="leave out --semi-sync, or install the semisync_master "
                                    "plugin on the source")
-        self.query("SET @rpl_semi_sync_slave = 1")
+        self.execute("SET @rpl_semi_sync_slave = 1")
 
     def ack(self, file: str, position: int) -> None:
         """Semi-sync acknowledgement: the events of ``file`` up to ``position`` are safe
         with us (Repl_semi_sync_slave::slave_reply; sequence number 0, net_clear)."""
         payload = bytes([SEMI_SYNC_MAGIC]) + struct.pack("<Q", position) + file.encode()
         conn = self._connection()
-        try:
-            conn._sock.sendall(struct.pack("<I", len(payload))[:3] + b"\x00" + payload)
-        except OSError as exc:
-            raise self._lost(exc) from None
+        conn.send_raw(frame(payload, 0)[0], time.monotonic() + conn.read_timeout)
 
     def _register(self) -> None:
         """COM_REGISTER_SLAVE: server_id u32, hostname, user, password (each a length byte
         and text: all empty here), port u16, rank u32, master_id u32
         (https://mariadb.com/kb/en/com_register_slave/)."""
         payload = struct.pack("<IBBBHII", self.options.server_id, 0, 0, 0, 0, 0, 0)
-        self._send(COM_REGISTER_SLAVE, payload)
-        try:
-            self._connection()._read_ok_packet()
-        except pymysql.err.MySQLError as exc:
-            raise self._error(exc, "registering as a replica") from None
+        conn = self._connection()
+        deadline = time.monotonic() + conn.read_timeout
+        conn.send_command(COM_REGISTER_SLAVE, payload, deadline)
+        conn.read_ok(deadline, "registering as a replica")
 
-    def _big_read_buffer(self) -> None:
-        """Read the socket through a 1 MiB buffer instead of PyMySQL's 8 KiB: a dump is a
-        stream of large packets (1.5x the throughput measured in bench/fetch_bench.py).
-        Nothing is buffered at this point: the server sent nothing after the OK of
-        COM_REGISTER_SLAVE and sends nothing before the dump request."""
-        conn = self.conn
-        conn._rfile.close()
-        conn._rfile = conn._sock.makefile("rb", buffering=_READ_BUFFER)
-
-    def _send(self, command: int, payload: bytes) -> None:
-        try:
-            self._connection()._execute_command(command, payload)
-        except pymysql.err.MySQLError as exc:
-            raise self._error(exc, "sending the dump request") from None
+    def _event_bound(self, first: bytes) -> int | None:
+        """The longest an event packet may be, from its first bytes: the event's own
+        length (header bytes 9..13) and the marker bytes before it."""
+        lead = 3 if self.options.semi_sync else 1
+        if first[:1] != b"\x00":
+            return 64 * 1024                # ERR, EOF: short
+        if len(first) < lead + HEADER_LEN:
+            return None                     # a short packet: the tracker rejects it
+        return lead + int.from_bytes(first[lead + 9:lead + 13], "little")
 
     def events(self) -> Iterator[ServerEvent]:
         """The events of the dump; ends at the end of the binlog in non-blocking mode.
@@ -400,7 +426,21 @@ class ReplicationClient:
                 return
             event = self._tracker().take(data)
             event.need_ack = self.need_ack
+            if not self.blocking:
+                self._check_progress(event)
             yield event
+
+    def _check_progress(self, event: ServerEvent) -> None:
+        """A non-blocking dump ends at the end of the binlog: a server that keeps it open
+        with heartbeats and artificial events only is stalling us."""
+        now = time.monotonic()
+        if event.in_file:
+            self._idle_since = now
+        elif now - self._idle_since > self.options.read_timeout:
+            self.close()
+            raise ServerProtocolError(f"source {self.where} sent no binlog event for "
+                                      f"{self.options.read_timeout:g} s of a dump that should "
+                                      f"end at the end of its binlog", step="reading the binlog")
 
     def _read_event(self) -> bytes | None:
         packet = self._read_packet()
@@ -426,57 +466,31 @@ class ReplicationClient:
                                       event_offset=self._tracker().position)
         self.need_ack = bool(packet[2] & SEMI_SYNC_NEED_ACK)
         if self.need_ack:
-            self._connection()._next_seq_id = 1     # semisync_master.cc flush_net
+            self._connection().reader.reset(1)     # semisync_master.cc flush_net
         return packet[3:]
 
     def _read_packet(self) -> bytes:
-        """One protocol payload, joined from 16 MiB packets (the MySQL protocol's framing:
-        length u24, sequence u8; PyMySQL's Connection._read_packet does the same but has
-        no bound, and an event is never larger than MAX_EVENT_SIZE)."""
+        """One protocol payload of the dump, joined from 16 MiB packets and bounded by
+        its event's own length.  The server sends a heartbeat after ``heartbeat`` seconds
+        with nothing to send, so no whole packet within twice that plus 5 s is a lost
+        connection; a large packet may take 1 s more per 64 KiB (a rate floor a
+        trickling server cannot meet)."""
         conn = self._connection()
-        parts = []
-        total = 0
-        while True:
-            try:
-                head = conn._read_bytes(4)
-            except (pymysql.err.MySQLError, OSError) as exc:
-                raise self._lost(exc) from None
-            length = head[0] | head[1] << 8 | head[2] << 16
-            if head[3] != conn._next_seq_id:
-                conn._force_close()
-                raise ServerConnectionError(f"packet out of order from {self.where} (sequence "
-                                            f"{head[3]}, expected {conn._next_seq_id})")
-            conn._next_seq_id = (head[3] + 1) % 256
-            total += length
-            if total > MAX_EVENT_SIZE + 16:
-                conn._force_close()
-                raise MalformedEventError(f"the server sent a packet of more than "
-                                          f"{MAX_EVENT_SIZE} bytes", source=self._tracker().file,
-                                          event_offset=self._tracker().position)
-            try:
-                parts.append(conn._read_bytes(length))
-            except (pymysql.err.MySQLError, OSError) as exc:
-                raise self._lost(exc) from None
-            if length < _MAX_PACKET_LEN:
-                return parts[0] if len(parts) == 1 else b"".join(parts)
+        deadline = time.monotonic() + self.options.read_timeout
+        try:
+            return conn.read_payload(deadline, "reading the binlog", stretch=_rate_floor)
+        except ServerError:
+            self.close()
+            raise
 
     # -- errors -----------------------------------------------------------------------
-    def _lost(self, exc: Exception) -> ServerError:
-        if isinstance(exc, pymysql.err.MySQLError):
-            return self._error(exc, "reading the binlog")
-        return ServerConnectionError(f"source {self.where}, reading the binlog: connection "
-                                     f"lost ({exc})")
-
+    # -- errors -----------------------------------------------------------------------
     def _server_error(self, packet: bytes) -> ServerError:
-        """An ERR packet: 0xFF, code u16, '#' and a 5-byte SQL state, message."""
-        code = int.from_bytes(packet[1:3], "little") if len(packet) >= 3 else 0
-        text = packet[9:] if packet[3:4] == b"#" else packet[3:]
-        return self._typed(code, text.decode("utf-8", "replace"), "reading the binlog")
+        return self._connection().server_error(packet, "reading the binlog")
 
-    def _error(self, exc, doing: str) -> ServerError:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
-        text = str(exc.args[-1]) if exc.args else str(exc)
-        return self._typed(code, text, doing)
+    def _typed_step(self, code: int, text: str, step: str) -> ServerError:
+        """The typed error of an ERR packet (``text`` already inert)."""
+        return self._typed(code, text, step)
 
     def _typed(self, code: int | None, text: str, doing: str) -> ServerError:
         tracker = self.tracker
