@@ -71,7 +71,7 @@ bench-spark: install-spark server-deps
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_JOBS ?= 1
-FUZZ_TARGETS ?= differential binlog
+FUZZ_TARGETS ?= differential binlog protocol
 .PHONY: fuzz fuzz-deps
 fuzz-deps:
 	@$(PYTHON) -c "import atheris" 2>/dev/null || $(PIP) install -q atheris

@@ -21,6 +21,7 @@ from . import interrupts
 from .commands._common import EXIT_DAMAGE, EXIT_DECODE_ERROR, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, Parser
 from .errors import BinlogError, UsageError
 from .exitcodes import Exit, for_exception
+from .inert import escape
 
 __all__ = ["EXIT_OK", "EXIT_DECODE_ERROR", "EXIT_USAGE", "EXIT_DAMAGE", "EXIT_INCOMPLETE",
            "build_parser", "main"]
@@ -96,6 +97,9 @@ def main(argv=None) -> int:
     except BinlogError as exc:
         # UsageError (2), ServerError (5), anything else the input caused (1)
         text = exc.message if isinstance(exc, UsageError) and not exc.hint else str(exc)
+        # Errors quote servers and binlogs (made inert where quoted); the last guard
+        # before the terminal escapes whatever control character is left, line by line.
+        text = "\n".join(escape(line) for line in text.split("\n"))
         sys.stderr.write(f"binlog: error: {text}\n")
         return for_exception(exc)
     except BrokenPipeError:

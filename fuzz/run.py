@@ -6,7 +6,9 @@
 
 Targets: ``binlog`` (fuzz_binlog.py: any input ends in a BinlogError) and
 ``differential`` (fuzz_differential.py: compiled and pure paths agree; its corpus,
-fuzz/corpus-differential, is seeded by differential.seed_inputs()).  --sanitized DIR:
+fuzz/corpus-differential, is seeded by differential.seed_inputs()) and ``protocol``
+(fuzz_protocol.py: the client side of the wire protocol against any server bytes;
+fuzz/corpus-protocol, seeded with whole sessions by protocol.seed_protocol()).  --sanitized DIR:
 the extensions built by ``fuzz/sanitize.py build DIR``, under atheris's ASan runtime.
 Each job is ``fuzz_<target>.py CORPUS -max_total_time=... -runs=...`` sharing one corpus
 directory; crash/timeout/oom inputs land in --artifacts.  At the end the total number of
@@ -31,7 +33,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=60, help="per job; 0 = no time limit")
     ap.add_argument("--runs", type=int, default=-1, help="inputs in all (split over jobs); -1 = no limit")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--target", choices=("binlog", "differential"), default="binlog")
+    ap.add_argument("--target", choices=("binlog", "differential", "protocol"), default="binlog")
     ap.add_argument("--sanitized", metavar="DIR",
                     help="run with the ASan/UBSan builds of fuzz/sanitize.py build DIR (compiled walk on all jobs)")
     ap.add_argument("--corpus", default=None, help="default: fuzz/corpus (binlog), fuzz/corpus-differential")
@@ -44,13 +46,17 @@ def main() -> int:
     args = ap.parse_args()
 
     differential = args.target == "differential"
-    corpus = Path(args.corpus or HERE / ("corpus-differential" if differential else "corpus"))
+    corpus = Path(args.corpus or HERE / {"binlog": "corpus"}.get(args.target, f"corpus-{args.target}"))
     artifacts, logs = Path(args.artifacts), Path(args.logs)
     for d in (corpus, artifacts, logs):
         d.mkdir(parents=True, exist_ok=True)
     if not any(corpus.iterdir()):
         if differential:
             seed_differential(corpus)
+        elif args.target == "protocol":
+            from protocol import seed_protocol
+
+            seed_protocol(corpus)
         else:
             subprocess.run([sys.executable, str(HERE / "make_seeds.py"), str(corpus)], check=True)
     base_env = dict(os.environ)

@@ -66,6 +66,7 @@ from ..charsets import CHARSET_CODECS
 from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..events import QueryEvent
+from ..inert import escape
 from ..interrupts import deferred
 from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
@@ -129,11 +130,7 @@ def printable(text: str) -> str:
     """``text`` for a comment line or a message: control and other non-printable
     characters escaped (``\\x01``, ``\\u2028``), so nothing ends the line, starts a client
     command or reaches the terminal as an escape sequence."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else
-                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-                   for c in text)
+    return escape(text)
 
 
 def quote_text(text: str) -> str:

@@ -61,6 +61,7 @@ class WireConnection:
         self.seq = 0
         self.greeting: m.Greeting | None = None
         self.secure = False
+        self.logged_in = False
 
     # -- texts and errors -------------------------------------------------------------
     def inert(self, text: bytes | str) -> str:
@@ -71,9 +72,11 @@ class WireConnection:
         return self.on_error(packet.code, self.inert(packet.message), step)
 
     # -- the login --------------------------------------------------------------------
-    def open(self) -> WireConnection:
+    def open(self, sock: socket.socket | None = None) -> WireConnection:
+        """Log in; ``sock``: a socket already connected to the server (a proxy, the
+        fuzz harness) instead of the DSN's address."""
         deadline = time.monotonic() + self.connect_timeout
-        self.sock = self._socket(deadline)
+        self.sock = sock if sock is not None else self._socket(deadline)
         step = "reading the server greeting"
         payload = self.read_payload(deadline, step)
         if payload[:1] == bytes([m.ERR]):
@@ -144,6 +147,7 @@ class WireConnection:
             payload = self.read_payload(deadline, step)
             kind = payload[:1]
             if kind == bytes([m.OK]):
+                self.logged_in = True
                 return
             if kind == bytes([m.ERR]):
                 raise self.server_error(payload, "connecting")
@@ -273,9 +277,12 @@ class WireConnection:
         return self.unix_socket or f"{self.host}:{self.port}"
 
     def close(self) -> None:
-        """COM_QUIT when the connection is usable, then close; never raises."""
+        """COM_QUIT when logged in, then close; never raises."""
         sock, self.sock = self.sock, None
         if sock is None:
+            return
+        if not self.logged_in:
+            sock.close()
             return
         try:
             sock.settimeout(0.5)

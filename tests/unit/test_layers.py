@@ -32,11 +32,11 @@ LAYERS: list[list[tuple[str, ...]]] = [
      ("schema_store",)],
     [("binlog.stream",)],
     [("binlog.events", "binlog.crypt")],
-    [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression")],
+    [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression", "binlog.protocol")],
     [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.gtids",
       "binlog.statements", "binlog.scan")],
     [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog._scan", "binlog.extensions",
-      "binlog.exitcodes", "binlog.interrupts")],
+      "binlog.exitcodes", "binlog.interrupts", "binlog.inert")],
 ]
 
 
