@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol
 
-from binlog import user_values
+from binlog import sql_connection, user_values
 from binlog.errors import ServerError, UsageError
 
 from .ddl import SYSTEM_VERSIONING_COLUMNS, parse_column_type
@@ -119,7 +119,7 @@ def _connect(dsn: str) -> tuple[Any, str, str]:
     database = kw.pop("database")
     host = kw.get("host") or "localhost"
     try:
-        return pymysql.connect(charset="utf8mb4", **kw), database, host
+        return sql_connection.connect(kw, charset="utf8mb4"), database, host
     except pymysql.err.MySQLError as exc:
         raise SchemaServerError(f"cannot connect to {host}: {exc}", source=f"live:{host}") from exc
 

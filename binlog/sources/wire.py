@@ -82,7 +82,7 @@ class WireConnection:
         if payload[:1] == bytes([m.ERR]):
             raise self.server_error(payload, step)
         self.greeting = m.parse_greeting(payload)
-        caps = m.CLIENT_CAPS & (self.greeting.capabilities | m.CLIENT_SSL)
+        caps = m.CLIENT_CAPS & self.greeting.capabilities
         database = self.kw.get("database")
         if database:
             caps |= m.CLIENT_CONNECT_WITH_DB & self.greeting.capabilities
@@ -121,6 +121,7 @@ class WireConnection:
         if self.reader.buffered:
             # bytes sent after the greeting would be read as if they came over TLS
             raise ServerProtocolError("the server sent data before TLS started", step="starting TLS")
+        caps |= m.CLIENT_SSL
         self.send(m.ssl_request(caps), deadline)
         try:
             self.sock.settimeout(self._left(deadline, "starting TLS"))

@@ -438,3 +438,22 @@ def test_crc_helper_matches_zlib():
     """The fake primary's ROTATE is a real one: its CRC32 is zlib's over the event."""
     event = fp.fake_rotate(b"mysql-bin.000001", 4, True)
     assert struct.unpack("<I", event[-4:])[0] == zlib.crc32(event[:-4])
+
+
+# -- PyMySQL connections: --schema-from and a replay target follow the same rules ----------
+def test_schema_from_a_primary_that_asks_for_the_password_in_clear(tmp_path):
+    with SwitchTo() as server:
+        run = binlog("dump", "--schema-from", server.dsn(query=FAST), SAMPLE)
+    assert_clean_failure(run, server, 5)
+    assert "allow_cleartext_password" in run.err
+    never_sent_password(server)
+
+
+def test_a_target_that_wants_the_password_with_its_own_key(tmp_path):
+    with CachingSha2Full() as server:
+        server.private_key, server.key_pem = _rsa()
+        run = binlog("apply", SAMPLE, "--to", server.dsn(query=FAST))
+    assert_clean_failure(run, server, 5)
+    assert "server_public_key" in run.err
+    assert server.got in (None, b"\x02")        # asked for the key at most, never sent anything
+    never_sent_password(server)

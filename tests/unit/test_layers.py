@@ -33,7 +33,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.stream",)],
     [("binlog.events", "binlog.crypt")],
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression", "binlog.protocol")],
-    [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.gtids",
+    [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.sql_connection", "binlog.gtids",
       "binlog.statements", "binlog.scan")],
     [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog._scan", "binlog.extensions",
       "binlog.exitcodes", "binlog.interrupts", "binlog.inert")],

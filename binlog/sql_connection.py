@@ -1,0 +1,83 @@
+"""PyMySQL connections (a replay target, ``--schema-from``, ``verify-rows --against``)
+under the live source's password rules (``binlog.protocol.auth``).
+
+PyMySQL answers whatever authentication method a server asks for: it sends the password
+in clear to ``mysql_clear_password`` and ``dialog``, and for the full authentication of
+``caching_sha2_password`` / ``sha256_password`` without TLS it asks the server for its
+RSA key and encrypts the password with it, so the server reads it.  ``connect`` gives a
+PyMySQL connection that refuses both unless the channel is secure (TLS with a verified
+certificate, or a unix socket) or the user allowed it: the key must be the user's
+(``?server_public_key=FILE``), clear text needs ``?allow_cleartext_password=1``.
+"""
+from __future__ import annotations
+
+import ssl
+from typing import Any
+
+from .errors import ServerAccessError
+from .user_values import pymysql_kwargs
+
+_CLEARTEXT = (b"mysql_clear_password", b"dialog")
+_guarded: Any = None
+
+
+def connect(kw: dict, **extra) -> Any:
+    """``pymysql.connect(**kw, **extra)`` with the rules above; ``kw``: a parsed DSN."""
+    allow = bool(kw.get("allow_cleartext_password"))
+    return _connection_class()(allow_cleartext_password=allow, **pymysql_kwargs(kw), **extra)
+
+
+def _connection_class():
+    global _guarded
+    if _guarded is None:
+        _guarded = _build()
+    return _guarded
+
+
+def _build():
+    import pymysql
+
+    class GuardedConnection(pymysql.connections.Connection):
+        def __init__(self, *args, allow_cleartext_password: bool = False, **kw):
+            self._allow_cleartext = allow_cleartext_password
+            self._users_key = kw.get("server_public_key")
+            self._guard = False
+            super().__init__(*args, defer_connect=True, **kw)
+            self._guard = True
+            self.connect()
+
+        @property
+        def server_public_key(self):
+            return self.__dict__.get("_server_key")
+
+        @server_public_key.setter
+        def server_public_key(self, value):
+            # PyMySQL stores the key the server sent here before encrypting with it.
+            if self.__dict__.get("_guard") and value and value != self._users_key \
+                    and self.password and not self._secure_channel():
+                raise ServerAccessError(
+                    f"{self.host}: the server asks for the password itself (full authentication) "
+                    f"over a connection that is not secure, encrypted with a key it supplies: "
+                    f"refused", hint="connect over TLS with a verified certificate (?ssl_ca=FILE) "
+                                     "or a unix socket, or give ?server_public_key=FILE")
+            self.__dict__["_server_key"] = value
+
+        def _secure_channel(self) -> bool:
+            context = getattr(self, "ctx", None)
+            return bool(self.unix_socket) or (
+                bool(getattr(self, "_secure", False)) and context is not None
+                and context.verify_mode == ssl.CERT_REQUIRED)
+
+        def _process_auth(self, plugin_name, auth_packet, handler=None):
+            name = plugin_name if isinstance(plugin_name, bytes) else str(plugin_name).encode()
+            if name in _CLEARTEXT and self.password and not (self._allow_cleartext
+                                                             or self._secure_channel()):
+                raise ServerAccessError(
+                    f"{self.host}: the server asks for the password in clear text "
+                    f"({name.decode('ascii', 'replace')}) over a connection that is not secure; "
+                    f"refused", hint="connect over TLS with a verified certificate (?ssl_ca=FILE) "
+                                     "or a unix socket, or accept the risk with "
+                                     "?allow_cleartext_password=1 in the DSN")
+            return super()._process_auth(plugin_name, auth_packet, handler)
+
+    return GuardedConnection
