@@ -173,7 +173,10 @@ def add_live_options(p, *, fetch: bool = False) -> None:
     g = p.add_argument_group("live source") if not fetch else p
     g.add_argument("--from", dest="from_dsn", required=fetch, metavar="DSN",
                    help="read from a running server as a replica: mysql://user:password@host:port/ "
-                        "(?unix_socket=, ?ssl_ca=...)" + ("" if fetch else "; instead of files"))
+                        "(?unix_socket=, ?ssl_ca=, ?connect_timeout=S (login, default 10), "
+                        "?read_timeout=S (each query, default 30), ?server_public_key=FILE, "
+                        "?allow_cleartext_password=1: docs/hostile-servers.md)"
+                        + ("" if fetch else "; instead of files"))
     g.add_argument("--server-id", type=int, metavar="N", required=fetch,
                    help="replica id to register with (not 0; unique among the server's "
                         "replicas: SHOW SLAVE HOSTS)")
