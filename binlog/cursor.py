@@ -150,6 +150,18 @@ class Cursor:
         return self.bytes((nbits + 7) // 8, what)
 
 
+def pack_lenenc(n: int) -> bytes:
+    """``n`` as a length-encoded integer, the mirror of ``Cursor.lenenc`` (sql/pack.cc
+    net_store_length)."""
+    if n < 0xFB:
+        return bytes([n])
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little")
+    if n < 1 << 24:
+        return b"\xfd" + n.to_bytes(3, "little")
+    return b"\xfe" + n.to_bytes(8, "little")
+
+
 def bit_set(bitmap: bytes, i: int) -> bool:
     """Bit i of an LSB-first bitmap (sql/log_event.cc, my_bitmap.h)."""
     return bool((bitmap[i >> 3] >> (i & 7)) & 1)

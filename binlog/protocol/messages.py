@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..cursor import Cursor
+from ..cursor import Cursor, pack_lenenc
 from ..errors import BinlogError, ServerProtocolError
 
 # Capability flags (include/mysql_com.h).
@@ -166,7 +166,7 @@ def handshake_response(user: str, auth: bytes, plugin: str, caps: int, *, databa
     head = ssl_request(caps)
     body = user.encode("utf-8") + b"\0"
     if caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
-        body += lenenc(len(auth)) + auth
+        body += pack_lenenc(len(auth)) + auth
     else:
         if len(auth) > 255:
             raise ValueError("authentication data longer than 255 bytes")
@@ -181,16 +181,6 @@ def handshake_response(user: str, auth: bytes, plugin: str, caps: int, *, databa
 def ssl_request(caps: int) -> bytes:
     """The first 32 bytes of a handshake response: sent alone, with CLIENT_SSL, before TLS."""
     return struct.pack("<IIB23x", caps, MAX_PACKET_SIZE, UTF8MB4_GENERAL_CI)
-
-
-def lenenc(n: int) -> bytes:
-    if n < 0xFB:
-        return bytes([n])
-    if n < 1 << 16:
-        return b"\xfc" + n.to_bytes(2, "little")
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + n.to_bytes(8, "little")
 
 
 def command(code: int, payload: bytes = b"") -> bytes:

@@ -21,7 +21,8 @@ from __future__ import annotations
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import (
@@ -223,14 +224,19 @@ class WireConnection:
 
     def send_raw(self, data: bytes, deadline: float) -> None:
         sock = self._sock()
-        try:
+        with self._io("sending"):
             sock.settimeout(self._left(deadline, "sending"))
             sock.sendall(data)
+
+    @contextmanager
+    def _io(self, step: str) -> Iterator[None]:
+        """Socket failures as the typed errors of the live source (both retried)."""
+        try:
+            yield
         except TimeoutError:
-            raise ServerTimeoutError(f"source {self.where}: the server takes nothing we send "
-                                     f"(timed out sending)") from None
+            raise ServerTimeoutError(f"source {self.where}, {step}: timed out") from None
         except OSError as exc:
-            raise ServerConnectionError(f"source {self.where}: lost connection while sending "
+            raise ServerConnectionError(f"source {self.where}, {step}: lost connection "
                                         f"({exc.strerror or exc})") from None
 
     def read_payload(self, deadline: float, step: str, *, stretch: Callable[[int], float] | None = None) -> bytes:
@@ -248,15 +254,9 @@ class WireConnection:
             if stretch is not None and not stretched and reader.buffered >= 4:
                 deadline += stretch(reader.wanted() + reader.buffered - 4)
                 stretched = True
-            try:
+            with self._io(step):
                 sock.settimeout(self._left(deadline, step))
                 data = sock.recv(min(max(reader.wanted(), 4096), _RECV))
-            except TimeoutError:
-                raise ServerTimeoutError(f"source {self.where}, {step}: timed out waiting for "
-                                         f"the server") from None
-            except OSError as exc:
-                raise ServerConnectionError(f"source {self.where}, {step}: lost connection "
-                                            f"({exc.strerror or exc})") from None
             if not data:
                 raise ServerConnectionError(f"source {self.where}, {step}: lost connection "
                                             f"(the server closed it)")

@@ -54,3 +54,12 @@ def test_sub_and_expect_end():
         cur.expect_end("test")
     with pytest.raises(TruncatedError):
         cur.sub(4)
+
+
+@pytest.mark.parametrize("n", [0, 250, 251, 0xFFFF, 0x10000, 0xFFFFFF, 0x1000000, 2**64 - 1])
+def test_pack_lenenc_is_read_back(n):
+    from binlog.cursor import pack_lenenc
+
+    data = pack_lenenc(n) + b"tail"
+    cur = Cursor(data)
+    assert cur.lenenc() == n and cur.rest() == b"tail"
