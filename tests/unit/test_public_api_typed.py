@@ -10,7 +10,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: What a library user imports (README "Library", docs/api.md, CONTRIBUTING.md).
+#: What a library user imports (docs/api.md, CONTRIBUTING.md).
 PUBLIC_MODULES = (
     "binlog/api.py", "binlog/reader.py", "binlog/errors.py", "binlog/filters.py",
     "binlog/user_values.py", "binlog/stream.py", "binlog/cursor.py", "binlog/header.py",
