@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,3 +104,13 @@ def test_every_command_has_a_page_with_every_option(command):
         assert f"<!-- options:{name}:begin" in page
         for option in _option_strings(parser or docs_reference.command_parser(name)):
             assert f"<code>{option}" in page or f", {option}" in page, (name, option)
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md", "BENCHMARKS.md"])
+def test_links_of_the_top_level_pages_resolve(name):
+    """The pages outside docs/ (GitHub shows them; MkDocs does not check them)."""
+    text = (REPO / name).read_text()
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    assert links or name == "BENCHMARKS.md"
+    missing = [link for link in links if "://" not in link and not (REPO / link).exists()]
+    assert missing == []
