@@ -104,7 +104,7 @@ class DecodePlan:
 def _deferred_error(error: BinlogError):
     """A decoder that fails with ``error`` - a fresh copy each time: the copy gets the
     event's context (offset, type), and a plan serves many events, so one shared error
-    object would keep naming the first event it failed in (issue 16 item 7)."""
+    object would keep naming the first event it failed in."""
     import copy
 
     def decode(buf, pos, end, col):

@@ -157,7 +157,7 @@ def text_literal(text: str, col) -> str:
 #: A binary value at least this large is not rendered into the statement text: the writer
 #: that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a random
 #: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
-#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once (issue 15 item 5).
+#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
 LARGE_VALUE = 1 << 20
 #: --extended-insert: the size a multi-row statement grows to (mysqldump's net_buffer_length
 #: is the same idea; well under the default max_allowed_packet of 16 MiB).

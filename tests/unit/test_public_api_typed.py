@@ -1,5 +1,5 @@
-"""The public API is fully annotated (issue 13; mypy checks the annotations, this test
-checks they are there): every public function and method of the library's public
+"""The public API is fully annotated (mypy checks the annotations, this test checks
+they are there): every public function and method of the library's public
 modules annotates each parameter and its return value."""
 from __future__ import annotations
 
