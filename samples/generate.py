@@ -1052,7 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_check:
             msg = check_with_mariadb_binlog(out, exp)
             if case.legacy and msg:
-                # expected: it misreads legacy hires columns (see README)
+                # expected: it misreads legacy hires columns (see samples/README.md)
                 note, msg = msg.splitlines()[0], ""
         counts = event_counts(out, name)
         print(f"{name}: {len(exp['steps'])} steps, files {exp['binlog']}, "

@@ -19,7 +19,7 @@ Literals are exact and cannot break out of their quotes, whatever the bytes:
   charset the binlog does not give: hex ``X'..'``.
 
 The script is inert for any SQL client, whatever the binlog holds (statement text and
-names are attacker-controlled; README "Security"):
+names are attacker-controlled; docs/security.md):
 
 - its first line is the sandbox-mode line ``mariadb-dump`` writes (MariaDB 10.5.25+,
   client/mysqldump.cc): from there the ``mariadb`` client refuses ``\\!``, ``system``,
