@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 
-.PHONY: install install-dev server-deps demo test samples bench
+.PHONY: install install-dev server-deps demo lint docs test samples bench
 
 install:
 	$(PIP) install -q -e .
@@ -33,20 +33,32 @@ demo: install
 	@echo "== ...and with the schema dump taken when the binlog started: exact values =="
 	@binlog dump --schema-ddl samples/mariadb-10.11/temporal_predump.schema.sql --table tp.tt samples/mariadb-10.11/temporal_predump.binlog
 
-# ruff (pyflakes, bugbear, import order) and mypy (binlog/, schema_store/) first: either
-# failing fails the target (settings in pyproject.toml).
-test: install-dev server-deps
+# The linters alone: ruff (pyflakes, bugbear, import order) and mypy (binlog/,
+# schema_store/); settings in pyproject.toml.
+lint:
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy
+
+# The documentation site (mkdocs.yml) into site/, strict: a broken link or anchor, a page
+# missing from nav, or an option/exit-code table that differs from the code
+# (tools/docs_reference.py) fails it.  No -q: mkdocs' strict mode counts only the
+# warnings it logs.
+docs:
+	$(PYTHON) -m mkdocs build --strict
+
+# The linters and the site first (either failing fails the target), then the suite.
+test: install-dev server-deps
+	$(MAKE) lint docs
 	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q
 
 # Regenerate the sample corpus on the local mariadbd (see samples/README.md).
 samples: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) samples/generate.py
 
-# Decoder benchmark (issues 4 and 20): generates 2 x 205 MB binlogs on the local mariadbd
-# the first time, then times every contender on one core in one run (with the apply and
-# Spark decode benches) and prints the ratios against issue 20's targets; see BENCHMARKS.md.
+# Decoder benchmark: generates 2 x 205 MB binlogs on the local mariadbd the first time,
+# then times every contender (mariadb-binlog, python-mysql-replication, this tool's
+# outputs) on one core in one run, with the apply and Spark decode benches, and prints
+# each ratio against its target (bench/run.py TARGETS); see BENCHMARKS.md.
 bench: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/run.py
 

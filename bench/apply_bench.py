@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Apply into a real local mariadbd (issue 20): ``binlog apply`` against the server's own
+"""Apply into a real local mariadbd: ``binlog apply`` against the server's own
 tools, on the same binlog, in one run.
 
     python bench/apply_bench.py [--binlog FILE] [--mb N] [--json]

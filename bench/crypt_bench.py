@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of decrypting encrypted binlogs (issue 18): the same workload written by a
+"""The cost of decrypting encrypted binlogs: the same workload written by a
 real mariadbd three times - unencrypted, encrypt_binlog=ON with AES-CBC, with AES-CTR
 (file_key_management) - then each file read pinned to one core:
 

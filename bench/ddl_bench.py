@@ -10,7 +10,7 @@ TABLEs spread round-robin over them (ADD COLUMN / DROP COLUMN in turn, or only A
 COLUMN with --add-only: each table grows by one column per ALTER), then times `binlog
 dump` on it (DDL is tracked by default; --store keeps the versions in an SQLite schema
 store instead of memory).  The same run with no ALTER is timed too: the difference is
-what the DDLs cost, and it should grow linearly with --ddl (issue 15: it was quadratic).
+what the DDLs cost, and it should grow linearly with --ddl (it was quadratic before the store kept versions as deltas).
 """
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# main just before the batch path landed (the "today" of issue 20, with the CDC fields)
+# main just before the batch path landed (the baseline BENCHMARKS.md compares with, CDC fields included)
 DEFAULT_BASELINE = "23f8607"
 DEFAULT_DATA = Path("/work/bench-data/mysql56/mariadb-bin.000002")
 DEFAULT_SCHEMA = Path("/work/bench-data/legacy/schema.sql")

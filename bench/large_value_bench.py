@@ -1,4 +1,4 @@
-"""Peak RSS of `binlog dump` on one compressed LONGBLOB (or LONGTEXT) row (issue 15 item 5).
+"""Peak RSS of `binlog dump` on one compressed LONGBLOB (or LONGTEXT) row.
 
     python bench/large_value_bench.py --mib 200
     python bench/large_value_bench.py --mib 200 --text a      # utf8mb4 LONGTEXT of 'a'

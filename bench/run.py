@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The decoder benchmark (`make bench`, issues 4 and 20): one run, one core, every
+"""The decoder benchmark (`make bench`): one run, one core, every
 contender on the same binlog; writes bench/results.json and prints the table and the
-ratios against issue 20's targets for BENCHMARKS.md.
+ratios against the targets (TARGETS below) for BENCHMARKS.md.
 
     python bench/run.py [--data /work/bench-data] [--pmr-rows 100000] [--skip-pmr]
                         [--pure] [--skip-apply] [--skip-spark] [--apply-mb 50]

@@ -1,4 +1,4 @@
-"""TiCDC-compatible CRC32 row checksums (shared/seeds/000, TiCDC ``buildChecksumBytes``).
+"""TiCDC-compatible CRC32 row checksums (TiCDC's row checksum, ``buildChecksumBytes``).
 
     checksum = 0
     for column in columns, in table (column ID) order:
@@ -97,8 +97,8 @@ def _decimal_text(value) -> str:
     return format(value, "f")
 
 
-#: A value at least this large is checksummed in pieces, never encoded whole (issue 15
-#: item 5): bytes and views as they are, text encoded a piece of characters at a time
+#: A value at least this large is checksummed in pieces, never encoded whole:
+#: bytes and views as they are, text encoded a piece of characters at a time
 #: (slicing a str cuts between characters, so the pieces' bytes are the whole's).
 LARGE_VALUE = 1 << 20
 _PIECE = 1 << 20

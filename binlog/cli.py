@@ -1,6 +1,6 @@
 """The ``binlog`` command.
 
-Exit codes: one table for every subcommand, in ``binlog.exitcodes`` (and the README):
+Exit codes: one table for every subcommand, in ``binlog.exitcodes`` (shown in docs/troubleshooting.md):
 0 success; 1 the input stopped the run (the message on stderr names file, offset, event
 type, table and column); 2 bad usage; 3 damage was seen and skipped (``--on-error
 skip``; every skipped byte range is listed on stderr at the end); 4 the last file ends

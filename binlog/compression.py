@@ -56,7 +56,7 @@ def check_declared_size(size: int, compressed_len: int, what: str, limit: int = 
 
 #: Inflated sizes from which zlib_exact makes one buffer of exactly the declared size:
 #: ``decompressobj`` collects its output in growing blocks and joins them at the end, so a
-#: 200 MiB rows part briefly needs 400 MiB (issue 15 item 5).
+#: 200 MiB rows part briefly needs 400 MiB.
 ONE_BUFFER = 16 << 20
 
 

@@ -1,6 +1,6 @@
 """Gaps between binlogs: the check made where the reader moves from one binlog to the next.
 
-A server's binlogs form a chain, and a missing link leaves three traces (issue 16 item 1):
+A server's binlogs form a chain, and a missing link leaves three traces:
 
 - the ROTATE event that ends a binlog names the next one (``sql/log.cc``
   MYSQL_BIN_LOG::new_file_impl writes it before opening that file); without a ROTATE

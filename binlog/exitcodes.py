@@ -1,4 +1,4 @@
-"""Exit codes of every ``binlog`` subcommand: the one table (README "Exit codes" shows it).
+"""Exit codes of every ``binlog`` subcommand: the one table (docs/troubleshooting.md "Exit codes" shows it).
 
 Each code has one meaning whatever the subcommand; ``COMMANDS`` says which outcomes a
 subcommand can have, and ``tests/cli/test_exit_codes.py`` drives each subcommand into
@@ -47,7 +47,7 @@ MEANING = {
 }
 
 _E = Exit
-#: The outcomes each subcommand can end in (README "Exit codes"); any of them also ends
+#: The outcomes each subcommand can end in (docs/troubleshooting.md "Exit codes"); any of them also ends
 #: with 130 when interrupted.
 COMMANDS = {
     "dump": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SKIPPED, _E.INCOMPLETE, _E.SERVER),
@@ -80,7 +80,8 @@ def for_exception(exc: BaseException) -> Exit:
 
 
 def markdown_table() -> str:
-    """The README's table, generated from COMMANDS (a test compares the two)."""
+    """The table of docs/troubleshooting.md, generated from COMMANDS (the docs build and
+    tests/docs compare the two)."""
     names = list(COMMANDS)
     lines = ["| code | meaning | " + " | ".join(f"`{n}`" for n in names) + " |",
              "| --- | --- | " + " | ".join("---" for _ in names) + " |"]

@@ -1,7 +1,7 @@
 """``--infer-precision``: find the N of legacy TIMESTAMP/DATETIME/TIME columns from the
 row images themselves, accepting only an unambiguous fit.
 
-A legacy column's width depends on N (binlog-formats.md §8 size table) and its bytes
+A legacy column's width depends on N (docs/binlog-formats.md §8 size table) and its bytes
 decode to plausible values only for the right N (§10.4).  For one rows event we search
 every assignment of N to the legacy columns that have non-NULL values in it: an
 assignment fits when every row image of the event is consumed exactly (the rows data

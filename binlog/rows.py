@@ -15,6 +15,7 @@ after-image JSON values are diffs.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import timezone
 from typing import Any
@@ -68,9 +69,8 @@ class DecodePlan:
         if len(self.by_key) != len(self.columns):
             # A server never names two columns alike; a hostile TABLE_MAP (or schema) can,
             # and one value would silently replace the other in every row.
-            seen = set()
-            twice = next(c for c in self.columns if c.key in seen or seen.add(c.key))
-            raise MalformedEventError(f"two columns are named {twice.key!r}: rows would lose one of them",
+            twice = next(key for key, n in Counter(c.key for c in self.columns).items() if n > 1)
+            raise MalformedEventError(f"two columns are named {twice!r}: rows would lose one of them",
                                       table=f"{self.db}.{self.table}")
 
     def column_by_key(self, key):
@@ -104,7 +104,7 @@ class DecodePlan:
 def _deferred_error(error: BinlogError):
     """A decoder that fails with ``error`` - a fresh copy each time: the copy gets the
     event's context (offset, type), and a plan serves many events, so one shared error
-    object would keep naming the first event it failed in (issue 16 item 7)."""
+    object would keep naming the first event it failed in."""
     import copy
 
     def decode(buf, pos, end, col):
@@ -356,7 +356,7 @@ def _image_fast(data, pos, end, walk):
                                          f"{end - pos} left"), pos, None)
     nulls = data[pos:pos + nbytes]
     pos += nbytes
-    row = {}
+    row: dict[str, Any] = {}
     for byte, mask, key, decode, col in steps:
         if nulls[byte] & mask:
             row[key] = None
@@ -389,7 +389,7 @@ def _image(event, plan, present, pos, end, partial_bits=None, before=None):
     nulls = data[pos:pos + nbytes]
     pos += nbytes
     columns, decoders = plan.columns, plan.decoders
-    row = {}
+    row: dict[str, Any] = {}
     for k, ci in enumerate(present):
         col = columns[ci]
         if nulls[k >> 3] >> (k & 7) & 1:

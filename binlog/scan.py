@@ -1,4 +1,4 @@
-"""Walks that look at lengths only, never at values (issue 20): the pure-Python
+"""Walks that look at lengths only, never at values: the pure-Python
 reference of the optional compiled ``binlog/_scan.c`` (same arguments, same results;
 tests compare the two).  Bytes in, numbers out: no I/O.
 

@@ -1,4 +1,4 @@
-"""Fuzz target for attacker-chosen names and statement text (issue 15, "Done when").
+"""Fuzz target for attacker-chosen names and statement text (`make fuzz`, option byte 0x80).
 
 An input is split into five fields - database, table and column names, a DDL
 statement's text and a string value - and becomes a binlog: a QUERY event with that DDL

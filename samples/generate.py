@@ -885,7 +885,7 @@ the end and does not store the new, empty file) or with STOP (a `--! restart` in
 
 ## mysql56_temporal_format: the seed's four cells (`temporal_cells`)
 
-shared/seeds/003 (section 4.6) states that the value of `mysql56_temporal_format` when a
+The article this project started from ("从主从复制层面看 MySQL / MariaDB 对时间精度支持的演进"), section 4.6, states that the value of `mysql56_temporal_format` when a
 table is CREATEd decides its format, and the value at INSERT time does not. `temporal_cells`
 reproduces the four cells on 10.11 (same values in every cell; tables
 `tc.<create>_<insert>_ts|dt|tm`, TIMESTAMP/DATETIME/TIME(N), N = 0..6):
@@ -1052,7 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_check:
             msg = check_with_mariadb_binlog(out, exp)
             if case.legacy and msg:
-                # expected: it misreads legacy hires columns (see README)
+                # expected: it misreads legacy hires columns (see samples/README.md)
                 note, msg = msg.splitlines()[0], ""
         counts = event_counts(out, name)
         print(f"{name}: {len(exp['steps'])} steps, files {exp['binlog']}, "

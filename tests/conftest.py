@@ -4,7 +4,8 @@ Real-server fixtures (``mariadb_server``, ``mariadb_factory``) start a private `
 on loopback from ``tests/support/mariadb_server.py``. Tests using them must be marked
 ``@pytest.mark.server``; they are skipped (not failed) when no MariaDB server binary is
 installed, unless ``BINLOG_REQUIRE_SERVER=1`` is set (then a missing server is an error).
-Run only the fast tests with ``pytest -m "not server"``.
+Run only the tests without a server with ``pytest -m "not server"``; the other kinds
+(``spark``, ``live``, ``fuzz``, ``slow``) are markers too (``MARKERS`` below).
 """
 
 from __future__ import annotations
@@ -28,9 +29,34 @@ SAMPLES_DIR = REPO_ROOT / "samples"
 SESSION_SERVER_OPTIONS: dict[str, Any] = {"binlog_row_metadata": "FULL"}
 
 
+#: The kinds of tests, as markers (``pytest -m "not server and not spark"``).  ``server``
+#: is also given to every test that uses a real-server fixture, and the folder kinds to
+#: every test in that folder, so a test cannot be left out of its kind.
+MARKERS = {
+    "server": "needs a real mariadbd (started by the tests on loopback)",
+    "spark": "tests/spark/: needs the [spark] extra (pyarrow; pyspark and Java 17 for the Spark engine)",
+    "live": "tests/live/: a live server followed as a replica (binlog fetch, --from)",
+    "fuzz": "tests/fuzz/: bounded fuzzing (hypothesis, the differential and names targets)",
+    "slow": "takes more than a few seconds on its own",
+}
+FOLDER_KINDS = ("spark", "live", "fuzz")
+SERVER_FIXTURES = frozenset({"mariadb_server", "mariadb_factory"})
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "server: needs a real mariadbd (started by the tests on loopback)")
+    for name, meaning in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        if path.is_relative_to(_TESTS):
+            folder = path.relative_to(_TESTS).parts[0]
+            if folder in FOLDER_KINDS:
+                item.add_marker(folder)
+        if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker("server")
 
 
 @pytest.fixture(scope="session")

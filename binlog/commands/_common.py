@@ -242,7 +242,7 @@ def source_of(args, *, start=None, on_idle=None):
 
 
 def check_positions(paths, start_position, stop_position) -> None:
-    """Positions that can match nothing are bad usage (issue 16 item 5): a start beyond
+    """Positions that can match nothing are bad usage: a start beyond
     the first file or inside an event, a start after the stop in a single file."""
     from ..sources.boundaries import check_start_position
     from ..sources.file import expand_paths

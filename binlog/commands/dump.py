@@ -160,7 +160,7 @@ def run(args) -> int:
     views = None
     if args.format in ("json", "sql", "flashback", "text", "debezium"):
         # these writers write large values in pieces: a LONGBLOB can stay a view of the
-        # rows data instead of a copy of it (issue 15 item 5)
+        # rows data instead of a copy of it
         from ..output.values import LARGE_VALUE
         from ..types.strings import LARGE_VIEWS
 

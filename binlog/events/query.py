@@ -4,7 +4,7 @@ QUERY (2) post-header (``sql/log_event.cc`` Query_log_event ctor): thread_id u32
 exec_time u32, db_len u8, error_code u16, status_vars_len u16 (absent when the
 post-header is 11 bytes, binlog v3).  Body: status vars, db name, NUL, query text to
 the end.  QUERY_COMPRESSED (165, MariaDB): same, but the query text is one compressed
-block (binlog-formats.md §3).  EXECUTE_LOAD_QUERY (18) adds 13 post-header bytes
+block (docs/binlog-formats.md §3).  EXECUTE_LOAD_QUERY (18) adds 13 post-header bytes
 (file_id u32, fn_pos_start u32, fn_pos_end u32, dup_handling u8).
 ROWS_QUERY (29, MySQL): u8 length (truncated, ignored) then the statement text.
 ANNOTATE_ROWS (160, MariaDB): the statement text, no post-header.

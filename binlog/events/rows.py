@@ -7,7 +7,7 @@ Post-header (``sql/log_event.cc`` Rows_log_event ctor; MySQL rows_event.h): tabl
 (tag 0 NDB: u8 len incl. 2-byte header, u8 format, data; tag 1 PART: u16 partition
 id, + u16 source partition for updates).
 Body: packed width; present-columns bitmap; UPDATE: after-image bitmap; then the rows.
-For compressed types only the rows part is one compressed block (binlog-formats §3).
+For compressed types only the rows part is one compressed block (docs/binlog-formats.md §3).
 
 This module only frames the event; values are decoded by ``binlog.rows`` against the
 TABLE_MAP, so a filtered table's rows are never touched.

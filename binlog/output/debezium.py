@@ -375,7 +375,7 @@ class DebeziumWriter:
         self.out.write(orjson.dumps(self.envelope(change), option=orjson.OPT_APPEND_NEWLINE))
 
     def _write_pieces(self, change, large) -> None:
-        """An envelope holding large string/blob values (issue 15 item 5): each stands as a
+        """An envelope holding large string/blob values: each stands as a
         token (NUL, a random nonce, a number: no decoded value can forge it) that
         ``encode_value`` passes through, and is written in pieces in its place."""
         nonce = secrets.token_hex(8)

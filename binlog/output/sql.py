@@ -19,7 +19,7 @@ Literals are exact and cannot break out of their quotes, whatever the bytes:
   charset the binlog does not give: hex ``X'..'``.
 
 The script is inert for any SQL client, whatever the binlog holds (statement text and
-names are attacker-controlled; README "Security"):
+names are attacker-controlled; docs/security.md):
 
 - its first line is the sandbox-mode line ``mariadb-dump`` writes (MariaDB 10.5.25+,
   client/mysqldump.cc): from there the ``mariadb`` client refuses ``\\!``, ``system``,
@@ -154,7 +154,7 @@ def text_literal(text: str, col) -> str:
 #: A binary value at least this large is not rendered into the statement text: the writer
 #: that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a random
 #: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
-#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once (issue 15 item 5).
+#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
 LARGE_VALUE = 1 << 20
 #: --extended-insert: the size a multi-row statement grows to (mysqldump's net_buffer_length
 #: is the same idea; well under the default max_allowed_packet of 16 MiB).

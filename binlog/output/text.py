@@ -189,7 +189,7 @@ class TextWriter:
         else:
             self._emit(text)
 
-    # Large values (issue 15 item 5): a binary or text value of LARGE_VALUE bytes or more
+    # Large values: a binary or text value of LARGE_VALUE bytes or more
     # stands as a token (NUL, a random nonce, a number: no decoded value can forge it) in
     # the record's text and is written in pieces in its literal's place.
 

@@ -141,7 +141,7 @@ def iso_ts(ts: int) -> str:
 
 #: A binary or text value at least this large is written in pieces, never rendered whole:
 #: a 200 MiB LONGBLOB would otherwise be held as bytes, hex text and JSON bytes at once
-#: (issue 15 item 5; README "Hostile content: limits"). ``binlog dump`` sets
+#: (docs/troubleshooting.md "Hostile content: limits"). ``binlog dump`` sets
 #: ``types.strings.LARGE_VIEWS`` to it for the writers that take pieces.
 LARGE_VALUE = 1 << 20
 
@@ -168,7 +168,7 @@ BYTES_PIECE = 3 << 18
 
 def bytes_pieces(value, render_bytes, piece: int = BYTES_PIECE) -> Iterator[bytes]:
     """``render_bytes(value)`` (hex or base64) of a large binary value, in pieces: the
-    pieces join into the whole's text (issue 15 item 5)."""
+    pieces join into the whole's text."""
     view = memoryview(value).cast("B")
     encode = base64.b64encode if getattr(render_bytes, "tag", "") == "bytes_base64" else bytes.hex
     for i in range(0, len(view), piece):

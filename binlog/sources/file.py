@@ -103,7 +103,7 @@ def _is_binlog(entry: Path) -> bool:
 def _check_index_gaps(index: Path, listed: list[Path], present: list[Path], allow_gaps: bool,
                       on_warning) -> None:
     """Binlogs the index lists after the first one present but that are not there: a gap
-    (issue 16 item 1).  Leading ones are binlogs the copy starts after (purged or not
+    (binlog.continuity).  Leading ones are binlogs the copy starts after (purged or not
     copied): nothing between two read binlogs is missing then."""
     from ..errors import GapError
 

@@ -33,7 +33,7 @@ MAX_UNCOMPRESSED = 1 << 30  # refuse to inflate more than 1 GiB
 
 #: Binary BLOB values at least this large are given as a read-only ``memoryview`` of the
 #: rows data instead of a copy, so a 200 MiB LONGBLOB exists once in memory, not as the
-#: inflated event *and* its value (issue 15 item 5); text ones as a ``LargeText`` (the same
+#: inflated event *and* its value; text ones as a ``LargeText`` (the same
 #: view and its codec).  None (the default): always ``bytes`` / ``str``.
 #: Set by the outputs that write large values in pieces (``binlog dump --format json|sql``,
 #: ``--checksum``): every other consumer keeps getting ``bytes``.
@@ -49,7 +49,7 @@ class LargeText:
     """A text value of ``LARGE_VIEWS`` bytes or more (MEDIUM/LONGTEXT, a compressed TEXT):
     its bytes - a read-only view of the rows data, or the inflated column - and the
     column's codec, validated when decoded but never held as one ``str`` (a 200 MiB
-    LONGTEXT would be the rows data *and* a str of up to 4x its size; issue 15 item 5).
+    LONGTEXT would be the rows data *and* a str of up to 4x its size).
     The piece writers (``--format json|sql|flashback``, ``--checksum``) write it a piece
     at a time; ``text()`` gives the whole str to anything else."""
 

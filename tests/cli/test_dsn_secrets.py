@@ -1,4 +1,4 @@
-"""No message of any command shows a DSN's password (issue 15, item 4): malformed DSNs,
+"""No message of any command shows a DSN's password: malformed DSNs,
 unknown schemes and refused connections, through the real command line."""
 from __future__ import annotations
 

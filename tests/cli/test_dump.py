@@ -175,7 +175,7 @@ def test_a_file_given_twice_is_refused_not_read_twice(tmp_path, capsys):
 
 
 def test_skip_warnings_name_their_own_event():
-    # issue 16 item 7: a legacy table without schema fails in every rows event; each
+    # a legacy table without schema fails in every rows event; each
     # warning must name the event of its own range, not the first one that failed
     import re
 
@@ -189,7 +189,7 @@ def test_skip_warnings_name_their_own_event():
 
 @pytest.mark.server
 def test_sql_for_one_table_creates_its_database_on_an_empty_target(mariadb_factory):
-    # issue 16 item 8: `--format sql --table cs.t` left out CREATE DATABASE cs, so the
+    # `--format sql --table cs.t` left out CREATE DATABASE cs, so the
     # script failed on an empty target
     from support.mariadb_server import find_tool
 

@@ -81,7 +81,7 @@ def test_python_api_counts_skipped_events():
     assert reader.stats.skipped_bytes < unfiltered.stats.bytes
 
 
-# -- issue 16 item 5: filters and positions that can match nothing ----------------------
+# -- filters and positions that can match nothing ----------------------
 
 @pytest.mark.parametrize("pattern", ["tf.", ".ints", "tf.ints.x", "`tf.ints", "tf.`ints"])
 def test_malformed_patterns_are_bad_usage(pattern):

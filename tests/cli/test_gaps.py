@@ -1,4 +1,4 @@
-"""Issue 16 item 1: a binlog missing in the middle of a set is an error naming it and the
+"""A binlog missing in the middle of a set is an error naming it and the
 GTIDs it held (or, with --allow-gaps, a warning), never silently skipped.
 
 Binlogs 1..3 of a real mariadbd hold one insert each (FLUSH BINARY LOGS between them);

@@ -1,4 +1,4 @@
-"""Issue 16 "Also": the inputs users have - ``-`` for stdin, ``.gz``/``.zst`` files
+"""The inputs users have - ``-`` for stdin, ``.gz``/``.zst`` files
 (streamed), and a directory whose binlogs have no numbered names and no index.
 
 The binlog is a sample written by MariaDB; compressed copies are made with Python's gzip

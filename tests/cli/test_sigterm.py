@@ -1,6 +1,5 @@
 """SIGTERM (and SIGINT) while `binlog dump --format json` writes large records: the
-output ends with a whole line, never half a JSON object, and the exit code is 130
-(issue 15, item 11)."""
+output ends with a whole line, never half a JSON object, and the exit code is 130."""
 from __future__ import annotations
 
 import json

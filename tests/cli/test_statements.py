@@ -1,4 +1,4 @@
-"""Issue 16 items 2 and 3: statement-logged changes and DDL are in the output, and `binlog
+"""Statement-logged changes and DDL are in the output, and `binlog
 apply` executes statement-logged changes in their session context.
 
 The binlog comes from a real mariadbd logging with binlog_format=STATEMENT (and MIXED for

@@ -1,4 +1,4 @@
-"""Every binlog of MySQL's test suite (shared/corpus/mysql-test) is read to its end; the
+"""Every binlog of MySQL's test suite (samples/mysql-test) is read to its end; the
 damaged ones stop with a typed error at the documented place."""
 from __future__ import annotations
 

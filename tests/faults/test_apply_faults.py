@@ -1,4 +1,4 @@
-"""Issue 15 items 7 and 8 on real servers: `binlog apply` never commits a value the
+"""`binlog apply` on real servers under target faults: it never commits a value the
 target changed (a narrower column), counts and reports target rows that safe mode's
 REPLACE deleted and replaced, reconnects to a restarting target for a bounded time, and
 its summary counts only what the target committed."""

@@ -1,5 +1,5 @@
-"""Issue 15 item 9: each failure an operator can meet is one clear line on stderr and a
-documented exit code (README "Exit codes"), never a traceback: unreadable input (a real
+"""Each failure an operator can meet is one clear line on stderr and a
+documented exit code (docs/troubleshooting.md "Exit codes"), never a traceback: unreadable input (a real
 EIO from the kernel), an empty file, an empty FIFO, a directory without binlogs, unusable
 schema stores, malformed DSNs on every command that takes one, a refused or denied
 connection, a full disk, and `ingest --to` paths Spark cannot use."""

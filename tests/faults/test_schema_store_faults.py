@@ -1,4 +1,4 @@
-"""Issue 15 items 6 and 12, and the schema-store part of 9: the store is idempotent
+"""The schema store under faults: it is idempotent
 (a DDL at a position already recorded is a no-op, re-reading any input changes nothing),
 a DDL costs the same however many came before, and every store failure is a clear
 error (a read-only store still serves reads)."""

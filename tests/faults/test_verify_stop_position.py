@@ -1,4 +1,4 @@
-"""Issue 15 item 10: `verify-rows --stop-position` inside a transaction stops at the
+"""`verify-rows --stop-position` inside a transaction stops at the
 transaction boundary, as `apply` and `dump --format sql` do, so a target applied with the
 same --stop-position verifies equal."""
 from __future__ import annotations

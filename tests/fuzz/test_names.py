@@ -1,4 +1,4 @@
-"""Hypothesis over attacker-chosen names and statement text (issue 15): for any
+"""Hypothesis over attacker-chosen names and statement text: for any
 database, table and column names, DDL text and string value, ``--format sql`` holds no
 command the ``mariadb`` client would run, and ingest's output paths stay under --to.
 Same target as the atheris harness's names inputs (fuzz/names.py)."""

@@ -1,4 +1,4 @@
-"""Large values stay bounded in memory (issue 15, item 5): a compressed LONGBLOB is
+"""Large values stay bounded in memory: a compressed LONGBLOB is
 written to the output in pieces (JSON and SQL), never held as bytes, hex text, statement
 and encoded line at once; zstd payloads are inflated into one buffer of the declared size.
 Peak RSS is measured in a child process (ru_maxrss), against a child that reads a tiny

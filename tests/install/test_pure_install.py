@@ -1,5 +1,5 @@
 """The install succeeds without a C compiler, with the pure-Python path, and that path
-gives what the compiled build gives (issue 20: the compiled extensions are optional).
+gives what the compiled build gives (the compiled extensions are optional: setup.py marks them so).
 
 The project is copied, then installed (pip, not editable) into two fresh virtual
 environments: one with the compiler disabled (CC=/bin/false), one with gcc.  Both run

@@ -1,5 +1,5 @@
-"""The compiled batch path of ``binlog dump --format json|text`` (``_speedups.encode_rows``,
-issue 20) writes exactly what the per-row writers write: byte for byte on every sample
+"""The compiled batch path of ``binlog dump --format json|text`` (``_speedups.encode_rows``)
+writes exactly what the per-row writers write: byte for byte on every sample
 binlog (real server files) with the options that change how values are written, against
 the per-row path over the compiled walk (BINLOG_BATCH=0) and the pure-Python reference
 (no compiled module); and, on rows events of real samples with mutated row bytes, the

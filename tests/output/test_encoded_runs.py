@@ -1,4 +1,4 @@
-"""Runs of rows events written by one compiled call (issue 20: ``_speedups.encode_run``,
+"""Runs of rows events written by one compiled call (``_speedups.encode_run``,
 ``reader.run_writer``): ``binlog dump --format json|text`` must give the same bytes as the
 event-by-event batch path (BINLOG_BATCH=0: the per-row writers) and the pure-Python path,
 on a real server's binlog whose statements span many 8 KiB rows events - several tables

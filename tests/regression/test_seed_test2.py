@@ -1,4 +1,5 @@
-"""The seed's regression (shared/seeds/003): `test2 (ct TIMESTAMP(2))` holding
+"""The regression reported in the article this project started from ("从主从复制层面看
+MySQL / MariaDB 对时间精度支持的演进"): `test2 (ct TIMESTAMP(2))` holding
 '2022-11-10 21:12:33.99', written by MariaDB with mysql56_temporal_format=OFF.
 
 A reader that assumes a legacy TIMESTAMP is 4 little-endian bytes (python-mysql-replication,

@@ -1,5 +1,5 @@
-"""`binlog dump --format sql | mariadb` with statement text and names an attacker wrote
-(issue 15, items 2-3): the real `mariadb` client runs no shell command, sources no file
+"""`binlog dump --format sql | mariadb` with statement text and names an attacker wrote:
+the real `mariadb` client runs no shell command, sources no file
 and selects no other database, whatever the DDL text holds; a DDL ending in a
 ``-- comment`` ends there; the script still replays everything exactly."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`binlog dump --format sql|flashback` piped into the real `mariadb` client: hostile
 strings arrive intact, a replay cut in the middle and run again (safe mode) ends identical,
-a flashback restores the contents before a range, and the seed's key swaps replay with
---split-updates (shared/seeds/001)."""
+a flashback restores the contents before a range, and key swaps (UPDATE a=3 WHERE a=1; a=1 WHERE
+a=2; a=2 WHERE a=3) replay with --split-updates, TiCDC's split of UPDATE events."""
 from __future__ import annotations
 
 import json

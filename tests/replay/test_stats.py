@@ -67,7 +67,7 @@ def test_plot_without_matplotlib_fails_before_the_scan(tmp_path):
 
 @pytest.mark.server
 def test_stats_counts_equal_the_servers(mariadb_server):
-    """Row counts without decoding (issue 20): each table's inserted/updated/deleted are
+    """Row counts without decoding: each table's inserted/updated/deleted are
     the server's affected-row counts, and what is left is its SELECT COUNT(*); columns
     whose length needs decoding (JSON, SET) and multi-row events of several images."""
     srv = mariadb_server
@@ -109,7 +109,7 @@ def test_stats_counts_equal_the_servers(mariadb_server):
 
 @pytest.mark.server
 def test_counted_runs_on_a_real_servers_binlog(mariadb_factory, monkeypatch, capsys):
-    """Runs of rows events counted in one compiled call (issue 20) give the counts the
+    """Runs of rows events counted in one compiled call give the counts the
     server reports (the affected rows of each statement) and the same whole output as
     the event-by-event path and the pure-Python runs: statements big enough to span many
     8 KiB rows events, several tables and kinds per transaction, an ALTER in between (a

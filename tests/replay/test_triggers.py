@@ -1,4 +1,4 @@
-"""Replaying a binlog written under triggers and stored routines (issue 17 item 4).
+"""Replaying a binlog written under triggers and stored routines.
 
 The source server runs a real trigger workload: an AFTER INSERT trigger on ``orders``
 writes ``audit`` rows, a procedure updates ``orders``; both are defined by another account

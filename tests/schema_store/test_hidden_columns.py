@@ -1,4 +1,4 @@
-"""Columns a server logs that CREATE TABLE does not spell out (issue 17 item 2), joined with
+"""Columns a server logs that CREATE TABLE does not spell out, joined with
 hand-made MySQL 8 TABLE_MAPs: functional key parts (hidden VIRTUAL generated columns,
 appended after the declared ones), and what a contradiction means when the TABLE_MAP can
 decode its rows alone."""

@@ -1,4 +1,4 @@
-"""Schemas that disagree with a TABLE_MAP (issue 17 item 2), on a real server.
+"""Schemas that disagree with a TABLE_MAP, on a real server.
 
 - Columns MariaDB logs that a naive reading of CREATE TABLE misses (INVISIBLE, VIRTUAL /
   STORED generated, the row_start/row_end of WITH SYSTEM VERSIONING) are modelled by the

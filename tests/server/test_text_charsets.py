@@ -1,4 +1,4 @@
-"""Text columns whose charset the binlog does not carry (issue 17 item 1), on a real server.
+"""Text columns whose charset the binlog does not carry, on a real server.
 
 MariaDB before 10.5 has no ``binlog_row_metadata``: TABLE_MAP says nothing about
 charsets, so the charset of a VARCHAR/CHAR/TEXT column comes from DDL (the binlog's own

@@ -1,4 +1,4 @@
-"""The batch path of ``binlog ingest`` and the data source (issue 20): a rows event's
+"""The batch path of ``binlog ingest`` and the data source: a rows event's
 rows taken at once (``reader.RowBatch``) into the Arrow columns of changes/ and of the
 typed tables/ give exactly what the row-by-row path gives.
 

@@ -42,7 +42,8 @@ def want(keys) -> list:
 
 
 # Row records only: the DDL records' "schema" of these encrypted samples is known to
-# `binlog dump` (it follows the DDL) but not to the Spark tasks (null), issue 16 report.
+# `binlog dump` (it follows the DDL) but not to the Spark tasks (null), so only the row
+# records are compared.
 ROW_OPS = ("insert", "update", "delete")
 
 

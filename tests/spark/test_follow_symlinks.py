@@ -1,4 +1,4 @@
-"""Issue 15 item 5: `binlog ingest --follow-symlinks` searches symlinked directories (off
+"""`binlog ingest --follow-symlinks` searches symlinked directories (off
 by default), each directory once and each file once, so a symlink loop ends where it
 comes back.  The binlogs are real server binlogs of the sample corpus; the expected
 records are those `binlog dump` prints for each file."""

@@ -1,4 +1,4 @@
-"""`binlog ingest` with database and table names chosen by an attacker (issue 15, item 1):
+"""`binlog ingest` with database and table names chosen by an attacker:
 nothing is written outside --to, and names that differ never share a directory."""
 from __future__ import annotations
 

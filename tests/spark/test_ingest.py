@@ -119,7 +119,7 @@ def test_corrupt_file_is_reported_and_skipped(spark, ingest, tmp_path):
     bad = _corrupt_copy(SAMPLES / "types_full.binlog", src / "b.binlog")
     (src / "c.binlog").write_bytes(b"this is no binlog at all" * 10)
     out = tmp_path / "out"
-    assert ingest(src, "--to", out, "--on-error", "skip", "--no-tables") == 3   # errors/ (issue 16 item 4)
+    assert ingest(src, "--to", out, "--on-error", "skip", "--no-tables") == 3   # errors/
     errors = spark.read.parquet(str(out / "errors")).collect()
     by_file = {e.file: e for e in errors}
     assert by_file["b.binlog"].pos == bad and by_file["b.binlog"].error == "ChecksumMismatchError"

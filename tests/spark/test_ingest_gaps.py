@@ -1,4 +1,4 @@
-"""Issue 16 item 1 in `binlog ingest` (both engines, parquet and delta) and the Spark data
+"""Gaps between binlogs in `binlog ingest` (both engines, parquet and delta) and the Spark data
 source: a binlog missing from the middle of a set is an error naming it and the GTIDs it
 held (exit 1, nothing written), or with --allow-gaps / option ``allowGaps`` a warning.
 

@@ -1,4 +1,4 @@
-"""Issue 16 item 4: `binlog ingest --reprocess-errors` / `--reprocess NAME[..NAME]` ingest
+"""`binlog ingest --reprocess-errors` / `--reprocess NAME[..NAME]` ingest
 files again, replacing their earlier output exactly, on both engines and with Delta.
 
 A real mariadbd with mysql56_temporal_format=OFF writes legacy DATETIME/TIME columns;

@@ -1,6 +1,6 @@
-"""spark-submit with the built wheel, end to end, in local mode (README "On a cluster").
+"""spark-submit with the built wheel, end to end, in local mode (docs/lake.md "On a cluster").
 
-The wheel is built as the README says (``pip wheel --no-deps``) from a copy of the
+The wheel is built as docs/lake.md says (``pip wheel --no-deps``) from a copy of the
 package sources, and shipped with ``--py-files`` to a small job that reads a sample
 binlog with the ``binlog`` data source and writes Parquet.  The job's Python cannot see
 this checkout: it runs with ``-S`` (no .pth files, so not the editable install) and the
@@ -94,7 +94,7 @@ def test_spark_submit_py_files_wheel_writes_what_dump_prints(tmp_path):
                            "--conf", "spark.sql.shuffle.partitions=1",
                            "--conf", "spark.sql.session.timeZone=UTC",
                            # the data source is created in Python workers that do not get
-                           # --py-files on their path (README "On a cluster")
+                           # --py-files on their path (docs/lake.md "On a cluster")
                            "--conf", f"spark.executorEnv.PYTHONPATH={wheel}",
                            "--py-files", str(wheel), "job.py", str(sample), str(out)],
                           cwd=job_dir, env=env, capture_output=True, text=True, timeout=900)

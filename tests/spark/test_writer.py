@@ -42,7 +42,7 @@ def _batch(rows: list[tuple]) -> pa.RecordBatch:
                             ("server_id", 1), ("gtid", None), ("db", db), ("table", table), ("op", op),
                             ("before", None), ("after", '{"id":%d}' % i)):
             getattr(builder, name).append(value)
-        builder._no_cdc()           # the CDC fields (issue 19): null, as for statements
+        builder._no_cdc()           # the CDC fields (row, pk, commit...): null, as for statements
     return builder.batch()
 
 

@@ -1,4 +1,4 @@
-"""Free skipping (issue 20): rows events of filtered tables, before --start-datetime and
+"""Free skipping: rows events of filtered tables, before --start-datetime and
 inside event groups outside the GTID window are stepped over in runs by length
 (binlog.scan.skip_run, compiled in binlog/_scan.c).  Whatever is skipped, the reader
 gives out exactly what it gives when each event goes through the one-event path of the

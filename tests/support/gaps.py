@@ -1,4 +1,4 @@
-"""Binlogs of a real mariadbd with one missing in the middle (issue 16 item 1), shared by
+"""Binlogs of a real mariadbd with one missing in the middle, shared by
 the gap tests of the CLI commands and of ingest / the Spark data source."""
 from __future__ import annotations
 

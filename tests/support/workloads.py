@@ -6,7 +6,7 @@ from collections import Counter
 
 def runs_workload(srv, transactions: int = 3, a_rows: int = 2000, b_rows: int = 1500) -> Counter:
     """Statements big enough to span many 8 KiB rows events (long runs of like rows
-    events: issue 20's encode_run/count_run), two tables and three kinds per
+    events: the compiled encode_run/count_run), two tables and three kinds per
     transaction, NULLs, text to escape, an ALTER after the second transaction (a new
     TABLE_MAP layout for a table).  The server's affected rows per (table, op)."""
     srv.execute("CREATE DATABASE cr")

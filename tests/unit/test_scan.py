@@ -1,4 +1,4 @@
-"""Length-only walks (binlog.scan, binlog/_scan.c; issue 20): row counts without decoding
+"""Length-only walks (binlog.scan, binlog/_scan.c): row counts without decoding
 (binlog stats) and runs of unwanted rows events stepped over by length.
 
 The compiled module and the pure-Python reference must agree on every input (they are

@@ -4,7 +4,7 @@ Documents come from mysql-server sources: the ["abc", "def"] serialisation and i
 in-place updates are spelled out byte by byte in sql-common/json_binary.cc
 (Value::update_in_shadow comment); the others are built field by field from the format
 described there (json_binary.h / parse_value) with expected values fixed by hand, and the
-temporal/decimal opaque payloads reuse the server-verified bytes of binlog-formats.md."""
+temporal/decimal opaque payloads reuse the server-verified bytes of docs/binlog-formats.md."""
 from __future__ import annotations
 
 import struct

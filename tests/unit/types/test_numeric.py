@@ -1,4 +1,4 @@
-"""Integers, FLOAT/DOUBLE, NEWDECIMAL and BIT: doc examples (binlog-formats.md section 6)
+"""Integers, FLOAT/DOUBLE, NEWDECIMAL and BIT: doc examples (docs/binlog-formats.md section 6)
 and row-image bytes captured from a MariaDB 10.11.19 binlog (the SQL is in the ids)."""
 from __future__ import annotations
 
