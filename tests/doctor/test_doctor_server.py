@@ -1,0 +1,238 @@
+"""``binlog doctor`` against real MariaDB 10.11 servers.
+
+The facts the report rests on are measured here on the server, not assumed: the
+``/* mariadb-5.3 */`` marker (N = 0 included, not in DATA_TYPE); a table copy under
+``mysql56_temporal_format=ON`` converts (the next TABLE_MAP, read with our stream, has
+codes 17/18/19), under OFF it does not; ALGORITHM=INPLACE and LOCK=NONE are refused
+with error 1846.  Then doctor must find each planted problem on one source, nothing on
+a clean one, no longer report a converted table, print JSON valid against its schema,
+and never show the password nor raw control characters from the server.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pymysql
+import pytest
+
+from binlog.doctor.report import load_schema
+from binlog.events import TableMapEvent
+from binlog.stream import NEED_DATA, EventStream
+
+pytestmark = pytest.mark.server
+
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "sekret-Pw-42"
+ESC_TABLE = "odd\x1b[31mname"
+
+
+def doctor(*args, timeout: float = 120) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "binlog.cli", "doctor", *map(str, args)],
+                            cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert PASSWORD not in result.stdout + result.stderr
+    return result
+
+
+def root_dsn(server) -> str:
+    return f"mysql://root@localhost/?unix_socket={server.socket}"
+
+
+def report(*args) -> tuple[int, dict]:
+    result = doctor(*args, "--json")
+    assert result.returncode in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, load_schema())
+    return result.returncode, doc
+
+
+def of(doc: dict, check: str, table: str | None = None) -> list[dict]:
+    return [f for f in doc["findings"] if f["check"] == check and (table is None or f["table"] == table)]
+
+
+def table_maps(server) -> list[tuple[str, str, tuple[int, ...]]]:
+    """Every TABLE_MAP in the server's binlog files, read with our own stream."""
+    found = []
+    for path in server.binlog_files():
+        stream = EventStream(path.name)
+        stream.feed(path.read_bytes())
+        stream.close()
+        while (event := stream.next_event()) is not NEED_DATA:
+            if isinstance(event, TableMapEvent):
+                found.append((event.db, event.table, tuple(c.binlog_type for c in event.columns)))
+    return found
+
+
+def last_types(server, db: str, table: str) -> tuple[int, ...]:
+    return [t for d, n, t in table_maps(server) if (d, n) == (db, table)][-1]
+
+
+@pytest.fixture(scope="module")
+def source():
+    from support.mariadb_server import MariaDBServer, require_mariadbd
+
+    require_mariadbd()
+    with MariaDBServer({"mysql56_temporal_format": "OFF", "expire_logs_days": 0.1}) as srv:
+        _plant(srv)
+        yield srv
+
+
+def _plant(srv) -> None:
+    x = srv.execute
+    x("CREATE DATABASE src")
+    x("CREATE TABLE src.leg (id INT PRIMARY KEY, a DATETIME(6), b TIME(3), c TIMESTAMP(2) NULL, "
+      "z DATETIME)")
+    x("CREATE TABLE src.leg0 (id INT PRIMARY KEY, z DATETIME)")
+    x("INSERT INTO src.leg VALUES (1, '2020-01-02 03:04:05.123456', '-01:02:03.5', NULL, "
+      "'2020-01-01 00:00:00')")
+    srv.set_global("mysql56_temporal_format", "ON")
+    x("CREATE TABLE src.modern (id INT PRIMARY KEY, a DATETIME(6), b TIME(3))")
+    x("INSERT INTO src.modern VALUES (1, '2020-01-02 03:04:05.123456', '01:02:03.5')")
+    x("CREATE TABLE src.nokey (a INT, b VARCHAR(10))")
+    x("CREATE TABLE src.trg (id INT PRIMARY KEY, n INT)")
+    x("CREATE TRIGGER src.trg_bi BEFORE INSERT ON src.trg FOR EACH ROW SET NEW.n = NEW.n + 1")
+    x("CREATE TABLE src.stm (id INT PRIMARY KEY, v INT)")
+    x("SET SESSION binlog_format = STATEMENT")
+    x("INSERT INTO src.stm VALUES (1, 1)")
+    x("SET SESSION binlog_format = ROW")
+    x("CREATE TABLE src.geo (id INT PRIMARY KEY, g GEOMETRY NOT NULL, SPATIAL INDEX (g))")
+    x("CREATE TABLE src.ft (id INT PRIMARY KEY, body TEXT, FULLTEXT (body))")
+    x(f"CREATE TABLE src.`{ESC_TABLE}` (a INT)")
+    x("CREATE USER nomon@'%%' IDENTIFIED BY %s", (PASSWORD,))
+    x("GRANT REPLICATION SLAVE, RELOAD ON *.* TO nomon@'%'")
+    x("GRANT SELECT ON src.* TO nomon@'%'")
+
+
+def test_the_server_marks_legacy_columns_n0_included(source):
+    rows = dict(source.query("SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
+                             "WHERE TABLE_SCHEMA = 'src' AND TABLE_NAME = 'leg'"))
+    assert rows["a"] == "datetime(6) /* mariadb-5.3 */"
+    assert rows["z"] == "datetime /* mariadb-5.3 */"          # N = 0 is marked too
+    types = dict(source.query("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+                              "WHERE TABLE_SCHEMA = 'src' AND TABLE_NAME = 'leg'"))
+    assert types["a"] == "datetime"                            # DATA_TYPE is not
+    create = source.query("SHOW CREATE TABLE src.leg")[0][1]
+    assert "`b` time(3) /* mariadb-5.3 */" in create
+    described = {r[0]: r[1] for r in source.query("DESCRIBE src.leg")}
+    assert described["c"] == "timestamp(2) /* mariadb-5.3 */"
+    # the binlog agrees: legacy codes 12/11/7 (DATETIME/TIME/TIMESTAMP), 18/19 for modern
+    assert last_types(source, "src", "leg")[1:] == (12, 11, 7, 12)
+    assert last_types(source, "src", "modern")[1:] == (18, 19)
+
+
+def test_doctor_finds_each_planted_problem(source):
+    code, doc = report("--from", root_dsn(source), "--database", "src")
+    assert code == 1 and doc["blocks"]
+    legacy, = of(doc, "legacy-temporal", "src.leg")
+    assert legacy["severity"] == "blocker"
+    assert [c["name"] for c in legacy["details"]["columns"]] == ["a", "b", "c", "z"]
+    assert legacy["details"]["table_map"]["types"][1:] == [12, 11, 7, 12]
+    assert "ALTER TABLE `src`.`leg` FORCE" in legacy["fix"] and "1846" in legacy["fix"]
+    assert "go-mysql / TiDB DM" in legacy["details"]["consumers"]
+    assert of(doc, "legacy-temporal-n0", "src.leg0")[0]["severity"] == "info"
+    assert not [f for f in doc["findings"] if f["table"] == "src.modern"]
+    assert of(doc, "no-key", "src.nokey")[0]["severity"] == "warning"
+    assert of(doc, "trigger", "src.trg")[0]["details"]["triggers"] == ["trg_bi"]
+    stm, = of(doc, "statement-logged-changes", "src.stm")
+    assert stm["severity"] == "blocker" and stm["details"]["count"] == 1
+    retention, = of(doc, "binlog-retention")
+    assert retention["severity"] == "blocker"
+    assert retention["details"]["retention_seconds"] == pytest.approx(0.1 * 86400)
+    # a clean table of the same server gets nothing
+    assert not of(doc, "no-key", "src.leg")
+
+
+def test_statement_logged_change_is_in_the_servers_binlog(source):
+    events = source.query("SHOW BINLOG EVENTS")
+    assert any("INSERT INTO src.stm" in str(e[5]) for e in events)
+
+
+def test_user_without_replication_client(source):
+    dsn = f"mysql://nomon:{PASSWORD}@127.0.0.1:{source.port}/"
+    code, doc = report("--from", dsn, "--database", "src")
+    assert code == 1
+    privilege = [f for f in of(doc, "privilege") if "BINLOG MONITOR" in f["reason"]]
+    assert privilege and privilege[0]["severity"] == "blocker"
+    assert "error 1227" in privilege[0]["reason"]      # the server's own refusal
+    assert not [f for f in of(doc, "privilege") if "REPLICATION SLAVE" in f["reason"]]
+    assert doc["source"]["user"] == "nomon@%"
+    # the text form too, and a failed login: the password is never printed
+    text = doctor("--from", dsn, "--database", "src")
+    assert text.returncode == 1 and "BLOCKER  privilege" in text.stdout
+    wrong = doctor("--from", f"mysql://nomon:{PASSWORD}x@127.0.0.1:{source.port}/")
+    assert wrong.returncode == 5 and "cannot connect to the source" in wrong.stderr
+
+
+def test_server_text_is_inert(source):
+    text = doctor("--from", root_dsn(source), "--database", "src")
+    assert "\x1b" not in text.stdout and "odd\\x1b[31mname" in text.stdout
+    raw = doctor("--from", root_dsn(source), "--database", "src", "--json").stdout
+    assert "\x1b" not in raw and json.loads(raw)
+
+
+def test_tidb_target_kind(source):
+    code, doc = report("--from", root_dsn(source), "--database", "src", "--target-kind", "tidb")
+    assert doc["target"] == {"address": None, "version": None, "tidb": True}
+    assert of(doc, "tidb-spatial", "src.geo")[0]["severity"] == "blocker"
+    assert of(doc, "tidb-spatial-index", "src.geo")
+    assert of(doc, "tidb-fulltext", "src.ft")[0]["details"]["names"] == ["body"]
+    assert of(doc, "tidb-trigger", "src.trg")
+
+
+def test_exit_codes(source):
+    assert doctor("--from", "mysql://root:x@127.0.0.1:1/").returncode == 5
+    assert doctor("--from", "mysql://root:x@127.0.0.1:notaport/").returncode == 2
+    assert doctor("--from", root_dsn(source), "--scan-bytes", "0").returncode == 2
+    assert doctor().returncode == 2
+
+
+def test_clean_server_no_false_alarm(mariadb_factory):
+    clean = mariadb_factory()
+    clean.execute("CREATE DATABASE shop")
+    clean.execute("CREATE TABLE shop.orders (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
+                  "placed DATETIME(6) NOT NULL, t TIME(3), ts TIMESTAMP(2) NULL, "
+                  "note VARCHAR(40), UNIQUE KEY (note))")
+    clean.execute("INSERT INTO shop.orders (placed, t, note) VALUES (NOW(6), '12:00:00.5', 'a')")
+    clean.execute("UPDATE shop.orders SET note = 'b'")
+    code, doc = report("--from", root_dsn(clean), "--target", root_dsn(clean))
+    assert code == 0 and not doc["blocks"]
+    assert doc["summary"]["blocker"] == 0 and doc["summary"]["warning"] == 0, doc["findings"]
+    scan, = of(doc, "binlog-scan")
+    assert scan["details"]["complete"] and scan["details"]["events"] > 0
+    text = doctor("--from", root_dsn(clean))
+    assert text.returncode == 0 and text.stdout.rstrip().endswith("info")
+
+
+def test_conversion_by_table_copy(mariadb_factory):
+    srv = mariadb_factory({"mysql56_temporal_format": "OFF"})
+    srv.execute("CREATE DATABASE c")
+    srv.execute("CREATE TABLE c.t (id INT PRIMARY KEY, a DATETIME(6), b TIME(3), d TIMESTAMP(2) NULL)")
+    srv.execute("INSERT INTO c.t VALUES (1, '2020-01-02 03:04:05.123456', '01:02:03.5', NULL)")
+    assert last_types(srv, "c", "t")[1:] == (12, 11, 7)
+    # with the setting OFF a table copy keeps the legacy format
+    srv.execute("ALTER TABLE c.t FORCE")
+    srv.execute("INSERT INTO c.t VALUES (2, NOW(6), '01:00:00', NULL)")
+    assert last_types(srv, "c", "t")[1:] == (12, 11, 7)
+    # the online variants are refused: the conversion always copies and blocks writes
+    srv.set_global("mysql56_temporal_format", "ON")
+    for clause in ("ALGORITHM=INPLACE", "ALGORITHM=NOCOPY", "ALGORITHM=INSTANT", "LOCK=NONE"):
+        with pytest.raises(pymysql.err.MySQLError) as refused:
+            srv.execute(f"ALTER TABLE c.t FORCE, {clause}")
+        assert refused.value.args[0] == 1846, clause
+    _, before = report("--from", root_dsn(srv), "--database", "c")
+    assert of(before, "legacy-temporal", "c.t")[0]["severity"] == "blocker"
+    # the suggested conversion, then the next TABLE_MAP has the *2 codes
+    srv.execute("ALTER TABLE c.t FORCE")
+    srv.execute("INSERT INTO c.t VALUES (3, NOW(6), '02:00:00', NULL)")
+    assert last_types(srv, "c", "t")[1:] == (18, 19, 17)
+    assert "mariadb-5.3" not in srv.query("SHOW CREATE TABLE c.t")[0][1]
+    assert [r[0] for r in srv.query("SELECT CAST(a AS CHAR) FROM c.t WHERE id = 1")] == \
+        ["2020-01-02 03:04:05.123456"]
+    code, after = report("--from", root_dsn(srv), "--database", "c")
+    assert not [f for f in after["findings"] if f["table"] == "c.t" and f["severity"] != "info"]
+    history, = of(after, "legacy-temporal-history", "c.t")     # older binlog rows: said, as info
+    assert history["details"]["legacy_table_map"]["file"].startswith("mariadb-bin.")
