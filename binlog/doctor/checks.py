@@ -119,27 +119,32 @@ def retention_seconds(variables: dict[str, str]) -> float | None:
     return None if days is None else float(days) * DAY
 
 
-def volume_per_day(facts: Facts) -> tuple[float, float] | None:
-    """(bytes per day, over how many seconds) from the binlogs' total size and the
-    age of the oldest one; None when unknown."""
+def binlog_volume(facts: Facts) -> tuple[int, float] | None:
+    """(bytes of all binlogs, seconds since the oldest one began); None when unknown."""
     src, scan = facts.source, facts.scan
     if not src.binlogs or scan is None or scan.oldest_binlog_ts is None:
         return None
-    span = max(src.now - scan.oldest_binlog_ts, 1)
-    return sum(size for _, size in src.binlogs) * DAY / span, span
+    return sum(size for _, size in src.binlogs), max(src.now - scan.oldest_binlog_ts, 1)
+
+
+def _volume_text(volume: tuple[int, float] | None) -> str:
+    if volume is None:
+        return ""
+    size, span = volume
+    if span < 3600:     # too short a history to project a day from
+        return f"; {size / 1e6:.1f} MB of binlogs written over only {_span(span)}"
+    return f"; about {size * DAY / span / 1e6:.1f} MB of binlog a day (measured over {_span(span)})"
 
 
 def check_retention(facts: Facts) -> list[Finding]:
     keep = retention_seconds(facts.source.variables)
     window = facts.migration_hours * 3600
-    volume = volume_per_day(facts)
+    volume = binlog_volume(facts)
     details = {"retention_seconds": keep, "migration_hours": facts.migration_hours,
-               "bytes_per_day": round(volume[0]) if volume else None,
-               "measured_over_seconds": volume[1] if volume else None}
-    per_day = ""
-    if volume:
-        per_day = (f"; about {volume[0] / 1e6:.1f} MB of binlog a day (measured over "
-                   f"{'only ' if volume[1] < 3600 else ''}{_span(volume[1])})")
+               "binlog_bytes": volume[0] if volume else None,
+               "binlog_seconds": volume[1] if volume else None,
+               "bytes_per_day": round(volume[0] * DAY / volume[1]) if volume else None}
+    per_day = _volume_text(volume)
     fix = (f"keep binlogs longer than the migration: SET GLOBAL binlog_expire_logs_seconds="
            f"{int(window * 2)} (twice the {facts.migration_hours:g} h window; "
            f"expire_logs_days on servers before MariaDB 10.6.1), or copy them off with "
@@ -227,6 +232,12 @@ def check_privileges(facts: Facts) -> list[Finding]:
         found.append(Finding(WARNING, "privilege", f"{privs.user} lacks RELOAD: no FLUSH TABLES "
                              "WITH READ LOCK for a consistent snapshot (dumpers fall back to "
                              "per-table locks or an inconsistent copy)", "GRANT RELOAD ON *.* TO ..."))
+    hidden = sorted({t.db for t in src.tables if not privs.has("TRIGGER", t.db)})
+    if hidden:
+        found.append(Finding(INFO, "privilege", f"{privs.user} lacks TRIGGER on {', '.join(hidden)}: "
+                             "information_schema hides those tables' triggers, so they were "
+                             "not checked", "run doctor as a user with the TRIGGER privilege to "
+                             "check them", details={"databases": hidden}))
     found += [Finding(BLOCKER, "privilege", f"{privs.user} lacks SELECT on the table: the "
                       "snapshot cannot copy it", f"GRANT SELECT ON {t.db}.* TO ...",
                       table=t.qualified)

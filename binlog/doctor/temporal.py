@@ -124,7 +124,8 @@ def _older_events(table: Table, seen: TableMapSeen) -> Finding:
     return Finding(INFO, "legacy-temporal-history",
                    f"the table is in the MySQL 5.6 format now, but its TABLE_MAP at {file} @ "
                    f"{offset} still has legacy codes: rows before that point are in the old format",
-                   f"start the pipeline after {file} @ {offset}, or decode the older binlogs with "
+                   f"start the pipeline after the transaction at {file} @ {offset}, or decode the "
+                   f"older binlogs with "
                    f"binlog dump --schema-ddl (a dump of the schema as of then)",
                    table=table.qualified, details={"legacy_table_map": {"file": file, "offset": offset}})
 
