@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
@@ -146,6 +147,17 @@ def test_doctor_finds_each_planted_problem(source):
     assert not of(doc, "no-key", "src.leg")
 
 
+def test_mariadb_binlog_fails_on_the_legacy_table(source, tmp_path):
+    """The consumer the report names last: mariadb-binlog -v gives up on the legacy rows."""
+    from support.mariadb_server import find_tool
+
+    files = [str(p) for p in source.binlog_files()]
+    done = subprocess.run([find_tool("mariadb-binlog", "mysqlbinlog"), "-v", *files],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == ""
+    assert "### INSERT INTO `src`.`leg`" not in done.stdout
+
+
 def test_statement_logged_change_is_in_the_servers_binlog(source):
     events = source.query("SHOW BINLOG EVENTS")
     assert any("INSERT INTO src.stm" in str(e[5]) for e in events)
@@ -197,14 +209,33 @@ def test_clean_server_no_false_alarm(mariadb_factory):
                   "placed DATETIME(6) NOT NULL, t TIME(3), ts TIMESTAMP(2) NULL, "
                   "note VARCHAR(40), UNIQUE KEY (note))")
     clean.execute("INSERT INTO shop.orders (placed, t, note) VALUES (NOW(6), '12:00:00.5', 'a')")
+    clean.flush_logs()                   # the scan crosses from one binlog into the next
     clean.execute("UPDATE shop.orders SET note = 'b'")
+    # a replica with the id 1 is connected: doctor's dump (id 0) must not kill it
+    replica = subprocess.Popen([sys.executable, "-m", "binlog.cli", "fetch", "--from", root_dsn(clean),
+                                "--to", clean.basedir / "relay", "--server-id", "1", "--stop-never"],
+                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    dump_threads = "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump'"
+    deadline = time.monotonic() + 60
+    while not clean.query(dump_threads) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    before = clean.query(dump_threads)
+    assert len(before) == 1
     code, doc = report("--from", root_dsn(clean), "--target", root_dsn(clean))
     assert code == 0 and not doc["blocks"]
     assert doc["summary"]["blocker"] == 0 and doc["summary"]["warning"] == 0, doc["findings"]
     scan, = of(doc, "binlog-scan")
     assert scan["details"]["complete"] and scan["details"]["events"] > 0
+    assert len(clean.binlog_names()) == 2 and scan["details"]["start_file"] == clean.binlog_names()[0]
     text = doctor("--from", root_dsn(clean))
     assert text.returncode == 0 and text.stdout.rstrip().endswith("info")
+    try:
+        assert replica.poll() is None, replica.stderr.read() if replica.stderr else ""
+        # the replica's dump thread is the same one (not killed and reconnected); doctor's is gone
+        assert clean.query(dump_threads) == before
+    finally:
+        replica.terminate()
+        replica.wait(timeout=30)
 
 
 def test_conversion_by_table_copy(mariadb_factory):
