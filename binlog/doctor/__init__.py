@@ -9,7 +9,7 @@ written on either server: SELECT and SHOW statements, and a one-shot binlog dump
 from __future__ import annotations
 
 from .checks import Facts, run_checks
-from .facts import connect, read_source, read_target
+from .facts import TargetFacts, connect, read_source, read_target
 from .findings import Finding
 from .scan import scan
 
@@ -36,8 +36,6 @@ def examine(source_dsn: str, *, target_dsn: str | None = None, target_kind: str 
         finally:
             tconn.close()
     elif target_kind:
-        from .facts import TargetFacts
-
         target = TargetFacts(None, None, target_kind == "tidb", None, None)
-    facts = Facts(source, binlog_scan, target, migration_hours)
+    facts = Facts(source, binlog_scan, target, migration_hours, databases)
     return facts, run_checks(facts)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import temporal, tidb
-from .facts import SourceFacts, Table, TargetFacts
+from .facts import SYSTEM_DATABASES, SourceFacts, Table, TargetFacts
 from .findings import BLOCKER, INFO, WARNING, Finding
 from .scan import BinlogScan
 
@@ -23,6 +23,12 @@ class Facts:
     scan: BinlogScan | None
     target: TargetFacts | None
     migration_hours: float = 24.0
+    databases: list[str] | None = None     # --database: the scope of the check
+
+    def in_scope(self, db: str) -> bool:
+        if self.databases:
+            return db in self.databases
+        return db not in SYSTEM_DATABASES
 
 
 # -- replication settings -----------------------------------------------------------------
@@ -190,7 +196,7 @@ def check_statements(facts: Facts) -> list[Finding]:
                     table=name if "." in name else None,
                     details={"count": seen.count, "file": seen.file, "offset": seen.offset,
                              "sample": seen.sample})
-            for name, seen in scan.statements.items()]
+            for name, seen in scan.statements.items() if facts.in_scope(name.partition(".")[0])]
 
 
 def check_scan(facts: Facts) -> list[Finding]:
@@ -202,7 +208,12 @@ def check_scan(facts: Facts) -> list[Finding]:
                         "temporal codes and statement-logged changes were not looked for",
                         "run again without --no-scan")]
     details = {"start_file": scan.start_file, "bytes_read": scan.bytes_read, "events": scan.events,
-               "complete": scan.complete, "stopped": scan.stopped}
+               "complete": scan.complete, "stopped": scan.stopped, "damage": scan.damage}
+    if scan.damage is not None:
+        return [Finding(WARNING, "binlog-scan", f"the binlog read stopped at damage: {scan.damage}",
+                        "look at the event with binlog dump --from DSN --start-file FILE "
+                        "--on-error skip; the findings from the binlog cover only what was "
+                        "read before it", details=details)]
     if scan.stopped and not scan.bytes_read:
         return [Finding(WARNING, "binlog-scan", f"the binlogs could not be read ({scan.stopped})",
                         "grant REPLICATION SLAVE (see the privilege findings)", details=details)]

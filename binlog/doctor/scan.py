@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..constants import LEGACY_TEMPORAL_TYPES
-from ..errors import ServerAccessError
+from ..errors import BinlogError, ServerAccessError, ServerError
 from ..events import QueryEvent, TableMapEvent
 from ..sources.server import ReplicationClient, ServerOptions
 from ..statements import DML, classify_query
@@ -54,6 +54,7 @@ class BinlogScan:
     table_maps: dict[tuple[str, str], TableMapSeen] = field(default_factory=dict)
     statements: dict[str, StatementsSeen] = field(default_factory=dict)   # by db.table
     oldest_binlog_ts: int | None = None   # the first event time of the oldest binlog
+    damage: str | None = None             # an event that could not be decoded (BinlogError)
 
 
 #: Legacy temporal type codes (constants.LEGACY_TEMPORAL_TYPES): 7, 12, 11.
@@ -86,6 +87,11 @@ def scan(dsn: str, binlogs: list[tuple[str, int]] | None, *, max_bytes: int,
             result.oldest_binlog_ts = first_event_time(client, binlogs[0][0])
     except ServerAccessError as exc:
         result.stopped = f"not allowed to read the binlog: {exc.message}"
+    except ServerError:
+        raise               # the server failed: exit code 5
+    except BinlogError as exc:
+        # a damaged or undecodable event: a finding (what was read before it stands)
+        result.damage, result.stopped = str(exc), "damaged event"
     finally:
         client.close()
     return result

@@ -10,7 +10,7 @@ import jsonschema
 from binlog.doctor.checks import Facts, check_retention, retention_seconds, run_checks
 from binlog.doctor.facts import Column, Index, Privileges, SourceFacts, Table, TargetFacts
 from binlog.doctor.report import document, load_schema, render_text
-from binlog.doctor.scan import BinlogScan, TableMapSeen, start_file, statement_table
+from binlog.doctor.scan import BinlogScan, StatementsSeen, TableMapSeen, start_file, statement_table
 
 ROW_VARS = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
             "binlog_checksum": "CRC32", "server_id": "1", "expire_logs_days": "0"}
@@ -134,3 +134,20 @@ def test_scan_helpers():
     assert statement_table("INSERT INTO `x`.`y` VALUES (1)", "d") == "x.y"
     assert statement_table("update t set a = 1", "d") == "d.t"
     assert statement_table("DO 1", "") == "?"
+
+
+def test_statements_in_scope_only_and_damage_reported():
+    src = source("10.11.6-MariaDB", [table()])
+    scan = BinlogScan(complete=False, damage="b.000001 @ 900 QUERY_EVENT: need 4 bytes, 1 left",
+                      stopped="damaged event", bytes_read=900,
+                      statements={"d.t": StatementsSeen(2, "b.000001", 400, "UPDATE d.t SET a=1"),
+                                  "other.x": StatementsSeen(1, "b.000001", 500, "DELETE FROM other.x"),
+                                  "mysql.user": StatementsSeen(1, "b.000001", 600, "UPDATE mysql.user")})
+    facts = Facts(src, scan, None, databases=["d"])
+    found = run_checks(facts)
+    assert [f.table for f in by_check(found, "statement-logged-changes")] == ["d.t"]
+    facts.databases = None
+    found = run_checks(facts)
+    assert [f.table for f in by_check(found, "statement-logged-changes")] == ["d.t", "other.x"]
+    damage, = by_check(found, "binlog-scan")
+    assert damage.severity == "warning" and "need 4 bytes" in damage.reason

@@ -267,3 +267,20 @@ def test_conversion_by_table_copy(mariadb_factory):
     assert not [f for f in after["findings"] if f["table"] == "c.t" and f["severity"] != "info"]
     history, = of(after, "legacy-temporal-history", "c.t")     # older binlog rows: said, as info
     assert history["details"]["legacy_table_map"]["file"].startswith("mariadb-bin.")
+
+
+def test_compressed_binlog(mariadb_factory):
+    """log_bin_compress=ON: a warning, and a statement in a QUERY_COMPRESSED event (over
+    log_bin_compress_min_len) is still found."""
+    srv = mariadb_factory({"log_bin_compress": "ON", "log_bin_compress_min_len": 10})
+    srv.execute("CREATE DATABASE z")
+    srv.execute("CREATE TABLE z.t (id INT PRIMARY KEY, v VARCHAR(300))")
+    srv.execute("INSERT INTO z.t VALUES (1, REPEAT('a', 300))")
+    srv.execute("SET SESSION binlog_format = STATEMENT")
+    srv.execute("UPDATE z.t SET v = REPEAT('b', 300) WHERE id = 1")
+    events = srv.query("SHOW BINLOG EVENTS")
+    assert any(e[2] == "Query_compressed" and "UPDATE" in str(e[5]) for e in events)
+    code, doc = report("--from", root_dsn(srv))
+    assert code == 1
+    assert of(doc, "log-bin-compress")[0]["severity"] == "warning"
+    assert of(doc, "statement-logged-changes", "z.t")[0]["details"]["count"] == 1
