@@ -284,3 +284,23 @@ def test_compressed_binlog(mariadb_factory):
     assert code == 1
     assert of(doc, "log-bin-compress")[0]["severity"] == "warning"
     assert of(doc, "statement-logged-changes", "z.t")[0]["details"]["count"] == 1
+
+
+def test_encrypted_binlog(mariadb_factory):
+    """encrypt_binlog=ON: the server decrypts what it sends, so the TABLE_MAPs are read
+    (the legacy table's codes are in the finding) and the encryption is an info."""
+    keys = REPO / "samples" / "encrypted" / "keys.txt"
+    srv = mariadb_factory({"plugin_load_add": "file_key_management", "encrypt_binlog": "ON",
+                           "file_key_management_filename": str(keys),
+                           "mysql56_temporal_format": "OFF"})
+    srv.execute("CREATE DATABASE e")
+    srv.execute("CREATE TABLE e.t (id INT PRIMARY KEY, a DATETIME(3))")
+    srv.execute("INSERT INTO e.t VALUES (1, '2020-01-01 00:00:00.5')")
+    on_disk = b"".join(p.read_bytes() for p in srv.binlog_files())
+    assert b"CREATE TABLE e.t" not in on_disk        # encrypted on disk
+    code, doc = report("--from", root_dsn(srv))
+    assert code == 1
+    assert of(doc, "encrypt-binlog")[0]["severity"] == "info"
+    legacy, = of(doc, "legacy-temporal", "e.t")
+    assert legacy["details"]["table_map"]["types"] == [3, 12]
+    assert of(doc, "binlog-scan")[0]["details"]["complete"]
