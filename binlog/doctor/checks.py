@@ -208,7 +208,8 @@ def check_scan(facts: Facts) -> list[Finding]:
                         "temporal codes and statement-logged changes were not looked for",
                         "run again without --no-scan")]
     details = {"start_file": scan.start_file, "bytes_read": scan.bytes_read, "events": scan.events,
-               "complete": scan.complete, "stopped": scan.stopped, "damage": scan.damage}
+               "complete": scan.complete, "stopped": scan.stopped, "damage": scan.damage,
+               "first_event_time": scan.first_ts, "last_event_time": scan.last_ts}
     if scan.damage is not None:
         return [Finding(WARNING, "binlog-scan", f"the binlog read stopped at damage: {scan.damage}",
                         "look at the event with binlog dump --from DSN --start-file FILE "

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..constants import LEGACY_TEMPORAL_TYPES
 from ..errors import BinlogError, ServerAccessError, ServerError
 from ..events import QueryEvent, TableMapEvent
+from ..sources.progress import Progress
 from ..sources.server import ReplicationClient, ServerOptions
 from ..statements import DML, classify_query
 from ..stream import NEED_DATA, EventStream
@@ -74,15 +75,17 @@ def start_file(binlogs: list[tuple[str, int]], max_bytes: int) -> str:
 
 
 def scan(dsn: str, binlogs: list[tuple[str, int]] | None, *, max_bytes: int,
-         max_seconds: float) -> BinlogScan:
+         max_seconds: float, progress: Progress | None = None) -> BinlogScan:
     """Read the recent binlogs (``binlogs``: SHOW BINARY LOGS; None when the user may not
-    list them: then from the first binlog, still bounded)."""
+    list them: then from the first binlog, still bounded); ``progress``: a line on
+    stderr while it reads (sources.progress: only on a terminal)."""
     result = BinlogScan()
     first = start_file(binlogs, max_bytes) if binlogs else ""
     result.start_file = first or None
     client = ReplicationClient(ServerOptions(dsn, 0, one_shot=True, heartbeat=max(max_seconds, 1.0)))
+    progress = progress or Progress()
     try:
-        _read(client, first, result, max_bytes, time.monotonic() + max_seconds)
+        _read(client, first, result, max_bytes, time.monotonic() + max_seconds, progress)
         if binlogs and binlogs[0][0] != first:
             result.oldest_binlog_ts = first_event_time(client, binlogs[0][0])
     except ServerAccessError as exc:
@@ -93,12 +96,13 @@ def scan(dsn: str, binlogs: list[tuple[str, int]] | None, *, max_bytes: int,
         # a damaged or undecodable event: a finding (what was read before it stands)
         result.damage, result.stopped = str(exc), "damaged event"
     finally:
+        progress.close()
         client.close()
     return result
 
 
 def _read(client: ReplicationClient, file: str, result: BinlogScan, max_bytes: int,
-          deadline: float) -> None:
+          deadline: float, progress: Progress) -> None:
     client.start(file=file, position=4, blocking=False)
     stream = None
     for event in client.events():
@@ -110,11 +114,12 @@ def _read(client: ReplicationClient, file: str, result: BinlogScan, max_bytes: i
             if event.offset == 4 and result.oldest_binlog_ts is None:
                 result.oldest_binlog_ts = event.header.timestamp
         stream.feed(event.data)
-        decoded = stream.next_event()
-        if decoded is not NEED_DATA:
+        # one event in, one out (a MySQL TRANSACTION_PAYLOAD gives its inner events too)
+        while (decoded := stream.next_event()) is not NEED_DATA:
             _note(decoded, event.file, event.offset, result)
         result.events += 1
         result.bytes_read += len(event.data)
+        progress.event(event.file, event.end, len(event.data), event.header.timestamp)
         if result.bytes_read >= max_bytes or time.monotonic() >= deadline:
             result.stopped = ("read limit reached" if result.bytes_read >= max_bytes
                               else "time limit reached")

@@ -304,3 +304,22 @@ def test_encrypted_binlog(mariadb_factory):
     legacy, = of(doc, "legacy-temporal", "e.t")
     assert legacy["details"]["table_map"]["types"] == [3, 12]
     assert of(doc, "binlog-scan")[0]["details"]["complete"]
+
+
+def test_scan_bounds_and_progress(source):
+    """The scan itself: its TABLE_MAPs, the byte bound, and the progress line (forced
+    here: it is written only when stderr is a terminal)."""
+    import io
+
+    from binlog.doctor.scan import scan
+    from binlog.sources.progress import Progress
+
+    binlogs = [(r[0], int(r[1])) for r in source.query("SHOW BINARY LOGS")]
+    line = io.StringIO()
+    whole = scan(root_dsn(source), binlogs, max_bytes=1 << 30, max_seconds=60,
+                 progress=Progress(line, interval=0, force=True))
+    assert whole.complete and whole.bytes_read == sum(size - 4 for _, size in binlogs)
+    assert whole.table_maps["src", "leg"].types[1:] == (12, 11, 7, 12)
+    assert "binlog: at mariadb-bin." in line.getvalue() and line.getvalue().endswith("\n")
+    cut = scan(root_dsn(source), binlogs, max_bytes=500, max_seconds=60)
+    assert not cut.complete and cut.stopped == "read limit reached" and cut.bytes_read < 2000
