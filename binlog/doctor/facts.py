@@ -11,8 +11,10 @@ Where each fact comes from:
   e.g. ``mysql56_temporal_format`` before MariaDB 10.1.2);
 - binlogs: ``SHOW BINARY LOGS`` (needs BINLOG MONITOR / REPLICATION CLIENT);
 - privileges: information_schema USER_PRIVILEGES, SCHEMA_PRIVILEGES and
-  TABLE_PRIVILEGES of ``CURRENT_USER()`` (not ``SHOW GRANTS``: its text holds the
-  password hash); privileges that come only through a role are not seen;
+  TABLE_PRIVILEGES of ``CURRENT_USER()``, and the ``GRANT ... ON ... TO`` lines of ``SHOW
+  GRANTS`` (which alone include the enabled roles' grants; MariaDB sql_acl.cc
+  mysql_show_grants).  Only the privilege list and the object are taken from a line,
+  never the rest: the user's line holds the password hash;
 - tables: information_schema TABLES, COLUMNS (COLUMN_TYPE carries the ``/* mariadb-5.3 */``
   marker of a legacy temporal column on MariaDB 10.5.1+, sql/field.cc
   Field::sql_type_comment), STATISTICS, TRIGGERS, REFERENTIAL_CONSTRAINTS; only the
@@ -20,6 +22,7 @@ Where each fact comes from:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,11 +103,13 @@ class Privileges:
     table: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def has(self, privilege: str, db: str | None = None, table: str | None = None) -> bool:
-        if privilege in self.global_ or "ALL PRIVILEGES" in self.global_:
-            return True
-        if db is not None and privilege in self.schema.get(db, ()):
-            return True
-        return db is not None and table is not None and privilege in self.table.get((db, table), ())
+        """Granted globally, on the database or on the table (ALL PRIVILEGES included)."""
+        levels = [self.global_]
+        if db is not None:
+            levels.append(self.schema.get(db, set()))
+            if table is not None:
+                levels.append(self.table.get((db, table), set()))
+        return any(privilege in level or "ALL PRIVILEGES" in level for level in levels)
 
 
 @dataclass
@@ -197,7 +202,33 @@ def read_privileges(conn) -> Privileges:
                                       "information_schema.TABLE_PRIVILEGES WHERE GRANTEE = %s",
                                 (grantee,))[0] or ():
         privs.table.setdefault((str(db), str(table)), set()).add(str(priv).upper())
+    for (line,) in rows(conn, "SHOW GRANTS")[0] or ():
+        add_grant(privs, str(line))
     return privs
+
+
+# GRANT <privileges> ON <db>.<table> TO ...: the privileges and the object only.
+_GRANT = re.compile(r"GRANT (.+?) ON ((?:`(?:[^`]|``)*`|\*)(?:\.(?:`(?:[^`]|``)*`|\*))?) TO ", re.S)
+_NAME = re.compile(r"`((?:[^`]|``)*)`|\*")
+
+
+def add_grant(privs: Privileges, line: str) -> None:
+    """Add one ``SHOW GRANTS`` line's privileges (column-level ones, ``SELECT (a)``,
+    grant no table-wide privilege and are left out; routine grants have no match)."""
+    m = _GRANT.match(line)
+    if m is None:
+        return
+    names = [n.group(1).replace("``", "`") if n.group(1) is not None else "*"
+             for n in _NAME.finditer(m.group(2))]
+    granted = {p.strip().upper() for p in re.sub(r"\([^)]*\)", "\0", m.group(1)).split(",")
+               if "\0" not in p}
+    db, table = (names + ["*"])[:2]
+    if db == "*":
+        privs.global_ |= granted
+    elif table == "*":
+        privs.schema.setdefault(db, set()).update(granted)
+    else:
+        privs.table.setdefault((db, table), set()).update(granted)
 
 
 def _scope(databases: list[str] | None, column: str = "TABLE_SCHEMA") -> tuple[str, tuple]:

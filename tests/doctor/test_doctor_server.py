@@ -106,6 +106,13 @@ def _plant(srv) -> None:
     x("CREATE USER nomon@'%%' IDENTIFIED BY %s", (PASSWORD,))
     x("GRANT REPLICATION SLAVE, RELOAD ON *.* TO nomon@'%'")
     x("GRANT SELECT ON src.* TO nomon@'%'")
+    # every privilege through a default role (information_schema does not show them)
+    x("CREATE ROLE migr")
+    x("GRANT REPLICATION SLAVE, BINLOG MONITOR, RELOAD ON *.* TO migr")
+    x("GRANT SELECT, TRIGGER ON src.* TO migr")
+    x("CREATE USER viarole@'%%' IDENTIFIED BY %s", (PASSWORD,))
+    x("GRANT migr TO viarole@'%'")
+    x("SET DEFAULT ROLE migr FOR viarole@'%'")
 
 
 def test_the_server_marks_legacy_columns_n0_included(source):
@@ -177,6 +184,14 @@ def test_user_without_replication_client(source):
     assert text.returncode == 1 and "BLOCKER  privilege" in text.stdout
     wrong = doctor("--from", f"mysql://nomon:{PASSWORD}x@127.0.0.1:{source.port}/")
     assert wrong.returncode == 5 and "cannot connect to the source" in wrong.stderr
+
+
+def test_privileges_through_a_role(source):
+    code, doc = report("--from", f"mysql://viarole:{PASSWORD}@127.0.0.1:{source.port}/",
+                       "--database", "src")
+    assert of(doc, "privilege") == []
+    assert of(doc, "trigger", "src.trg")                 # TRIGGER through the role too
+    assert of(doc, "binlog-scan")[0]["details"]["complete"]
 
 
 def test_server_text_is_inert(source):
