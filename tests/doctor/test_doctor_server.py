@@ -338,3 +338,27 @@ def test_scan_bounds_and_progress(source):
     assert "binlog: at mariadb-bin." in line.getvalue() and line.getvalue().endswith("\n")
     cut = scan(root_dsn(source), binlogs, max_bytes=500, max_seconds=60)
     assert not cut.complete and cut.stopped == "read limit reached" and cut.bytes_read < 2000
+
+
+@pytest.mark.parametrize("statement, converts", [
+    ("ALTER TABLE c.{t} ENGINE=InnoDB", True),
+    ("OPTIMIZE TABLE c.{t}", True),
+    ("ALTER TABLE c.{t} MODIFY b TIME(3) NULL", True),
+    ("ALTER TABLE c.{t} ADD COLUMN x INT", True),
+    ("ANALYZE TABLE c.{t}", False),
+    ("TRUNCATE TABLE c.{t}", False),
+    ("RENAME TABLE c.{t} TO c.{t}_r, c.{t}_r TO c.{t}", False),
+])
+def test_which_statements_convert(mariadb_factory, statement, converts):
+    """Under mysql56_temporal_format=ON every table-copying statement converts all the
+    table's temporal columns (the next TABLE_MAP); the others never do."""
+    srv = mariadb_factory({"mysql56_temporal_format": "OFF"})
+    srv.execute("CREATE DATABASE c")
+    srv.execute("CREATE TABLE c.t (id INT PRIMARY KEY, a DATETIME(6), b TIME(3), d TIMESTAMP(2) NULL)")
+    srv.set_global("mysql56_temporal_format", "ON")
+    for sql in statement.format(t="t").split("; "):
+        srv.query(sql)
+    srv.execute("INSERT INTO c.t (id, a, b) VALUES (9, NOW(6), '01:00:00')")
+    assert last_types(srv, "c", "t")[1:4] == ((18, 19, 17) if converts else (12, 11, 7))
+    marked = "mariadb-5.3" in srv.query("SHOW CREATE TABLE c.t")[0][1]
+    assert marked is not converts
