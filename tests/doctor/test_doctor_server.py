@@ -150,6 +150,8 @@ def test_doctor_finds_each_planted_problem(source):
     retention, = of(doc, "binlog-retention")
     assert retention["severity"] == "blocker"
     assert retention["details"]["retention_seconds"] == pytest.approx(0.1 * 86400)
+    # the server keeps the two variables in step: expire_logs_days=0.1 reads back as 8640 s
+    assert source.query("SELECT @@binlog_expire_logs_seconds")[0][0] == 8640
     # a clean table of the same server gets nothing
     assert not of(doc, "no-key", "src.leg")
 
