@@ -29,7 +29,7 @@ class Exit(IntEnum):
 
 
 MEANING = {
-    Exit.OK: "everything was read (applied, verified, ingested)",
+    Exit.OK: "everything was read (applied, verified, ingested); doctor: nothing blocks",
     Exit.INPUT_ERROR: "the input stopped the run: a decoding error, a binlog missing from "
                       "a sequence (a gap; --allow-gaps reads on), or a change the command "
                       "cannot reproduce; the message names file, offset and event; or the "
