@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ServerError
+from schema_store.live import SYSTEM_DATABASES
 
-SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
+from ..errors import ServerError
 
 #: The server variables the checks read (absent ones are simply not in ``variables``).
 VARIABLES = ("log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata",
