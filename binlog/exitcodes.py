@@ -6,7 +6,7 @@ each of them.  ``for_exception`` maps what a command raises to its code, so a co
 never picks a number itself for an error, and no error ends in a traceback:
 
 - the input stopped the run (a decoding error, a binlog missing from a sequence, a
-  statement-logged change a command cannot reproduce): 1;
+  statement-logged change a command cannot reproduce), or ``doctor`` found a blocker: 1;
 - bad usage (options, a malformed DSN or filter, a missing file, an extra not
   installed): 2;
 - a server (``apply --to``, ``verify-rows --against``, ``--schema-from``, ``fetch
@@ -29,18 +29,20 @@ class Exit(IntEnum):
 
 
 MEANING = {
-    Exit.OK: "everything was read (applied, verified, ingested)",
+    Exit.OK: "everything was read (applied, verified, ingested); doctor: nothing blocks",
     Exit.INPUT_ERROR: "the input stopped the run: a decoding error, a binlog missing from "
                       "a sequence (a gap; --allow-gaps reads on), or a change the command "
                       "cannot reproduce; the message names file, offset and event; or the "
-                      "output could not be written (a full disk)",
+                      "output could not be written (a full disk); doctor: a finding blocks "
+                      "the migration",
     Exit.USAGE: "bad usage: options, a malformed DSN or table pattern, a missing file, an "
                 "optional extra not installed",
     Exit.SKIPPED: "damaged or undecodable input was skipped and reported (dump --on-error "
                   "skip: the byte ranges on stderr; ingest: the records in errors/)",
     Exit.INCOMPLETE: "the last file ends inside an event (cut short or still being "
                      "written); everything before it was read",
-    Exit.SERVER: "a server (apply --to, verify-rows --against, --schema-from, fetch --from) "
+    Exit.SERVER: "a server (apply --to, verify-rows --against, --schema-from, fetch --from, "
+                 "doctor --from/--target) "
                  "could not be reached or refused",
     Exit.DIFFERENT: "verify-rows: rows of the target differ from the binlogs' last images",
     Exit.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM; the record being written is finished first)",
@@ -57,6 +59,7 @@ COMMANDS = {
     "schema": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
     "ingest": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SKIPPED, _E.SERVER),
     "fetch": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
+    "doctor": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
 }
 
 # When several outcomes apply, the first of these wins (3 before 4: damage is worse news

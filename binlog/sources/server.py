@@ -123,14 +123,23 @@ class ServerOptions:
     heartbeat: float = 5.0          # seconds between heartbeats while the server is idle
     connect_timeout: float = 10.0
     semi_sync: bool = False         # register as a semi-sync replica and acknowledge
+    # A one-shot reader (server id 0, never registered), as mariadb-binlog
+    # --read-from-remote-server reads without --stop-never: the server kills the dump
+    # threads of any other replica with the id a dump asks with, except for id 0
+    # (sql/sql_parse.cc COM_BINLOG_DUMP, kill_zombie_dump_threads), so a reader that
+    # must change nothing on the server uses 0 and stops at the end of the binlog.
+    one_shot: bool = False
 
     def __post_init__(self):
-        if self.server_id == 0:
+        if self.one_shot:
+            if self.server_id != 0 or self.semi_sync:
+                raise UsageError("a one-shot reader has server id 0 and no semi-sync")
+        elif self.server_id == 0:
             raise UsageError("--server-id 0 is refused: the server treats a replica with id 0 "
                              "as a one-shot reader (it ends the dump at the end of the binlog) "
                              "and replicas must have an id of their own; pick a number no "
                              "other server or replica of this server uses (SHOW SLAVE HOSTS)")
-        if not 1 <= self.server_id <= 0xFFFFFFFF:
+        if not (self.one_shot or 1 <= self.server_id <= 0xFFFFFFFF):
             raise UsageError(f"--server-id must be 1..4294967295, not {self.server_id}")
         if not 0 < self.heartbeat <= 4294967:
             raise UsageError("the heartbeat period must be 0 < S <= 4294967 seconds")
@@ -320,7 +329,10 @@ class ReplicationClient:
             check_binlog_name(file, what="start file")
         self.connect()
         self._prepare(gtid, strict)
-        self._register()
+        if self.options.one_shot:
+            blocking = False            # id 0: the server ends the dump anyway
+        else:
+            self._register()
         self.blocking = blocking
         flags = BINLOG_SEND_ANNOTATE_ROWS_EVENT | (0 if blocking else BINLOG_DUMP_NON_BLOCK)
         if gtid is not None:

@@ -116,6 +116,13 @@ def test_ingest_without_the_spark_extra(inputs, tmp_path):
     assert "Traceback" not in r.stderr and "[spark] extra" in r.stderr
 
 
+def test_doctor_without_a_server():
+    # 0 and 1 need a real source: tests/doctor/test_doctor_server.py drives them
+    assert binlog("doctor", "--from", UNREACHABLE).returncode == Exit.SERVER
+    assert binlog("doctor", "--from", BAD_DSN).returncode == Exit.USAGE
+    assert binlog("doctor").returncode == Exit.USAGE
+
+
 def test_every_command_is_in_the_table():
     from binlog.cli import build_parser
 
