@@ -65,7 +65,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
 COMMANDS = {"dump": "binlog.commands.dump", "schema": "binlog.commands.schema",
             "stats": "binlog.commands.stats", "apply": "binlog.commands.apply",
             "verify-rows": "binlog.commands.verify", "fetch": "binlog.commands.fetch",
-            "doctor": "binlog.commands.doctor",
+            "doctor": "binlog.commands.doctor", "serve": "binlog.commands.serve",
             "ingest": "spark_ingest.command"}
 COMMAND_MODULES = tuple(COMMANDS.values())
 

@@ -60,6 +60,7 @@ COMMANDS = {
     "ingest": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SKIPPED, _E.SERVER),
     "fetch": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
     "doctor": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
+    "serve": (_E.OK, _E.USAGE),
 }
 
 # When several outcomes apply, the first of these wins (3 before 4: damage is worse news

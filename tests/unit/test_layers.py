@@ -21,7 +21,7 @@ PACKAGES = ("binlog", "schema_store", "spark_ingest")
 LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.cli", "spark_ingest.command", "spark_ingest.submit")],
     [("binlog.commands",)],
-    [("spark_ingest",), ("binlog.doctor",)],
+    [("spark_ingest",), ("binlog.doctor",), ("binlog.serve",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
     [("binlog.replay.batch",)],                 # apply's multi-row statements
     [("binlog.output.sql", "binlog.replay.writers", "binlog.output.cdc")],

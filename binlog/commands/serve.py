@@ -1,0 +1,109 @@
+"""``binlog serve --listen HOST:PORT --binlogs DIR --server-id N --users FILE``: serve a
+directory of binlogs over the MySQL replication protocol to replicas and CDC clients
+that are not changed in any way (a MariaDB replica's CHANGE MASTER TO, go-mysql / DM,
+Debezium, python-mysql-replication, ``mariadb-binlog --read-from-remote-server``).
+
+The directory is followed as it grows (a relay ``binlog fetch --stop-never`` writes, the
+output of ``binlog rewrite``): a blocking dump waits for new events at the end of the
+last binlog, with heartbeats.  Positions, file names and sizes are the directory's own.
+
+Nobody gets in without an account of the users file (``name *HASH`` lines, the
+mysql_native_password hash ``--hash-password`` prints from a password read on standard
+input); there is no anonymous default.  Each client is untrusted input: bounded packets,
+deadlines on the login, idle commands and every send, a thread of its own.
+
+SIGTERM or Ctrl-C: no new client, every session ended, exit 0.  Exit codes as every
+command's (binlog/exitcodes.py): 2 bad usage (options, the users file, the address).
+"""
+from __future__ import annotations
+
+import signal
+import ssl
+import sys
+import time
+
+from ..errors import UsageError
+from ..inert import escape
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("serve", help="serve a directory of binlogs over the replication protocol")
+    p.add_argument("--listen", metavar="HOST:PORT", default="127.0.0.1:3307",
+                   help="address to listen on (default 127.0.0.1:3307; 0.0.0.0:PORT for every "
+                        "interface)")
+    p.add_argument("--binlogs", metavar="DIR",
+                   help="the binlogs to serve: a relay of binlog fetch or the output of binlog "
+                        "rewrite (followed as it grows)")
+    p.add_argument("--server-id", type=int, metavar="N",
+                   help="the server id serve answers with (different from every replica's)")
+    p.add_argument("--users", metavar="FILE",
+                   help="accounts allowed in: 'name *HASH' lines (binlog serve --hash-password)")
+    p.add_argument("--max-clients", type=int, default=64, metavar="N",
+                   help="clients at once (default 64); one more is refused")
+    p.add_argument("--tls-cert", metavar="FILE", help="offer TLS with this certificate (PEM)")
+    p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
+    p.add_argument("--idle-timeout", type=float, default=600, metavar="S",
+                   help="a client silent this long between commands before its dump is "
+                        "disconnected (default 600)")
+    p.add_argument("--write-timeout", type=float, default=60, metavar="S",
+                   help="a client that takes nothing for this long is disconnected (default 60)")
+    p.add_argument("--hash-password", action="store_true",
+                   help="read a password on standard input and print the line for the users file's hash")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..protocol.serving import native_hash
+
+    if args.hash_password:
+        password = sys.stdin.readline().rstrip("\n")
+        if not password:
+            raise UsageError("--hash-password: give the password on standard input")
+        sys.stdout.write(native_hash(password) + "\n")
+        return 0
+    server = build_server(args)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: server.stop())
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        server.stop()
+        server._shutdown()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def build_server(args):
+    from ..serve.server import Server, load_users
+    from ..serve.session import Limits
+    from ..sources.served import ServedLogs
+
+    for name in ("binlogs", "server_id", "users"):
+        if getattr(args, name) is None:
+            raise UsageError(f"binlog serve needs --{name.replace('_', '-')}")
+    if not 1 <= args.server_id <= 0xFFFFFFFF:
+        raise UsageError("--server-id must be 1..4294967295")
+    host, _, port = args.listen.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--listen {args.listen}: expected HOST:PORT")
+    limits = Limits(idle_timeout=args.idle_timeout, write_timeout=args.write_timeout)
+    return Server(ServedLogs(args.binlogs), server_id=args.server_id, users=load_users(args.users),
+                  listen=(host.strip("[]"), int(port)), limits=limits, max_clients=args.max_clients,
+                  tls=_tls(args), log=_log)
+
+
+def _tls(args) -> ssl.SSLContext | None:
+    if not args.tls_cert:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+    except (OSError, ssl.SSLError) as exc:
+        raise UsageError(f"--tls-cert/--tls-key: {exc}") from None
+    return context
+
+
+def _log(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    sys.stderr.write(f"{stamp} {escape(message)}\n")
+    sys.stderr.flush()

@@ -1,0 +1,201 @@
+"""Answers to what replicas and CDC clients ask before the dump, in a table of patterns.
+
+Read from what each client sends: the MariaDB replica (sql/slave.cc
+get_master_version_and_clock, request_dump), ``mariadb-binlog --read-from-remote-server``
+(client/mysqlbinlog.cc), python-mysql-replication (binlogstream.py), go-mysql
+(replication/binlogsyncer.go), mysql-binlog-connector-java (BinaryLogClient.java), Canal
+(MysqlConnection.java): ``SELECT UNIX_TIMESTAMP()``, ``SELECT @@x``, ``SHOW [GLOBAL]
+VARIABLES LIKE 'x'``, ``SHOW MASTER STATUS``, ``SHOW BINARY LOGS``, ``SELECT VERSION()``,
+``SELECT binlog_gtid_pos(...)``, ``SET @x = ...`` (kept per session: the dump reads
+@master_binlog_checksum, @mariadb_slave_capability, @master_heartbeat_period,
+@slave_connect_state...).  Anything else is refused with an error the client shows, and
+logged, so a new client's needs are seen.
+
+Every answer is computed from the served binlogs (positions, sizes, GTIDs in their own
+coordinates) and the serve options; nothing a client sends is executed.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..protocol import serving as s
+
+ER_PARSE = 1064
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
+
+
+@dataclass
+class ServeState:
+    """What the answers need: the served binlogs' facts (refreshed by the caller)."""
+    server_id: int
+    version: str
+    checksum: bool
+    files: list[tuple[str, int]]                        # (name, size of whole events)
+    gtid_state: dict[int, tuple[int, int]]              # domain -> (server id, seq_no)
+    gtid_pos_at: Callable[[str, int], str] = lambda name, pos: ""
+    replicas: list[tuple] = field(default_factory=list)
+
+    @property
+    def gtid_text(self) -> str:
+        return ",".join(f"{d}-{srv}-{seq}" for d, (srv, seq) in sorted(self.gtid_state.items()))
+
+    def variables(self) -> dict[str, str]:
+        last = self.files[-1] if self.files else ("", 4)
+        return {
+            "server_id": str(self.server_id), "version": self.version,
+            "version_comment": "binlog serve", "binlog_checksum": "CRC32" if self.checksum else "NONE",
+            "binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "NO_LOG",
+            "log_bin": "ON", "log_slave_updates": "ON", "gtid_domain_id": "0",
+            "gtid_binlog_pos": self.gtid_text, "gtid_current_pos": self.gtid_text,
+            "gtid_binlog_state": self.gtid_text, "gtid_slave_pos": "", "gtid_strict_mode": "OFF",
+            "gtid_mode": "OFF", "server_uuid": "", "binlog_gtid_index": "OFF",
+            "max_allowed_packet": "1073741824", "net_write_timeout": "60", "net_read_timeout": "30",
+            "wait_timeout": "28800", "interactive_timeout": "28800", "time_zone": "SYSTEM",
+            "system_time_zone": "UTC", "lower_case_table_names": "0", "sql_mode": "",
+            "character_set_server": "utf8mb4", "collation_server": "utf8mb4_general_ci",
+            "character_set_client": "utf8mb4", "character_set_results": "utf8mb4",
+            "character_set_connection": "utf8mb4", "collation_connection": "utf8mb4_general_ci",
+            "autocommit": "1", "tx_isolation": "REPEATABLE-READ", "transaction_isolation": "REPEATABLE-READ",
+            "rpl_semi_sync_master_enabled": "OFF", "server_id_bits": "32",
+            "binlog_file": last[0], "hostname": "binlog-serve",
+        }
+
+
+Answer = list[bytes]
+
+
+class Answers:
+    """One client's session: its user variables and the answer to each query."""
+
+    def __init__(self, state: ServeState):
+        self.state = state
+        self.user_vars: dict[str, str | None] = {}
+        self.table: list[tuple[re.Pattern[str], Callable[[re.Match[str]], Answer]]] = [
+            (re.compile(r"SET\s+(.*)", re.I | re.S), self._set),
+            (re.compile(r"SELECT\s+UNIX_TIMESTAMP\(\)\s*", re.I), self._unix_timestamp),
+            (re.compile(r"SELECT\s+VERSION\(\)\s*(?:AS\s+\w+\s*)?", re.I), self._version),
+            (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s+LIKE\s+'([^']*)'\s*", re.I), self._show_variables),
+            (re.compile(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*", re.I), self._master_status),
+            (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
+            (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
+            (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
+            (re.compile(r"SELECT\s+(.+?)\s*(?:LIMIT\s+1\s*)?", re.I | re.S), self._select_values),
+        ]
+
+    def answer(self, sql: str) -> Answer:
+        text = sql.strip().rstrip(";").strip()
+        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)        # a leading comment
+        for pattern, handler in self.table:
+            match = pattern.fullmatch(text)
+            if match:
+                return handler(match)
+        return [s.error(ER_PARSE, "binlog serve answers replication queries only")]
+
+    # -- handlers -----------------------------------------------------------------------
+    def _set(self, match: re.Match[str]) -> Answer:
+        if re.match(r"(NAMES|CHARACTER\s+SET|CHARSET|(SESSION\s+|GLOBAL\s+)?TRANSACTION)\b",
+                    match.group(1), re.I):
+            return [s.ok()]         # the connection's charset, isolation: nothing served changes
+        for item in _split_commas(match.group(1)):
+            name, eq, value = item.partition("=")
+            name = name.strip()
+            if not eq:
+                return [s.error(ER_PARSE, "SET: expected name = value")]
+            if name.startswith("@") and not name.startswith("@@"):
+                self.user_vars[name[1:].lower()] = self._value(value.strip())
+            # session and global variables (SET NAMES, @@session.x, wait_timeout...) change
+            # nothing served: accepted
+        return [s.ok()]
+
+    def _value(self, text: str) -> str | None:
+        if text.upper() == "NULL":
+            return None
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            return text[1:-1].replace("\\'", "'").replace("''", "'")
+        ref = re.fullmatch(r"@@(?:global\.|session\.)?(\w+)", text, re.I)
+        if ref:
+            return self.state.variables().get(ref.group(1).lower())
+        return text
+
+    def _unix_timestamp(self, match) -> Answer:
+        return s.result_set(["UNIX_TIMESTAMP()"], [(int(time.time()),)], numeric=frozenset({0}))
+
+    def _version(self, match) -> Answer:
+        return s.result_set(["VERSION()"], [(self.state.version,)])
+
+    def _show_variables(self, match: re.Match[str]) -> Answer:
+        like = re.compile(re.escape(match.group(1).lower()).replace("%", ".*").replace("_", "."))
+        rows = [(k, v) for k, v in sorted(self.state.variables().items()) if like.fullmatch(k)]
+        return s.result_set(["Variable_name", "Value"], rows)
+
+    def _master_status(self, match) -> Answer:
+        rows = [(*self.state.files[-1], "", "")] if self.state.files else []
+        return s.result_set(["File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB"], rows,
+                            numeric=frozenset({1}))
+
+    def _binary_logs(self, match) -> Answer:
+        return s.result_set(["Log_name", "File_size"], list(self.state.files), numeric=frozenset({1}))
+
+    def _replica_hosts(self, match) -> Answer:
+        return s.result_set(["Server_id", "Host", "Port", "Master_id"], self.state.replicas)
+
+    def _gtid_pos(self, match: re.Match[str]) -> Answer:
+        name, pos = match.group(1), int(match.group(2))
+        return s.result_set([f"binlog_gtid_pos('{name}',{pos})"], [(self.state.gtid_pos_at(name, pos),)])
+
+    def _select_values(self, match: re.Match[str]) -> Answer:
+        """``SELECT @@x, @y, 'literal', 1 [AS name]...``: one row."""
+        names, values = [], []
+        for item in _split_commas(match.group(1)):
+            parts = re.split(r"\s+AS\s+", item, maxsplit=1, flags=re.I)
+            expr = parts[0].strip()
+            alias = parts[1].strip().strip("`'\"") if len(parts) > 1 else ""
+            value = self._expression(expr)
+            if value is _UNKNOWN:
+                return [s.error(ER_UNKNOWN_SYSTEM_VARIABLE, f"binlog serve does not answer {expr[:64]!r}")]
+            names.append(alias or expr)
+            values.append(value)
+        return s.result_set(names, [tuple(values)])
+
+    def _expression(self, expr: str):
+        system = re.fullmatch(r"@@(?:global\.|session\.)?(\w+)", expr, re.I)
+        if system:
+            return self.state.variables().get(system.group(1).lower(), _UNKNOWN)
+        user = re.fullmatch(r"@(\w+)", expr)
+        if user:
+            return self.user_vars.get(user.group(1).lower())
+        if re.fullmatch(r"-?\d+", expr):
+            return expr
+        if len(expr) >= 2 and expr[0] == expr[-1] == "'":
+            return expr[1:-1]
+        if expr.upper() in ("VERSION()", "@@VERSION"):
+            return self.state.version
+        if expr.upper() == "UNIX_TIMESTAMP()":
+            return str(int(time.time()))
+        return _UNKNOWN
+
+
+_UNKNOWN = object()
+
+
+def _split_commas(text: str) -> list[str]:
+    """Comma-separated items, commas inside quotes or parentheses kept."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]

@@ -1,0 +1,376 @@
+"""One client of ``binlog serve``: the login, the queries before the dump, and the dump.
+
+A client is untrusted input: every packet it sends is bounded (``MAX_COMMAND``) and read
+under a deadline (the login, then each command while idle), every send has a deadline
+(a client that stops reading is dropped, the others go on: each client has its own
+thread), and a malformed packet ends that client's session only.  Nothing it sends is
+executed: queries are matched against ``queries.Answers``.
+
+The dump follows sql/sql_repl.cc mysql_binlog_send: a fake ROTATE naming the file and
+position, the file's FORMAT_DESCRIPTION (a copy with log_pos 0 when starting inside the
+file), then the file's events as they are; at the end of a file that has a successor,
+the next file the same way; at the end of the last one, EOF in a non-blocking dump,
+else wait for more, with a HEARTBEAT every @master_heartbeat_period while idle.  Events
+carry their CRC32 only to a client that said it handles them (@master_binlog_checksum);
+a client that did not is refused a binlog with checksums, as the server refuses it.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..constants import HEADER_LEN, EventType
+from ..errors import BinlogError, ServerProtocolError
+from ..header import parse_header
+from ..inert import inert
+from ..protocol import messages as m, serving as s
+from ..protocol.packets import PacketReader, frame
+from ..sources.served import ServedLogs
+from . import events
+from .queries import Answers, ServeState
+
+MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
+ER_ACCESS_DENIED = 1045
+ER_UNKNOWN_COM = 1047
+ER_MASTER_FATAL = 1236
+ER_NO_SUCH_THREAD = 1094
+BINLOG_DUMP_NON_BLOCK = 1
+BINLOG_SEND_ANNOTATE_ROWS = 2
+CAPABILITY_TOLERATE_HOLES = 2
+CAPABILITY_GTID = 4
+_GTID = re.compile(r"\s*(\d{1,10})-(\d{1,10})-(\d{1,20})\s*")
+
+
+class ClientGone(Exception):
+    """The client closed the connection, stopped reading, or was killed: the session ends."""
+
+
+@dataclass
+class Limits:
+    login_timeout: float = 10.0         # greeting to OK
+    idle_timeout: float = 600.0         # between two commands before the dump
+    write_timeout: float = 60.0         # one send (a client that stops reading)
+    poll: float = 0.1                   # how often a followed binlog is looked at
+
+
+@dataclass
+class SessionInfo:
+    """What the status answers and the log lines show of a client."""
+    id: int
+    host: str
+    user: str = ""
+    server_id: int = 0
+    file: str = ""
+    position: int = 0
+    command: str = "login"
+    started: float = field(default_factory=time.time)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+class Session:
+    def __init__(self, sock: socket.socket, info: SessionInfo, *, logs: ServedLogs,
+                 state: Callable[[], ServeState], users: dict[str, str], limits: Limits,
+                 log: Callable[[str], None], kill: Callable[[int, str], bool],
+                 tls: ssl.SSLContext | None = None):
+        self.sock = sock
+        self.info = info
+        self.logs = logs
+        self.state = state
+        self.users = users
+        self.limits = limits
+        self.log = log
+        self.kill = kill
+        self.tls = tls
+        self.reader = PacketReader(MAX_COMMAND, step="reading from the client")
+        self.seq = 0
+        self.answers: Answers | None = None
+
+    # -- packets ----------------------------------------------------------------------
+    def send(self, payload: bytes) -> None:
+        data, self.seq = frame(payload, self.seq)
+        with self._io():
+            self.sock.settimeout(self.limits.write_timeout)
+            self.sock.sendall(data)
+
+    def send_all(self, payloads: list[bytes]) -> None:
+        for p in payloads:
+            self.send(p)
+
+    def receive(self, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        self.reader.reset(self.seq)
+        while True:
+            payload = self.reader.next()
+            if payload is not None:
+                self.seq = self.reader.seq
+                return payload
+            left = deadline - time.monotonic()
+            if left <= 0 or self.info.stop.is_set():
+                raise ClientGone("timed out" if left <= 0 else "killed")
+            with self._io():
+                self.sock.settimeout(min(left, 1.0))
+                try:
+                    data = self.sock.recv(65536)
+                except TimeoutError:
+                    continue
+            if not data:
+                raise ClientGone("closed the connection")
+            self.reader.feed(data)
+
+    @contextmanager
+    def _io(self) -> Iterator[None]:
+        try:
+            yield
+        except TimeoutError:
+            raise ClientGone("stopped reading (send timed out)") from None
+        except OSError as exc:
+            raise ClientGone(f"connection lost ({exc.strerror or exc})") from None
+
+    # -- the session ------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            if not self._login():
+                return
+            self._commands()
+        except ClientGone as exc:
+            self.log(f"client {self.info.id} ({self._who()}) disconnected: {exc}{self._where()}")
+        except ServerProtocolError as exc:
+            self.log(f"client {self.info.id} ({self._who()}) sent a malformed packet: "
+                     f"{inert(exc.message)}; session ended")
+        except BinlogError as exc:
+            self._fail(ER_MASTER_FATAL, inert(exc.message))
+        finally:
+            self.sock.close()
+
+    def _fail(self, code: int, message: str) -> None:
+        self.log(f"client {self.info.id} ({self._who()}): error {code}: {message}{self._where()}")
+        try:
+            self.send(s.error(code, message))
+        except ClientGone:
+            pass        # it went away as we told it why: the log line says why
+
+    def _who(self) -> str:
+        return inert(f"{self.info.user or '?'}@{self.info.host}", limit=160)
+
+    def _where(self) -> str:
+        return f" at {self.info.file}:{self.info.position}" if self.info.file else ""
+
+    def _login(self) -> bool:
+        scramble = s.new_scramble()
+        self.seq = 0
+        self.send(s.greeting(self.state().version, self.info.id, scramble, ssl=self.tls is not None))
+        response = s.parse_handshake_response(self.receive(self.limits.login_timeout))
+        if response.ssl_only:
+            if self.tls is None:
+                raise ServerProtocolError("an SSLRequest, but TLS is not offered", step="login")
+            with self._io():
+                self.sock = self.tls.wrap_socket(self.sock, server_side=True)
+            response = s.parse_handshake_response(self.receive(self.limits.login_timeout))
+        self.info.user = response.user
+        reply = response.auth
+        if response.plugin not in ("", s.NATIVE):
+            # the client's default method is another: ask for ours (AuthSwitchRequest)
+            self.send(b"\xfe" + s.NATIVE.encode() + b"\0" + scramble + b"\0")
+            reply = self.receive(self.limits.login_timeout)
+        stored = self.users.get(response.user)
+        if stored is None or not s.native_check(stored, scramble, reply):
+            self._fail(ER_ACCESS_DENIED, f"Access denied for user '{inert(response.user, limit=64)}'")
+            return False
+        self.send(s.ok())
+        self.answers = Answers(self.state())
+        self.log(f"client {self.info.id} ({self._who()}) connected")
+        return True
+
+    def _commands(self) -> None:
+        while True:
+            self.info.command = "idle"
+            self.seq = 0
+            packet = self.receive(self.limits.idle_timeout)
+            if not packet:
+                raise ServerProtocolError("an empty command", step="command")
+            code, body = packet[0], packet[1:]
+            if code == m.COM_QUIT:
+                self.log(f"client {self.info.id} ({self._who()}) quit")
+                return
+            if code == m.COM_QUERY:
+                self._query(body.decode("utf-8", "replace"))
+            elif code == m.COM_PING or code == 0x02:       # COM_INIT_DB: nothing to change
+                self.send(s.ok())
+            elif code == m.COM_REGISTER_SLAVE:
+                self.info.server_id = s.parse_register_slave(body)
+                self.send(s.ok())
+            elif code == m.COM_BINLOG_DUMP:
+                self._dump(s.parse_binlog_dump(body))
+                return
+            else:
+                self.send(s.error(ER_UNKNOWN_COM, f"command {code} is not served"))
+
+    def _query(self, sql: str) -> None:
+        assert self.answers is not None
+        kill = re.fullmatch(r"\s*KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d{1,10})\s*;?\s*", sql, re.I)
+        if kill:
+            done = self.kill(int(kill.group(1)), self.info.user)
+            self.send(s.ok() if done else s.error(ER_NO_SUCH_THREAD, f"Unknown thread id: {kill.group(1)}"))
+            return
+        self.answers.state = self.state()
+        answer = self.answers.answer(sql)
+        if answer and answer[0][:1] == b"\xff":
+            self.log(f"client {self.info.id} ({self._who()}) asked what is not served: {inert(sql, limit=200)}")
+        self.send_all(answer)
+
+    # -- the dump ---------------------------------------------------------------------
+    def _dump(self, request: s.DumpRequest) -> None:
+        assert self.answers is not None
+        variables = self.answers.user_vars
+        aware = variables.get("master_binlog_checksum") is not None
+        at_connect = (variables.get("master_binlog_checksum") or "").upper() == "CRC32"
+        capability = _int(variables.get("mariadb_slave_capability"))
+        period = _int(variables.get("master_heartbeat_period")) / 1e9
+        want = _gtid_position(variables.get("slave_connect_state"))
+        names = self.logs.names()
+        if want is not None:
+            name, position = self.logs.gtid_start_file(want), 4
+        else:
+            name, position = request.file or (names[0] if names else ""), request.position
+        if name not in names:
+            self._fail(ER_MASTER_FATAL, "Could not find first log file name in binary log index file")
+            return
+        if not 4 <= position <= self.logs.size(name):
+            self._fail(ER_MASTER_FATAL, "Client requested master to start replication from impossible position")
+            return
+        self.info.command = "Binlog Dump"
+        self.log(f"client {self.info.id} ({self._who()}, server id {request.server_id}) dumps from "
+                 f"{name}:{position}" + (f" (GTID {variables.get('slave_connect_state')})" if want else ""))
+        dump = Dump(self, name, position, aware=aware, rotate_crc=at_connect, capability=capability,
+                    annotate=bool(request.flags & BINLOG_SEND_ANNOTATE_ROWS), want=want,
+                    blocking=not request.flags & BINLOG_DUMP_NON_BLOCK, heartbeat=period)
+        dump.run()
+
+
+class Dump:
+    """The event stream of one COM_BINLOG_DUMP."""
+
+    def __init__(self, session: Session, name: str, position: int, *, aware: bool, rotate_crc: bool,
+                 capability: int, annotate: bool, want: dict[int, int] | None, blocking: bool,
+                 heartbeat: float):
+        self.session = session
+        self.logs = session.logs
+        self.name, self.position = name, position
+        self.aware, self.rotate_crc = aware, rotate_crc
+        self.capability, self.annotate = capability, annotate
+        self.want = want
+        self.skipping = False
+        self.blocking, self.heartbeat = blocking, heartbeat
+        self.server_id = session.state().server_id
+
+    def run(self) -> None:
+        session = self.session
+        while True:
+            checksum = self._start_file()
+            if checksum is None:
+                return
+            while True:
+                end = self.logs.size(self.name)
+                self._send_events(end, checksum)
+                following = self._next_name()
+                if following is not None and self.position >= self.logs.size(self.name):
+                    self.name, self.position = following, 4
+                    break
+                if not self.blocking:
+                    session.send(s.eof())
+                    return
+                self._wait(checksum)
+
+    def _start_file(self) -> bool | None:
+        """The fake ROTATE and the FORMAT_DESCRIPTION; the file's checksum setting, or
+        None when the client cannot take it."""
+        session = self.session
+        info = self.logs.info(self.name)
+        if info.checksum and not self.aware:
+            session._fail(ER_MASTER_FATAL, "Slave can not handle replication events with the checksum "
+                                           "that master is configured to log")
+            return None
+        session.send(b"\x00" + events.fake_rotate(self.name, self.position, self.server_id, self.rotate_crc))
+        offset, fde = next(iter(self.logs.events(self.name, 4, self.logs.size(self.name))))
+        session.send(b"\x00" + events.format_description_for_client(fde, resent=self.position > 4,
+                                                                    checksum=info.checksum))
+        if self.position == 4:
+            self.position = 4 + len(fde)
+        self.rotate_crc = info.checksum
+        session.info.file, session.info.position = self.name, self.position
+        return info.checksum
+
+    def _send_events(self, end: int, checksum: bool) -> None:
+        session = self.session
+        for offset, data in self.logs.events(self.name, self.position, end):
+            if session.info.stop.is_set():
+                raise ClientGone("killed")
+            if self._sent(data):
+                session.send(b"\x00" + data)
+            self.position = offset + len(data)
+            session.info.position = self.position
+
+    def _sent(self, data: bytes) -> bool:
+        """Whether the event goes to this client (sql_repl.cc send_event_to_slave)."""
+        code = data[4]
+        if code == EventType.GTID_EVENT and self.want is not None:
+            header = parse_header(data, 0, 0)
+            domain = int.from_bytes(data[HEADER_LEN + 8:HEADER_LEN + 12], "little")
+            seq = int.from_bytes(data[HEADER_LEN:HEADER_LEN + 8], "little")
+            self.skipping = domain in self.want and seq <= self.want[domain]
+            del header
+        if self.skipping and code not in (EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT):
+            return False
+        if code == EventType.ANNOTATE_ROWS_EVENT and not self.annotate \
+                and self.capability >= CAPABILITY_TOLERATE_HOLES:
+            return False
+        return True
+
+    def _next_name(self) -> str | None:
+        names = self.logs.names()
+        if self.name in names:
+            i = names.index(self.name)
+            return names[i + 1] if i + 1 < len(names) else None
+        return None
+
+    def _wait(self, checksum: bool) -> None:
+        """Until the followed binlog grows, a new one starts, or a heartbeat is due."""
+        session = self.session
+        idle_since = time.monotonic()
+        while True:
+            if session.info.stop.is_set():
+                raise ClientGone("killed")
+            if self.logs.size(self.name) > self.position or self._next_name() is not None:
+                return
+            if self.heartbeat and time.monotonic() - idle_since >= self.heartbeat:
+                session.send(b"\x00" + events.heartbeat(self.name, self.position, self.server_id,
+                                                        checksum and self.aware))
+                idle_since = time.monotonic()
+            session.info.stop.wait(session.limits.poll)
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def _gtid_position(text: str | None) -> dict[int, int] | None:
+    """@slave_connect_state ``D-S-N,...`` as domain -> seq_no; None when not set."""
+    if text is None:
+        return None
+    want: dict[int, int] = {}
+    for item in filter(None, text.split(",")):
+        match = _GTID.fullmatch(item)
+        if match is None:
+            raise ServerProtocolError(f"@slave_connect_state {inert(text, limit=100)!r} is not a GTID list",
+                                      step="dump request")
+        want[int(match.group(1))] = int(match.group(3))
+    return want

@@ -1,0 +1,167 @@
+"""The binlogs ``binlog serve`` sends: a directory of binlog files and their index (a
+relay written by ``binlog fetch``, or the output of ``binlog rewrite``), read while they
+grow.
+
+Only whole events are ever handed out: a file still being written may end inside an
+event, and what a client gets must be what it would get from the server itself (events
+at their file offsets).  The GTID state is read from the files the way a MariaDB primary
+keeps it (``sql/sql_repl.cc`` gtid_find_binlog_file: each file's GTID_LIST_EVENT is the
+state before its first event group).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, HEADER_LEN, EventType
+from ..cursor import Cursor
+from ..errors import BinlogError, MalformedEventError, RelayError
+from ..events.gtid import decode_gtid_list, decode_maria_gtid
+from ..header import parse_header
+
+#: A served file's name: a binlog name, never a path.
+BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
+MAX_EVENT = 1 << 30
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What a served file's FORMAT_DESCRIPTION says."""
+    server_version: str
+    checksum: bool
+    server_id: int
+
+
+class ServedLogs:
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        if not self.dir.is_dir():
+            raise RelayError(f"{self.dir}: not a directory of binlogs")
+        self._ends: dict[str, int] = {}     # files only grow: where the walk stopped
+
+    def names(self) -> list[str]:
+        """The files in index order (the ``.index`` file, else the names sorted)."""
+        indexes = sorted(self.dir.glob("*.index"))
+        if len(indexes) > 1:
+            raise RelayError(f"{self.dir} holds several .index files: not one server's binlogs")
+        if indexes:
+            lines = indexes[0].read_text(encoding="utf-8", errors="replace").splitlines()
+            names = [Path(line.strip()).name for line in lines if line.strip()]
+        else:
+            names = sorted(p.name for p in self.dir.iterdir() if BINLOG_NAME.fullmatch(p.name))
+        return [n for n in names if BINLOG_NAME.fullmatch(n) and (self.dir / n).is_file()
+                and not (self.dir / n).is_symlink()]
+
+    def path(self, name: str) -> Path:
+        if not BINLOG_NAME.fullmatch(name) or name not in self.names():
+            raise RelayError(f"{name!r} is not a binlog of {self.dir}")
+        return self.dir / name
+
+    def size(self, name: str) -> int:
+        """Where the last whole event of ``name`` ends (what may be sent of it)."""
+        with open(self.path(name), "rb") as fh:
+            end = whole_events_end(fh, self._ends.get(name, 4))
+        self._ends[name] = end
+        return end
+
+    def info(self, name: str) -> FileInfo:
+        with open(self.path(name), "rb") as fh:
+            head = fh.read(4 + HEADER_LEN)
+            if head[:4] != BINLOG_MAGIC or len(head) < 4 + HEADER_LEN:
+                raise RelayError(f"{name} does not start with the binlog magic and a header", source=name)
+            header = parse_header(head, 4, 4)
+            if header.type_code != EventType.FORMAT_DESCRIPTION_EVENT or header.event_size > 1024:
+                raise RelayError(f"{name} does not begin with a FORMAT_DESCRIPTION", source=name)
+            fde = head[4:] + fh.read(header.event_size - HEADER_LEN)
+        if len(fde) != header.event_size or len(fde) < HEADER_LEN + 57 + 5:
+            raise RelayError(f"{name}: its FORMAT_DESCRIPTION is cut short", source=name)
+        version = fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode("ascii", "replace")
+        return FileInfo(version, fde[-5] == CHECKSUM_CRC32, header.server_id)
+
+    def events(self, name: str, start: int, end: int):
+        """(offset, bytes) of the whole events of ``name`` from ``start`` to ``end``."""
+        with open(self.path(name), "rb") as fh:
+            fh.seek(start)
+            pos = start
+            while pos < end:
+                head = fh.read(HEADER_LEN)
+                size = int.from_bytes(head[9:13], "little") if len(head) == HEADER_LEN else 0
+                if size < HEADER_LEN or size > MAX_EVENT or pos + size > end:
+                    raise MalformedEventError(f"the event at {pos} says it has {size} bytes",
+                                              source=name, event_offset=pos)
+                data = head + fh.read(size - HEADER_LEN)
+                yield pos, data
+                pos += size
+
+    # -- GTIDs ------------------------------------------------------------------------
+    def gtid_list(self, name: str) -> dict[int, tuple[int, int]] | None:
+        """The state before ``name``'s first event group: domain -> (server id, seq_no);
+        None when the file has no GTID_LIST (not a MariaDB 10 binlog)."""
+        for offset, data in self.events(name, 4, min(self.size(name), 64 * 1024)):
+            header = parse_header(data, 0, offset)
+            if header.type_code == EventType.GTID_LIST_EVENT:
+                checksum = self.info(name).checksum
+                event = decode_gtid_list(_body(data, checksum), None, header)
+                return {d: (s, n) for d, s, n in event.gtids}
+            if header.type_code in (EventType.GTID_EVENT, EventType.QUERY_EVENT):
+                return None
+        return None
+
+    def gtid_state(self) -> dict[int, tuple[int, int]]:
+        """The last GTID of each domain in the served binlogs."""
+        names = self.names()
+        if not names:
+            return {}
+        last = names[-1]
+        state = dict(self.gtid_list(last) or {})
+        checksum = self.info(last).checksum
+        for offset, data in self.events(last, 4, self.size(last)):
+            header = parse_header(data, 0, offset)
+            if header.type_code == EventType.GTID_EVENT:
+                event = decode_maria_gtid(_body(data, checksum), None, header)
+                state[event.domain_id] = (header.server_id, event.seq_no)
+        return state
+
+    def gtid_start_file(self, want: dict[int, int]) -> str:
+        """The file a dump from the GTID position ``want`` (domain -> seq_no) starts at:
+        the last whose GTID_LIST (the state before it) is not past ``want`` in any of its
+        domains (sql/sql_repl.cc gtid_find_binlog_file)."""
+        chosen = None
+        for name in self.names():
+            listed = self.gtid_list(name) or {}
+            if all(domain in want and seq <= want[domain] for domain, (_, seq) in listed.items()):
+                chosen = name
+            elif chosen is not None:
+                break
+        if chosen is None:
+            raise RelayError("the GTID position is before the first served binlog (its events "
+                             "are not here)")
+        return chosen
+
+
+def _body(data: bytes, checksum: bool) -> Cursor:
+    end = len(data) - (4 if checksum else 0)
+    return Cursor(data, HEADER_LEN, end)
+
+
+def whole_events_end(fh, start: int = 4) -> int:
+    """Offset after the last whole event of an open binlog file (4 for an empty one),
+    walking from ``start``, an event boundary already known."""
+    size = os.fstat(fh.fileno()).st_size
+    if size < 4:
+        return 4
+    pos = start
+    fh.seek(pos)
+    while pos + HEADER_LEN <= size:
+        head = fh.read(HEADER_LEN)
+        length = int.from_bytes(head[9:13], "little")
+        if length < HEADER_LEN or pos + length > size:
+            break
+        pos += length
+        fh.seek(pos)
+    return pos
+
+
+__all__ = ["ServedLogs", "FileInfo", "whole_events_end", "BinlogError"]
