@@ -51,8 +51,13 @@ class ServedLogs:
             names = [Path(line.strip()).name for line in lines if line.strip()]
         else:
             names = sorted(p.name for p in self.dir.iterdir() if BINLOG_NAME.fullmatch(p.name))
-        return [n for n in names if BINLOG_NAME.fullmatch(n) and (self.dir / n).is_file()
-                and not (self.dir / n).is_symlink()]
+        names = [n for n in names if BINLOG_NAME.fullmatch(n) and (self.dir / n).is_file()
+                 and not (self.dir / n).is_symlink()]
+        # a file just listed may not hold its FORMAT_DESCRIPTION yet (binlog fetch lists a
+        # name before it writes the file): it is served once that is whole
+        while names and self._whole_end(names[-1]) <= 4:
+            names.pop()
+        return names
 
     def path(self, name: str) -> Path:
         if not BINLOG_NAME.fullmatch(name) or name not in self.names():
@@ -61,7 +66,11 @@ class ServedLogs:
 
     def size(self, name: str) -> int:
         """Where the last whole event of ``name`` ends (what may be sent of it)."""
-        with open(self.path(name), "rb") as fh:
+        self.path(name)
+        return self._whole_end(name)
+
+    def _whole_end(self, name: str) -> int:
+        with open(self.dir / name, "rb") as fh:
             end = whole_events_end(fh, self._ends.get(name, 4))
         self._ends[name] = end
         return end

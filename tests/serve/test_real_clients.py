@@ -4,77 +4,14 @@ and the PyPI python-mysql-replication.  Expected values come from the source ser
 (CHECKSUM TABLE, ``CAST(col AS CHAR)``, its own binlog files)."""
 from __future__ import annotations
 
-import os
-import re
-import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from support.serve_process import PASSWORD, REPO, Serve, copy_binlogs, rows, workload
 
 pytestmark = pytest.mark.server
-
-REPO = Path(__file__).resolve().parents[2]
-PASSWORD = "serve-Pw1"
-
-
-def workload(source, rows: int = 60) -> None:
-    source.execute("CREATE DATABASE d")
-    source.execute("CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(40), ts DATETIME(3), n DECIMAL(10,2))")
-    for i in range(rows):
-        source.execute(f"INSERT INTO d.t VALUES ({i}, 'row {i}', '2021-02-03 04:05:06.{i % 1000:03d}', {i}.25)")
-    source.execute("UPDATE d.t SET v = CONCAT(v, ' updated') WHERE id % 3 = 0")
-    source.flush_logs()
-    source.execute("DELETE FROM d.t WHERE id > 50")
-    source.execute("CREATE TABLE d.big (id INT PRIMARY KEY, b LONGBLOB)")
-    source.execute("INSERT INTO d.big VALUES (1, REPEAT('x', 300000))")
-
-
-def copy_binlogs(source, directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    names = source.binlog_names()
-    for name in names:
-        source.copy_binlog(name, directory / name)
-    (directory / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
-
-
-def rows(server, table: str = "d.t") -> list[tuple]:
-    return server.query(f"SELECT id, CAST(v AS CHAR), CAST(ts AS CHAR), CAST(n AS CHAR) FROM {table} ORDER BY id")
-
-
-class Serve:
-    """``binlog serve`` in a child process on a free port (read from its first log line)."""
-
-    def __init__(self, binlogs: Path, tmp: Path, *extra: str):
-        users = tmp / "users"
-        hashed = subprocess.run([sys.executable, "-m", "binlog.cli", "serve", "--hash-password"],
-                                input=PASSWORD + "\n", capture_output=True, text=True, cwd=REPO, check=True)
-        users.write_text(f"repl {hashed.stdout.strip()}\n")
-        self.log_path = tmp / "serve.log"
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "serve", "--listen", "127.0.0.1:0",
-                                      "--binlogs", binlogs, "--server-id", "100", "--users", users, *extra],
-                                     cwd=REPO, stderr=self.log, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log_path.read_text())
-            if found:
-                self.port = int(found.group(1))
-                return
-            assert self.proc.poll() is None, self.log_path.read_text()
-            time.sleep(0.05)
-        raise AssertionError("binlog serve did not start")
-
-    def text(self) -> str:
-        return self.log_path.read_text()
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout=30)
-        self.log.close()
-        return code
 
 
 @pytest.fixture
@@ -134,7 +71,8 @@ def wait_replica(replica, source, timeout: float = 60) -> None:
             names = [c[0] for c in cur.description]
             info = dict(zip(names, cur.fetchone(), strict=True))
             cur.connection.close()
-            assert not info["Last_IO_Error"] and not info["Last_SQL_Error"], info
+            # a reconnect while serve restarts is expected; a fatal error is not
+            assert "fatal" not in info["Last_IO_Error"] and not info["Last_SQL_Error"], info
             try:
                 if replica.query("CHECKSUM TABLE d.t, d.big") == want:
                     return
@@ -152,7 +90,7 @@ def test_python_mysql_replication_reads_through_serve(source, tmp_path):
     serve = Serve(tmp_path / "served", tmp_path)
     try:
         stream = BinLogStreamReader(connection_settings={"host": "127.0.0.1", "port": serve.port,
-                                                         "user": "repl", "passwd": PASSWORD},
+                                                         "user": "repl", "password": PASSWORD},
                                     server_id=77, blocking=False, only_events=[WriteRowsEvent],
                                     only_tables=["t"], is_mariadb=True)
         try:
@@ -165,3 +103,44 @@ def test_python_mysql_replication_reads_through_serve(source, tmp_path):
     # not answer that, so the values come keyed by position (its UNKNOWN_COL<n>)
     ids = sorted(values[next(iter(values))] for values in got)
     assert ids == list(range(60))
+
+
+def test_a_replica_follows_a_growing_relay_through_serve(source, mariadb_factory, tmp_path):
+    """binlog fetch --stop-never keeps a relay of the source; serve follows it as it
+    grows; a replica through serve sees the writes made after it connected, and a
+    restart of serve in the middle loses nothing."""
+    relay = tmp_path / "relay"
+    fetch = subprocess.Popen([sys.executable, "-m", "binlog.cli", "fetch", "--from",
+                              f"mysql://root@localhost/?unix_socket={source.socket}", "--to", relay,
+                              "--server-id", "61", "--stop-never", "--heartbeat", "0.5"],
+                             cwd=REPO, stderr=subprocess.PIPE)
+    replica = mariadb_factory({"server_id": 2})
+    serve = None
+    try:
+        deadline = time.monotonic() + 30
+        while not list(relay.glob("*.index")):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        serve = Serve(relay, tmp_path)
+        replica.execute(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={serve.port}, "
+                        f"MASTER_USER='repl', MASTER_PASSWORD='{PASSWORD}', MASTER_CONNECT_RETRY=1, "
+                        f"MASTER_USE_GTID=slave_pos")
+        replica.execute("START SLAVE")
+        wait_replica(replica, source)
+        for i in range(100, 130):
+            source.execute(f"INSERT INTO d.t VALUES ({i}, 'later {i}', NOW(3), {i})")
+        source.flush_logs()
+        source.execute("UPDATE d.t SET n = n + 1 WHERE id >= 100")
+        wait_replica(replica, source)
+        port = serve.port
+        serve.stop()
+        serve = Serve(relay, tmp_path, "--listen", f"127.0.0.1:{port}")
+        source.execute("DELETE FROM d.t WHERE id BETWEEN 100 AND 110")
+        wait_replica(replica, source)
+        assert rows(replica) == rows(source)
+    finally:
+        replica.execute("STOP SLAVE")
+        if serve is not None:
+            serve.stop()
+        fetch.terminate()
+        fetch.wait(timeout=30)
