@@ -48,7 +48,7 @@ from ..sources.server import (
 )
 from ._common import add_live_options, server_options
 
-FLUSH_INTERVAL = 0.2        # seconds: the copy lags the server by at most this much
+FLUSH_INTERVAL = 0.2        # seconds: under a steady stream, the copy lags by at most this
 
 
 def add_parser(sub) -> None:
@@ -155,7 +155,10 @@ class Fetcher:
             elif event.header.type_code in HEARTBEAT_TYPES:
                 progress.idle()
             now = time.monotonic()
-            if now - flushed >= FLUSH_INTERVAL or event.header.type_code in HEARTBEAT_TYPES:
+            # flushed when nothing more has arrived (the next read would wait: readers of the
+            # relay, binlog serve among them, see a burst's end at once) and at least every
+            # FLUSH_INTERVAL under a steady stream
+            if now - flushed >= FLUSH_INTERVAL or client.caught_up():
                 relay.flush()
                 flushed = now
         relay.flush()

@@ -37,6 +37,15 @@ class ServeState:
     gtid_state: dict[int, tuple[int, int]]              # domain -> (server id, seq_no)
     gtid_pos_at: Callable[[str, int], str] = lambda name, pos: ""
     replicas: list[tuple] = field(default_factory=list)
+    clients: list[tuple] = field(default_factory=list)     # (id, user, host, command, file, pos, seconds)
+
+    def behind(self, file: str, pos: int) -> int:
+        """Bytes of the served binlogs after ``file``:``pos``."""
+        names = [n for n, _ in self.files]
+        if file not in names:
+            return 0
+        i = names.index(file)
+        return max(self.files[i][1] - pos, 0) + sum(size - 4 for _, size in self.files[i + 1:])
 
     @property
     def gtid_text(self) -> str:
@@ -81,6 +90,7 @@ class Answers:
             (re.compile(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*", re.I), self._master_status),
             (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
+            (re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST\s*", re.I), self._processlist),
             (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
             (re.compile(r"SELECT\s+(.+?)\s*(?:LIMIT\s+1\s*)?", re.I | re.S), self._select_values),
         ]
@@ -141,6 +151,16 @@ class Answers:
 
     def _replica_hosts(self, match) -> Answer:
         return s.result_set(["Server_id", "Host", "Port", "Master_id"], self.state.replicas)
+
+    def _processlist(self, match) -> Answer:
+        """Every client: what it does, where its dump is and how many bytes of the served
+        binlogs it has still to read (its lag)."""
+        rows = []
+        for cid, user, host, command, file, pos, seconds in self.state.clients:
+            state = f"at {file}:{pos}, {self.state.behind(file, pos)} bytes behind" if file else ""
+            rows.append((cid, user, host, None, command, seconds, state, None))
+        return s.result_set(["Id", "User", "Host", "db", "Command", "Time", "State", "Info"], rows,
+                            numeric=frozenset({0, 5}))
 
     def _gtid_pos(self, match: re.Match[str]) -> Answer:
         name, pos = match.group(1), int(match.group(2))

@@ -30,7 +30,7 @@ from ..errors import BinlogError, ServerProtocolError
 from ..header import parse_header
 from ..inert import inert
 from ..protocol import messages as m, serving as s
-from ..protocol.packets import PacketReader, frame
+from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from . import events
 from .queries import Answers, ServeState
@@ -56,7 +56,7 @@ class Limits:
     login_timeout: float = 10.0         # greeting to OK
     idle_timeout: float = 600.0         # between two commands before the dump
     write_timeout: float = 60.0         # one send (a client that stops reading)
-    poll: float = 0.1                   # how often a followed binlog is looked at
+    poll: float = 0.02                  # how often a followed binlog is looked at
 
 
 @dataclass
@@ -97,6 +97,27 @@ class Session:
         with self._io():
             self.sock.settimeout(self.limits.write_timeout)
             self.sock.sendall(data)
+
+    def send_event(self, event: bytes) -> None:
+        """An event of the dump (0x00 and the event) without copying it into a packet:
+        header and event go out in one sendmsg (events are megabytes; copying each twice
+        halved the throughput)."""
+        length = len(event) + 1
+        if length >= MAX_PACKET:
+            self.send(b"\x00" + event)         # split across packets: frame() does it
+            return
+        head = length.to_bytes(3, "little") + bytes([self.seq]) + b"\x00"
+        self.seq = (self.seq + 1) & 0xFF
+        parts = [memoryview(head), memoryview(event)]
+        with self._io():
+            self.sock.settimeout(self.limits.write_timeout)
+            sent = self.sock.sendmsg(parts)
+            for part in parts:
+                if sent >= len(part):
+                    sent -= len(part)
+                    continue
+                self.sock.sendall(part[sent:])
+                sent = 0
 
     def send_all(self, payloads: list[bytes]) -> None:
         for p in payloads:
@@ -312,7 +333,7 @@ class Dump:
             if session.info.stop.is_set():
                 raise ClientGone("killed")
             if self._sent(data):
-                session.send(b"\x00" + data)
+                session.send_event(data)
             self.position = offset + len(data)
             session.info.position = self.position
 

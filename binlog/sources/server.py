@@ -412,6 +412,10 @@ class ReplicationClient:
         conn.send_command(COM_REGISTER_SLAVE, payload, deadline)
         conn.read_ok(deadline, "registering as a replica")
 
+    def caught_up(self) -> bool:
+        """Nothing more received yet: the next event would be waited for."""
+        return self.conn is None or self.conn.reader.buffered == 0
+
     def _event_bound(self, first: bytes) -> int | None:
         """The longest an event packet may be, from its first bytes: the event's own
         length (header bytes 9..13) and the marker bytes before it."""

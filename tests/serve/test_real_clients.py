@@ -144,3 +144,33 @@ def test_a_replica_follows_a_growing_relay_through_serve(source, mariadb_factory
             serve.stop()
         fetch.terminate()
         fetch.wait(timeout=30)
+
+
+def test_processlist_shows_each_client_and_its_lag(source, tmp_path):
+    import pymysql
+
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path)
+    follower = subprocess.Popen(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
+                                 "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
+                                 "--raw", "--stop-never", "--result-file", str(tmp_path) + "/",
+                                 source.binlog_names()[0]])
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
+        deadline = time.monotonic() + 20
+        while True:
+            with conn.cursor() as cur:
+                cur.execute("SHOW PROCESSLIST")
+                listed = cur.fetchall()
+            dumps = [r for r in listed if r[4] == "Binlog Dump"]
+            if dumps and dumps[0][6].endswith(" 0 bytes behind"):
+                break
+            assert time.monotonic() < deadline, listed
+            time.sleep(0.2)
+        last = source.binlog_names()[-1]
+        assert f"at {last}:{(tmp_path / 'served' / last).stat().st_size}" in dumps[0][6]
+        conn.close()
+    finally:
+        follower.kill()
+        follower.wait()
+        serve.stop()
