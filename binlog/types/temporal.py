@@ -249,3 +249,161 @@ def decode_time2(buf, pos, end, col):
     if usec >= 1000000:
         raise malformed(f"TIME({n}) fraction out of range")
     return format_time(negative, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n), pos + size
+
+
+# --- encoders: the mirror of the decoders above -----------------------------------------
+#
+# ``encode(value, col) -> bytes`` takes what the decoder of the same type gives (the
+# server's text form, TIMESTAMP in UTC) and writes the bytes the server writes for it:
+# decode(encode(v)) == v.  Layouts as above: MariaDB sql/field.cc (Field_*0::store,
+# Field_*_hires::store_TIME), MySQL/MariaDB sql/compat56.cc (my_*_packed_to_binary).
+
+def _parse_datetime(text: str, what: str) -> tuple[int, int, int, int, int, int, int]:
+    """'YYYY-MM-DD hh:mm:ss[.f..]' -> (Y, M, D, h, m, s, usec)."""
+    try:
+        if len(text) < 19 or text[4] != "-" or text[7] != "-" or text[10] != " ":
+            raise ValueError(text)
+        usec = int(text[20:].ljust(6, "0")) if len(text) > 20 and text[19] == "." else 0
+        if len(text) > 19 and text[19] != ".":
+            raise ValueError(text)
+        return (int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]),
+                int(text[14:16]), int(text[17:19]), usec)
+    except ValueError:
+        raise malformed(f"{what} value {text!r} is not 'YYYY-MM-DD hh:mm:ss[.f]'") from None
+
+
+def _parse_time(text: str) -> tuple[bool, int, int]:
+    """'[-]h..h:mm:ss[.f..]' -> (negative, seconds, usec)."""
+    negative = text.startswith("-")
+    body = text[1:] if negative else text
+    try:
+        clock, _, frac = body.partition(".")
+        hours, minutes, seconds = clock.split(":")
+        if len(minutes) != 2 or len(seconds) != 2 or len(frac) > 6:
+            raise ValueError(text)
+        secs = int(hours) * 3600 + int(minutes) * 60 + int(seconds)
+        return negative, secs, int(frac.ljust(6, "0")) if frac else 0
+    except ValueError:
+        raise malformed(f"TIME value {text!r} is not '[-]hh:mm:ss[.f]'") from None
+
+
+def _epoch(text: str, n: int) -> tuple[int, int]:
+    """A UTC TIMESTAMP text -> (epoch seconds, usec); the zero date is (0, 0)."""
+    year, month, day, hour, minute, second, usec = _parse_datetime(text, f"TIMESTAMP({n})")
+    if year == month == day == 0:
+        return 0, usec
+    try:
+        days = date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        raise malformed(f"TIMESTAMP({n}) value {text!r} is not a date") from None
+    return days * 86400 + hour * 3600 + minute * 60 + second, usec
+
+
+def _utc_only(col) -> None:
+    if col.tz is not None or col.ts_offset:
+        raise malformed("TIMESTAMP values are encoded from UTC text only")
+
+
+def _usec_for(usec: int, n: int, what: str) -> int:
+    if usec % _DIV[n]:
+        raise malformed(f"{what} fraction .{usec:06d} has more than {n} digits")
+    return usec
+
+
+def encode_date(value: str, col) -> bytes:
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    return (year << 9 | month << 5 | day).to_bytes(3, "little")
+
+
+def encode_timestamp0(value: str, col) -> bytes:
+    _utc_only(col)
+    seconds, usec = _epoch(value, 0)
+    _usec_for(usec, 0, "TIMESTAMP")
+    return seconds.to_bytes(4, "little")
+
+
+def encode_datetime0(value: str, col) -> bytes:
+    year, month, day, hour, minute, second, usec = _parse_datetime(value, "DATETIME")
+    _usec_for(usec, 0, "DATETIME")
+    packed = ((year * 100 + month) * 100 + day) * 1000000 + (hour * 100 + minute) * 100 + second
+    return packed.to_bytes(8, "little")
+
+
+def encode_time0(value: str, col) -> bytes:
+    negative, secs, usec = _parse_time(value)
+    _usec_for(usec, 0, "TIME")
+    hours, rem = divmod(secs, 3600)
+    v = hours * 10000 + rem // 60 * 100 + rem % 60
+    return (-v if negative else v).to_bytes(3, "little", signed=True)
+
+
+def encode_timestamp_hires(value: str, col) -> bytes:
+    n = _precision(col)
+    _utc_only(col)
+    seconds, usec = _epoch(value, n)
+    part = _usec_for(usec, n, f"TIMESTAMP({n})") // _DIV[n]
+    return seconds.to_bytes(4, "big") + part.to_bytes(SEC_PART_BYTES[n], "big")
+
+
+def encode_datetime_hires(value: str, col) -> bytes:
+    n = _precision(col)
+    year, month, day, hour, minute, second, usec = _parse_datetime(value, f"DATETIME({n})")
+    packed = (((((year * 13 + month) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second) \
+        * 1000000 + _usec_for(usec, n, f"DATETIME({n})")
+    return (packed // _DIV[n]).to_bytes(DATETIME_HIRES_BYTES[n], "big")
+
+
+def encode_time_hires(value: str, col) -> bytes:
+    n = _precision(col)
+    negative, secs, usec = _parse_time(value)
+    packed = secs * 1000000 + _usec_for(usec, n, f"TIME({n})")
+    if secs > TIME_MAX_VALUE_SECONDS:
+        raise malformed(f"TIME({n}) value {value!r} out of range")
+    shifted = (-packed if negative else packed) // _DIV[n] + TIME_ZERO_POINT[n]
+    return shifted.to_bytes(TIME_HIRES_BYTES[n], "big")
+
+
+def _fsp_fraction(usec: int, n: int) -> bytes:
+    """The fraction of the *2 types (my_*_packed_to_binary): 1 byte of hundredths,
+    2 bytes BE of 1e-4 s, or 3 bytes BE of usec, by fsp; a negative TIME's fraction is
+    stored as C's two's complement byte/short."""
+    if n == 0:
+        return b""
+    size = _FSP_BYTES[n]
+    return (usec // _FSP_MULT[n]).to_bytes(size, "big", signed=usec < 0)
+
+
+def encode_timestamp2(value: str, col) -> bytes:
+    n = _precision(col)
+    _utc_only(col)
+    seconds, usec = _epoch(value, n)
+    return seconds.to_bytes(4, "big") + _fsp_fraction(_usec_for(usec, n, f"TIMESTAMP({n})"), n)
+
+
+def encode_datetime2(value: str, col) -> bytes:
+    n = _precision(col)
+    year, month, day, hour, minute, second, usec = _parse_datetime(value, f"DATETIME({n})")
+    if not (0 <= year <= 9999 and 0 <= month <= 12 and 0 <= day <= 31 and hour < 24
+            and minute < 60 and second < 60):
+        raise malformed(f"DATETIME({n}) value {value!r} out of range")
+    intpart = ((year * 13 + month) << 22) | (day << 17) | (hour << 12) | (minute << 6) | second
+    return (intpart + 0x8000000000).to_bytes(5, "big") + _fsp_fraction(
+        _usec_for(usec, n, f"DATETIME({n})"), n)
+
+
+def encode_time2(value: str, col) -> bytes:
+    """TIME_to_longlong_time_packed then my_time_packed_to_binary (sql/compat56.cc): the
+    integer part is ``packed >> 24`` (an arithmetic shift), the fraction C's ``%``."""
+    n = _precision(col)
+    negative, secs, usec = _parse_time(value)
+    hours, rem = divmod(secs, 3600)
+    if hours > 1023:
+        raise malformed(f"TIME({n}) value {value!r} out of range")
+    hms = hours << 12 | (rem // 60) << 6 | rem % 60
+    packed = (hms << 24) + _usec_for(usec, n, f"TIME({n})")
+    if negative:
+        packed = -packed
+    if n >= 5:
+        return (packed + 0x800000000000).to_bytes(6, "big")
+    frac = -(-packed % (1 << 24)) if packed < 0 else packed % (1 << 24)
+    return ((packed >> 24) + 0x800000).to_bytes(3, "big") + _fsp_fraction(frac, n)
