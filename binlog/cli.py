@@ -64,7 +64,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
 COMMANDS = {"dump": "binlog.commands.dump", "schema": "binlog.commands.schema",
             "stats": "binlog.commands.stats", "apply": "binlog.commands.apply",
             "verify-rows": "binlog.commands.verify", "fetch": "binlog.commands.fetch",
-            "ingest": "spark_ingest.command"}
+            "rewrite": "binlog.commands.rewrite", "ingest": "spark_ingest.command"}
 COMMAND_MODULES = tuple(COMMANDS.values())
 
 

@@ -57,6 +57,7 @@ COMMANDS = {
     "schema": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
     "ingest": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SKIPPED, _E.SERVER),
     "fetch": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
+    "rewrite": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.INCOMPLETE, _E.SERVER),
 }
 
 # When several outcomes apply, the first of these wins (3 before 4: damage is worse news
