@@ -46,6 +46,7 @@ from .constants import (
     HEADER_LEN,
     LEGACY_TEMPORAL_TYPES,
     LOG_EVENT_BINLOG_IN_USE_F,
+    MARIADB_NUMERIC_TYPES,
     ColumnType as T,
     EventType as E,
 )
@@ -266,10 +267,16 @@ class Rewriter:
                         f"column is not recorded in the binlog", table=event.qualified_name,
                         column=col.label, hint=REMEDY)
         self.tables[event.table_id] = _Table(event, plan, legacy)
-        if not legacy:
+        extra = b""
+        if self.options.full_metadata and self.schema is not None and not replaying:
+            meta = self.schema.full_metadata(event, (self.name, event.offset))
+            if meta is not None:
+                extra = full_metadata_tlvs(event.columns, meta, set(event.optional))
+        if not legacy and not extra:
             return None, None
-        self.stats.table_maps += not replaying
-        return table_map_body(raw, self.fde, plan.columns if plan else event.columns), None
+        self.stats.table_maps += bool(legacy) and not replaying
+        columns = plan.columns if plan is not None else event.columns
+        return table_map_body(raw, self.fde, columns) + extra, None
 
     def _plan(self, event: TableMapEvent) -> DecodePlan | None:
         if not any(c.type in LEGACY_TEMPORAL_TYPES for c in event.columns):
@@ -598,3 +605,77 @@ def lookup(entries: list[MapEntry], position: int, *, from_output: bool = False)
     side = "output" if from_output else "input"
     raise UsageError(f"{side} position {position} is not the start or end of an event the "
                      f"map lists")
+
+
+# --- binlog_row_metadata=FULL -----------------------------------------------------------
+
+def full_metadata_tlvs(columns: list[Column], meta: dict, present: set[int]) -> bytes:
+    """The optional metadata TLVs binlog_row_metadata=FULL writes, in the server's order
+    (sql/log_event_server.cc Table_map_log_event::init_metadata_fields: SIGNEDNESS,
+    charsets, [GEOMETRY_TYPE], COLUMN_NAME, ENUM/SET charsets, SET_STR_VALUE,
+    ENUM_STR_VALUE, primary key), from ``meta`` (the schema resolver's
+    ``full_metadata``); a field the TABLE_MAP has already (``present``) or the schema
+    cannot give (a charset it does not name, a geometry's real type) is left out."""
+    from .events.table_map import (
+        COLUMN_NAME,
+        ENUM_STR_VALUE,
+        SET_STR_VALUE,
+        SIGNEDNESS,
+        SIMPLE_PRIMARY_KEY,
+        is_character_column,
+    )
+
+    specs = meta["columns"]
+    out = bytearray()
+
+    def tlv(kind: int, value: bytes) -> None:
+        if kind not in present:        # write_tlv_field: type, packed length, value
+            out.extend(bytes((kind,)) + pack_lenenc(len(value)) + value)
+
+    numeric = [specs[c.index]["unsigned"] for c in columns if c.type in MARIADB_NUMERIC_TYPES]
+    if numeric:                         # init_signedness_field: MSB first
+        bits = bytearray((len(numeric) + 7) // 8)
+        for i, unsigned in enumerate(numeric):
+            if unsigned:
+                bits[i >> 3] |= 0x80 >> (i & 7)
+        tlv(SIGNEDNESS, bytes(bits))
+    chars = [c.index for c in columns if is_character_column(c, True)]
+    enums = [c.index for c in columns if c.type in (T.ENUM, T.SET)]
+    if not present & {DEFAULT_CHARSET_TLV, COLUMN_CHARSET_TLV}:
+        out += _charset_tlv(chars, specs, DEFAULT_CHARSET_TLV, COLUMN_CHARSET_TLV)
+    tlv(COLUMN_NAME, b"".join(pack_lenenc(len(n)) + n
+                              for n in (s["name"].encode("utf-8") for s in specs)))
+    if not present & {ENUM_SET_DEFAULT_CHARSET_TLV, ENUM_SET_COLUMN_CHARSET_TLV}:
+        out += _charset_tlv(enums, specs, ENUM_SET_DEFAULT_CHARSET_TLV, ENUM_SET_COLUMN_CHARSET_TLV)
+    for kind, code in ((SET_STR_VALUE, T.SET), (ENUM_STR_VALUE, T.ENUM)):
+        labelled = [specs[c.index]["labels"] for c in columns if c.type == code]
+        if labelled:
+            tlv(kind, b"".join(pack_lenenc(len(labels)) + b"".join(
+                pack_lenenc(len(x)) + x for x in labels) for labels in labelled))
+    if meta["primary_key"]:
+        tlv(SIMPLE_PRIMARY_KEY, b"".join(pack_lenenc(i) for i in meta["primary_key"]))
+    return bytes(out)
+
+
+DEFAULT_CHARSET_TLV, COLUMN_CHARSET_TLV = 2, 3
+ENUM_SET_DEFAULT_CHARSET_TLV, ENUM_SET_COLUMN_CHARSET_TLV = 10, 11
+
+
+def _charset_tlv(indexes: list[int], specs: list[dict], default_kind: int, column_kind: int) -> bytes:
+    """init_charset_field: the most used collation as the default and the others by
+    index, or every column's collation when that is shorter; nothing when a collation
+    is unknown (a wrong charset would decode text wrongly)."""
+    ids = [specs[i]["collation"] for i in indexes]
+    if not ids or any(cid is None for cid in ids):
+        return b""
+    counts: dict[int, int] = {}
+    for cid in ids:
+        counts[cid] = counts.get(cid, 0) + 1
+    most = max(sorted(counts), key=lambda cid: counts[cid])    # std::map order, first max
+    if len(ids) < 1 + (len(ids) - counts[most]) * 2:
+        kind, value = column_kind, b"".join(pack_lenenc(cid) for cid in ids)
+    else:
+        kind = default_kind
+        value = pack_lenenc(most) + b"".join(pack_lenenc(k) + pack_lenenc(cid)
+                                            for k, cid in enumerate(ids) if cid != most)
+    return bytes((kind,)) + pack_lenenc(len(value)) + value
