@@ -68,7 +68,6 @@ from .events import (
     RowsEvent,
     StartEncryptionEvent,
     TableMapEvent,
-    TransactionPayloadEvent,
     XidEvent,
 )
 from .header import FormatDescription
@@ -173,10 +172,15 @@ class Rewriter:
             self.out_pos, self.resume_after = self.resume_out, -1    # the first new event
         self._failed_at = (header.offset, self.out_pos)
         if raw is None:
-            raise UnsupportedTypeError(
-                "an event inside a MySQL TRANSACTION_PAYLOAD (binlog_transaction_compression=ON)"
-                " cannot be rewritten", source=self.name, event_offset=header.offset,
-                event_type=header.type_name)
+            # an event inside a MySQL TRANSACTION_PAYLOAD: written with the payload, whole
+            if isinstance(event, TableMapEvent) and any(
+                    c.type in LEGACY_TEMPORAL_TYPES for c in event.columns):
+                raise UnsupportedTypeError(
+                    "legacy temporal columns inside a MySQL TRANSACTION_PAYLOAD "
+                    "(binlog_transaction_compression=ON) are not rewritten", source=self.name,
+                    event_offset=header.offset, event_type=header.type_name,
+                    table=event.qualified_name)
+            return None
         try:
             self._track_group(event)
             body, type_code = self._rewrite(event, raw, replaying)
@@ -240,9 +244,6 @@ class Rewriter:
             self.tables.clear()
         elif isinstance(event, StartEncryptionEvent):
             return _DROP, None
-        elif isinstance(event, TransactionPayloadEvent):
-            raise UnsupportedTypeError("MySQL TRANSACTION_PAYLOAD events "
-                                       "(binlog_transaction_compression=ON) are not rewritten")
         elif isinstance(event, TableMapEvent):
             return self._table_map(event, raw, replaying)
         elif isinstance(event, RowsEvent):

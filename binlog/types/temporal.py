@@ -296,7 +296,10 @@ def _epoch(text: str, n: int) -> tuple[int, int]:
         days = date(year, month, day).toordinal() - _EPOCH_ORDINAL
     except ValueError:
         raise malformed(f"TIMESTAMP({n}) value {text!r} is not a date") from None
-    return days * 86400 + hour * 3600 + minute * 60 + second, usec
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second
+    if not 0 <= seconds <= 0xFFFFFFFF:
+        raise malformed(f"TIMESTAMP({n}) value {text!r} out of range")
+    return seconds, usec
 
 
 def _utc_only(col) -> None:
@@ -332,6 +335,8 @@ def encode_datetime0(value: str, col) -> bytes:
 def encode_time0(value: str, col) -> bytes:
     negative, secs, usec = _parse_time(value)
     _usec_for(usec, 0, "TIME")
+    if secs > TIME_MAX_VALUE_SECONDS:
+        raise malformed(f"TIME value {value!r} out of range")
     hours, rem = divmod(secs, 3600)
     v = hours * 10000 + rem // 60 * 100 + rem % 60
     return (-v if negative else v).to_bytes(3, "little", signed=True)
