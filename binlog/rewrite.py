@@ -128,10 +128,11 @@ class _Table:
 
 # Steps of a row-image walk: (null byte, null mask, op, a, b).
 _FIXED, _PREFIX, _DECODE, _LEGACY = range(4)
-_FIXED_WIDTH = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.FLOAT: 4,
-                T.DOUBLE: 8, T.YEAR: 1, T.DATE: 3, T.NEWDATE: 3, T.NULL: 0}
+_FIXED_WIDTH: dict[int, int] = {
+    T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.FLOAT: 4, T.DOUBLE: 8,
+    T.YEAR: 1, T.DATE: 3, T.NEWDATE: 3, T.NULL: 0}
 _FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
-_V2_BASE = {T.TIMESTAMP2: 4, T.DATETIME2: 5, T.TIME2: 3}
+_V2_BASE: dict[int, int] = {T.TIMESTAMP2: 4, T.DATETIME2: 5, T.TIME2: 3}
 _PREFIXED = frozenset({T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.GEOMETRY, T.JSON})
 _DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
@@ -282,7 +283,7 @@ class Rewriter:
     def _plan(self, event: TableMapEvent) -> DecodePlan | None:
         if not any(c.type in LEGACY_TEMPORAL_TYPES for c in event.columns):
             return None
-        attributes = {}
+        attributes: dict = {}
         if self.schema is not None:
             attributes = self.schema.attributes(event, (self.name, event.offset)) or {}
         return build_plan(event, legacy_precision_known_zero=not self.fde.writes_legacy_hires,
@@ -488,7 +489,7 @@ def table_map_body(raw: bytes, fde: FormatDescription, columns: list[Column]) ->
     new_meta = bytearray()
     for index, code in enumerate(types):
         start = meta.pos
-        METADATA_READERS[code](meta)
+        METADATA_READERS[T(code)](meta)     # codes the decoder accepted
         if code in V2_TYPES:
             new_types[index] = V2_TYPES[code]
             new_meta.append(columns[index].precision or 0)

@@ -17,7 +17,6 @@ from ..errors import InputError, MalformedEventError
 from ..rewrite import MAP_HEADER, MapEntry, parse_map
 
 
-
 def index_name(first: str) -> str:
     """``mariadb-bin.index`` for ``mariadb-bin.000001``; ``x.index`` for ``x.binlog``."""
     stem, dot, _ext = first.rpartition(".")
@@ -60,8 +59,7 @@ class RewriteDir:
         end = kept[-1].out_end
         if end != out.stat().st_size:
             self._truncate(out, end)
-        if len(kept) != len(entries):
-            self._write_map(name, kept)
+        self._write_map(name, kept)     # also drops a line a crash cut short
         return kept[-1].in_start, end
 
     def read_map(self, name: str) -> list[MapEntry]:

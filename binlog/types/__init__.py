@@ -13,7 +13,7 @@ floats for VECTOR.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from ..column import Column
 from ..constants import ColumnType as T
@@ -55,6 +55,15 @@ from .strings import (
 )
 from .temporal import (
     decode_date,
+    decode_datetime0,
+    decode_datetime2,
+    decode_datetime_hires,
+    decode_time0,
+    decode_time2,
+    decode_time_hires,
+    decode_timestamp0,
+    decode_timestamp2,
+    decode_timestamp_hires,
     encode_date,
     encode_datetime0,
     encode_datetime2,
@@ -65,19 +74,10 @@ from .temporal import (
     encode_timestamp0,
     encode_timestamp2,
     encode_timestamp_hires,
-    decode_datetime0,
-    decode_datetime2,
-    decode_datetime_hires,
-    decode_time0,
-    decode_time2,
-    decode_time_hires,
-    decode_timestamp0,
-    decode_timestamp2,
-    decode_timestamp_hires,
 )
 
 Decoder = Callable[[bytes, int, int, Column], tuple[object, int]]
-Encoder = Callable[[object, Column], bytes]
+Encoder = Callable[[Any, Column], bytes]
 
 COLUMN_DECODERS: dict[int, Decoder] = {int(k): v for k, v in {
     T.TINY: decode_tiny, T.SHORT: decode_short, T.INT24: decode_int24, T.LONG: decode_long,
