@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .column import Column
@@ -73,7 +73,7 @@ from .events import (
 from .header import FormatDescription
 from .rows import REMEDY, DecodePlan, build_plan, present_columns
 from .stream import NEED_DATA, EventStream
-from .types import METADATA_READERS, encoder_for
+from .types import LEGACY_TRANSCODERS, METADATA_READERS
 
 #: legacy type code -> the MySQL 5.6 type code that replaces it
 V2_TYPES = {int(T.TIMESTAMP): int(T.TIMESTAMP2), int(T.DATETIME): int(T.DATETIME2),
@@ -85,6 +85,9 @@ UNCOMPRESSED = {int(E.QUERY_COMPRESSED_EVENT): int(E.QUERY_EVENT),
                 **{166 + i: 23 + i for i in range(3)}, **{169 + i: 30 + i for i in range(3)}}
 
 _U32 = 0xFFFFFFFF
+# dump's remedy; rewrite does not infer (a TABLE_MAP needs N before any row is seen)
+_REMEDY = REMEDY.replace("; or try --infer-precision",
+                         "; `binlog dump --infer-precision` can find N to set that way")
 _GROUP_ENDS = ("COMMIT", "ROLLBACK")
 
 
@@ -267,7 +270,7 @@ class Rewriter:
                     raise PrecisionUnknownError(
                         f"precision of a legacy MariaDB {LEGACY_TEMPORAL_TYPES[col.type].upper()} "
                         f"column is not recorded in the binlog", table=event.qualified_name,
-                        column=col.label, hint=REMEDY)
+                        column=col.label, hint=_REMEDY)
         self.tables[event.table_id] = _Table(event, plan, legacy)
         extra = b""
         if self.options.full_metadata and self.schema is not None and not replaying:
@@ -369,7 +372,7 @@ class Rewriter:
             cols = present_columns(present, len(plan.columns))
             steps = tuple((k >> 3, 1 << (k & 7)) + _step(plan.columns[ci], plan.decoders[ci])
                           for k, ci in enumerate(cols))
-            walk = ((len(cols) + 7) >> 3, steps)
+            walk = ((len(cols) + 7) >> 3, steps, {})
             table.walks[present] = walk
         return walk
 
@@ -413,39 +416,46 @@ def _step(col: Column, decoder) -> tuple:
     """(op, a, b) of one column in a row-image walk."""
     t = col.type
     if t in LEGACY_TEMPORAL_TYPES:
-        target = replace(col, type=V2_TYPES[t], binlog_type=V2_TYPES[t], meta=col.precision or 0)
-        return (_LEGACY, decoder, (encoder_for(target), target, col))
+        n = col.precision
+        if n is None or not 0 <= n <= 6:
+            raise MalformedEventError(f"invalid fractional precision {n}", column=col.label)
+        return (_LEGACY, LEGACY_TRANSCODERS[t], n, col)
     if t in _FIXED_WIDTH:
-        return (_FIXED, _FIXED_WIDTH[t], col)
+        return (_FIXED, _FIXED_WIDTH[t], None, col)
     if t in _V2_BASE and col.precision is not None and 0 <= col.precision <= 6:
-        return (_FIXED, _V2_BASE[t] + _FSP_BYTES[col.precision], col)
+        return (_FIXED, _V2_BASE[t] + _FSP_BYTES[col.precision], None, col)
     if t == T.NEWDECIMAL:
         intg, frac = (col.precision or 0) - col.scale, col.scale
         size = (intg // 9 * 4 + _DIG2BYTES[intg % 9] + frac // 9 * 4 + _DIG2BYTES[frac % 9])
-        return (_FIXED, size, col)
+        return (_FIXED, size, None, col)
     if t in (T.BIT, T.ENUM, T.SET) and col.length:
-        return (_FIXED, col.length, col)
+        return (_FIXED, col.length, None, col)
     if t in (T.VARCHAR, T.VAR_STRING, T.STRING):
-        return (_PREFIX, 1 if col.length <= 255 else 2, col)
+        return (_PREFIX, 1 if col.length <= 255 else 2, None, col)
     if t in _PREFIXED and 1 <= col.length <= 4:
-        return (_PREFIX, col.length, col)
-    return (_DECODE, decoder, col)
+        return (_PREFIX, col.length, None, col)
+    return (_DECODE, decoder, col, col)
 
 
 def rewrite_image(data, pos: int, end: int, walk, out: list) -> tuple[int, int]:
     """One row image from ``pos``: its bytes into ``out`` with each legacy value
-    re-encoded; returns (the position after it, legacy values re-encoded)."""
-    nbytes, steps = walk
+    re-encoded; returns (the position after it, legacy values re-encoded).  The walk's
+    steps for one NULL bitmap are compiled once (``_ops``): NULL columns dropped, runs of
+    fixed-width values one step."""
+    nbytes, steps, compiled = walk
     if end - pos < nbytes:
         raise _ImageError(TruncatedError(f"need {nbytes} bytes for the NULL bitmap, "
                                          f"{end - pos} left"), pos, None)
     nulls = data[pos:pos + nbytes]
+    ops = compiled.get(nulls)
+    if ops is None:
+        ops = _ops(steps, nulls)
+        if len(compiled) < 4096:        # NULL patterns of one table: few, but bounded
+            compiled[nulls] = ops
     start = pos
     pos += nbytes
     count = 0
-    for byte, mask, op, a, b in steps:
-        if nulls[byte] & mask:
-            continue
+    for op, a, b, col in ops:
         at = pos
         try:
             if op == _FIXED:
@@ -456,19 +466,47 @@ def rewrite_image(data, pos: int, end: int, walk, out: list) -> tuple[int, int]:
                 pos += a + int.from_bytes(data[pos:pos + a], "little")
             elif op == _LEGACY:
                 out.append(data[start:pos])
-                value, pos = a(data, pos, end, b[2])
-                out.append(b[0](value, b[1]))
+                value, pos = a(data, pos, end, b)
+                out.append(value)
                 start = pos
                 count += 1
             else:
                 _value, pos = a(data, pos, end, b)
         except BinlogError as exc:
-            raise _ImageError(exc, at, b[2] if op == _LEGACY else b) from exc
+            raise _ImageError(exc, at, col) from exc
         if pos > end:
-            raise _ImageError(TruncatedError(f"the value runs {pos - end} bytes past the end of "
-                                             f"the rows data"), at, b)
+            where, col = _overrun(op, b, col, at, end)
+            raise _ImageError(TruncatedError(f"the value runs {pos - end} bytes past the end "
+                                             f"of the rows data"), where, col)
     out.append(data[start:pos])
     return pos, count
+
+
+def _ops(steps, nulls) -> list:
+    """The steps of the non-NULL columns, consecutive fixed widths merged into one
+    (b: their (width, column) pairs, for the error that names the column)."""
+    ops: list = []
+    for byte, mask, op, a, b, col in steps:
+        if nulls[byte] & mask:
+            continue
+        if op == _FIXED and ops and ops[-1][0] == _FIXED:
+            _, size, parts, first = ops[-1]
+            ops[-1] = (_FIXED, size + a, parts + ((a, col),), first)
+        elif op == _FIXED:
+            ops.append((_FIXED, a, ((a, col),), col))
+        else:
+            ops.append((op, a, b, col))
+    return ops
+
+
+def _overrun(op, b, col, at, end) -> tuple[int, Column]:
+    """Where the value that runs past ``end`` starts, and its column."""
+    if op == _FIXED:
+        for size, part in b:
+            if at + size > end:
+                return at, part
+            at += size
+    return at, col
 
 
 def table_map_body(raw: bytes, fde: FormatDescription, columns: list[Column]) -> bytes:

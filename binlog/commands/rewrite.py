@@ -110,6 +110,7 @@ class _Job:
         self.files = self.written = self.kept = 0
         self.bytes_in = self.bytes_out = 0
         self.values = 0
+        self.rolled_back: tuple[str, int] | None = None
 
     def rewrite(self, binlog, source) -> str | None:
         """Rewrite one binlog (continuing its output); the next binlog's name when it
@@ -146,7 +147,9 @@ class _Job:
                 raise
             self.incomplete = exc       # a binlog still being written: the rest next run
         except BinlogError:
-            self.out.rollback(rewriter.rollback_point[1])
+            cut = rewriter.rollback_point[1]
+            self.out.rollback(cut)
+            self.rolled_back = (name, cut)
             raise
         finally:
             self.values += rewriter.stats.values
@@ -158,6 +161,10 @@ class _Job:
         sys.stderr.write(f"binlog: rewrote {self.files} binlog(s): {self.written} events written "
                          f"({self.kept} unchanged), {self.values} legacy values re-encoded, "
                          f"{self.bytes_in} bytes read, {self.bytes_out} written\n")
+        if self.rolled_back is not None:
+            name, cut = self.rolled_back
+            sys.stderr.write(f"binlog: {name} cut back to {cut} bytes, the start of the event "
+                             f"group that failed: a rerun continues there\n")
 
 
 def _print_map(args) -> int:

@@ -74,6 +74,9 @@ from .temporal import (
     encode_timestamp0,
     encode_timestamp2,
     encode_timestamp_hires,
+    transcode_datetime,
+    transcode_time,
+    transcode_timestamp,
 )
 
 Decoder = Callable[[bytes, int, int, Column], tuple[object, int]]
@@ -116,6 +119,15 @@ LEGACY_HIRES_ENCODERS: dict[int, Encoder] = {
     int(T.TIME): encode_time_hires,
 }
 
+# Legacy bytes straight to the *2 bytes of the same value and precision:
+# ``transcode(buf, pos, end, n) -> (bytes, new_pos)`` = the legacy decoder then the *2
+# encoder, without the text between them (binlog rewrite).
+LEGACY_TRANSCODERS = {
+    int(T.TIMESTAMP): transcode_timestamp,
+    int(T.DATETIME): transcode_datetime,
+    int(T.TIME): transcode_time,
+}
+
 _NAMES = {int(T.TIMESTAMP): "TIMESTAMP", int(T.DATETIME): "DATETIME", int(T.TIME): "TIME"}
 
 
@@ -152,7 +164,8 @@ def encoder_for(col: Column) -> Encoder:
 
 
 __all__ = [
-    "COLUMN_DECODERS", "COLUMN_ENCODERS", "Encoder", "LEGACY_HIRES_ENCODERS", "encoder_for", "LEGACY_HIRES_DECODERS", "METADATA_READERS", "Decoder", "JsonDiff",
+    "COLUMN_DECODERS", "COLUMN_ENCODERS", "Encoder", "LEGACY_HIRES_ENCODERS", "LEGACY_TRANSCODERS",
+    "encoder_for", "LEGACY_HIRES_DECODERS", "METADATA_READERS", "Decoder", "JsonDiff",
     "apply_json_diffs", "decimal_from_bin", "decode_json_diffs", "decoder_for", "make_column",
     "parse_json_binary", "parse_json_diffs", "parse_json_path", "string_real_type",
     "uncompress_column",

@@ -284,6 +284,7 @@ def test_unknown_precision_stops_before_the_transaction_and_a_rerun_continues(tm
     assert "PrecisionUnknown" not in result.stderr      # the message, as dump gives it
     assert "tp.legacy_all column @2: precision of a legacy MariaDB TIMESTAMP column is not " \
            "recorded in the binlog" in result.stderr and "--schema-ddl FILE" in result.stderr
+    assert "cut back to 389 bytes" in result.stderr
     out = tmp_path / "temporal_predump.binlog"
     entries = parse_map((tmp_path / "temporal_predump.binlog.map").read_text(), "map")
     # the output ends where the transaction's GTID starts (the server's SHOW BINLOG EVENTS)
