@@ -173,3 +173,36 @@ def test_legacy_to_star2_and_back(case):
 def test_bad_values_are_typed_errors(t, n, value):
     with pytest.raises(MalformedEventError):
         _encode(t, n, value)
+
+
+# --- transcoders: legacy bytes to *2 bytes = decode then encode --------------------------
+
+@settings(max_examples=3000, deadline=None)
+@given(cases())
+def test_transcode_is_decode_then_encode(case):
+    from binlog.types import LEGACY_TRANSCODERS
+
+    t, n, value = case
+    legacy = {T.TIMESTAMP2: T.TIMESTAMP, T.DATETIME2: T.DATETIME, T.TIME2: T.TIME}.get(t, t)
+    star2 = {T.TIMESTAMP: T.TIMESTAMP2, T.DATETIME: T.DATETIME2, T.TIME: T.TIME2}[legacy]
+    old, new = _col(legacy, n), _col(star2, n)
+    raw = encoder_for(old)(value, old)
+    decoded, _ = decoder_for(old)(raw, 0, len(raw), old)
+    buf = b"\x99" + raw + b"\xAA"
+    assert LEGACY_TRANSCODERS[legacy](buf, 1, 1 + len(raw), n) == (encoder_for(new)(decoded, new),
+                                                                  1 + len(raw))
+
+
+@pytest.mark.parametrize("t,n,hexstr,expected", [c for c in CASES if c[0] in (T.TIMESTAMP, T.DATETIME, T.TIME)],
+                         ids=lambda v: str(v))
+def test_transcode_server_bytes(t, n, hexstr, expected):
+    from binlog.errors import TruncatedError
+    from binlog.types import LEGACY_TRANSCODERS
+
+    raw = bytes.fromhex(hexstr)
+    star2 = {T.TIMESTAMP: T.TIMESTAMP2, T.DATETIME: T.DATETIME2, T.TIME: T.TIME2}[t]
+    out, pos = LEGACY_TRANSCODERS[t](raw, 0, len(raw), n)
+    assert pos == len(raw) and decoder_for(_col(star2, n))(out, 0, len(out), _col(star2, n))[0] == expected
+    for cut in range(len(raw)):
+        with pytest.raises(TruncatedError):
+            LEGACY_TRANSCODERS[t](raw + b"\0" * 8, 0, cut, n)
