@@ -80,9 +80,9 @@ def run(args) -> int:
 
     schema = open_schema(args, required=not args.no_track_ddl)
     options = RewriteOptions(keep_compressed=args.keep_compressed, full_metadata=args.full_metadata)
-    source = FileSource(source_of(args), follow=args.follow, follow_timeout=args.follow_timeout,
-                        allow_gaps=args.allow_gaps, on_warning=warn)
     out = RewriteDir(args.to)
+    source = FileSource(source_of(args), follow=args.follow, follow_timeout=args.follow_timeout,
+                        allow_gaps=args.allow_gaps, on_warning=warn, on_idle=out.flush)
     job = _Job(args, out, schema, options, key_ring(args))
     try:
         for binlog in source.binlogs():
@@ -92,6 +92,7 @@ def run(args) -> int:
                 source.rotated(rotated)
     finally:
         out.close()
+        job.progress.close()
         if not args.quiet:
             job.summary()
     if job.incomplete is not None:
@@ -111,6 +112,11 @@ class _Job:
         self.bytes_in = self.bytes_out = 0
         self.values = 0
         self.rolled_back: tuple[str, int] | None = None
+        from ..sources.progress import Progress
+
+        # a progress line when stderr is a terminal (position, MB/s, the events' age)
+        self.progress = Progress(force=False)
+        self.progress.enabled = self.progress.enabled and not args.quiet
 
     def rewrite(self, binlog, source) -> str | None:
         """Rewrite one binlog (continuing its output); the next binlog's name when it
@@ -136,7 +142,10 @@ class _Job:
             for event in read_events(binlog, stream, follow=self.args.follow and binlog.last,
                                      state=state):
                 written = rewriter.event(event, stream.last_raw)
-                self.bytes_in += event.header.event_size
+                header = event.header
+                self.bytes_in += header.event_size
+                self.progress.event(name, header.offset + header.event_size, header.event_size,
+                                    header.timestamp)
                 if written is None:
                     continue
                 self.out.write(written.data, map_entry(written, event.header.event_size))

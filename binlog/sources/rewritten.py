@@ -114,6 +114,13 @@ class RewriteDir:
             return
         self._write_map(name, [e for e in self.read_map(name) if e.out_end <= out_offset])
 
+    def flush(self) -> None:
+        """Make what was written visible to readers (while waiting for more input): the
+        binlog first, then its map."""
+        if self._out is not None and self._map is not None:
+            self._out.flush()
+            self._map.flush()
+
     def close(self) -> None:
         """Flush what was written: the binlog first, then its map (a map line never
         names bytes a crash lost; resume() drops what the map does not name)."""

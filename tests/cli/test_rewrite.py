@@ -381,3 +381,42 @@ def test_compressed_and_stdin_inputs(tmp_path):
                        timeout=120)
     assert r.returncode == Exit.OK, r.stderr
     assert (tmp_path / "stdin" / "stdin").read_bytes() == reference
+
+
+def test_a_binlog_still_being_written_is_continued_by_a_rerun(tmp_path):
+    """The input ends inside an event (a relay still growing): what is whole is written,
+    exit 4; once the file is complete a rerun writes the rest."""
+    data = (SAMPLES / "temporal_predump.binlog").read_bytes()
+    growing = tmp_path / "in" / "temporal_predump.binlog"
+    growing.parent.mkdir()
+    schema = LEGACY["temporal_predump"]
+    for size in (3000, 4500, len(data)):
+        growing.write_bytes(data[:size])
+        r = binlog("rewrite", growing, *schema, "--to", tmp_path / "out")
+        assert r.returncode == (Exit.OK if size == len(data) else Exit.INCOMPLETE), r.stderr
+    assert rewrite("temporal_predump", tmp_path / "whole").returncode == Exit.OK
+    for name in ("temporal_predump.binlog", "temporal_predump.binlog.map"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+
+
+def test_follow_writes_as_the_relay_grows(tmp_path):
+    import time
+
+    data = (SAMPLES / "temporal_predump.binlog").read_bytes()
+    growing = tmp_path / "in" / "temporal_predump.binlog"
+    growing.parent.mkdir()
+    growing.write_bytes(data[:3000])
+    cmd = [sys.executable, "-m", "binlog.cli", "rewrite", str(growing), *map(str, LEGACY["temporal_predump"]),
+           "--to", str(tmp_path / "out"), "--follow", "--follow-timeout", "3"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "out" / "temporal_predump.binlog"
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.stat().st_size > 1000) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert out.stat().st_size > 1000        # flushed while waiting
+    with open(growing, "ab") as f:
+        f.write(data[3000:])
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == Exit.OK, err
+    assert rewrite("temporal_predump", tmp_path / "whole").returncode == Exit.OK
+    assert out.read_bytes() == (tmp_path / "whole" / "temporal_predump.binlog").read_bytes()
