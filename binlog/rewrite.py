@@ -17,9 +17,9 @@ ANNOTATE_ROWS... are copied byte for byte):
   metadata TLVs are copied (no TLV counts temporal columns: sql/log_event_server.cc
   Table_map_log_event::init_*_field).
 - Rows events of such a table: every row image (before and after; only the present
-  columns: binlog_row_image MINIMAL/NOBLOB) has each legacy value decoded by the
-  legacy decoder and written by the ``*2`` encoder (binlog.types), every other value
-  copied.
+  columns: binlog_row_image MINIMAL/NOBLOB) has each legacy value written in the ``*2``
+  layout (binlog.types.LEGACY_TRANSCODERS: the legacy decoder then the ``*2`` encoder,
+  without the text between them), every other value copied.
 - MariaDB compressed events (QUERY_COMPRESSED 165, rows 166-171; sql/log_event.cc
   binlog_buf_uncompress) are written uncompressed, as QUERY (2) and rows 23-25/30-32,
   unless ``keep_compressed`` (then a rewritten rows block is compressed again as
@@ -129,7 +129,7 @@ class _Table:
     walks: dict = field(default_factory=dict)
 
 
-# Steps of a row-image walk: (null byte, null mask, op, a, b).
+# Steps of a row-image walk: (null byte, null mask, op, a, b, column); ops below.
 _FIXED, _PREFIX, _DECODE, _LEGACY = range(4)
 _FIXED_WIDTH: dict[int, int] = {
     T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.FLOAT: 4, T.DOUBLE: 8,
