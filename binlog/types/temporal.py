@@ -119,6 +119,12 @@ def decode_datetime0(buf, pos, end, col):
     """DATETIME(0), type 12: u64 LE YYYYMMDDhhmmss."""
     if end - pos < 8:
         raise truncated(8, "DATETIME", end - pos)
+    year, month, day, hour, minute, second = _datetime0_parts(buf, pos)
+    return format_datetime(year, month, day, hour, minute, second, 0, 0), pos + 8
+
+
+def _datetime0_parts(buf, pos) -> tuple[int, int, int, int, int, int]:
+    """(Y, M, D, h, m, s) of a DATETIME(0): u64 LE YYYYMMDDhhmmss."""
     v = int.from_bytes(buf[pos:pos + 8], "little")
     d, t = divmod(v, 1000000)
     year, md = divmod(d, 10000)
@@ -127,7 +133,7 @@ def decode_datetime0(buf, pos, end, col):
     minute, second = divmod(ms, 100)
     if year > 9999:
         raise malformed(f"DATETIME value {v} out of range")
-    return format_datetime(year, month, day, hour, minute, second, 0, 0), pos + 8
+    return year, month, day, hour, minute, second
 
 
 def decode_time0(buf, pos, end, col):
@@ -454,14 +460,9 @@ def transcode_datetime(buf, pos, end, n):
     if n == 0:
         if end - pos < 8:
             raise truncated(8, "DATETIME", end - pos)
-        v = int.from_bytes(buf[pos:pos + 8], "little")
-        d, t = divmod(v, 1000000)
-        year, md = divmod(d, 10000)
-        month, day = divmod(md, 100)
-        hour, ms = divmod(t, 10000)
-        minute, second = divmod(ms, 100)
-        if year > 9999 or month > 12 or day > 31 or hour > 23 or minute > 59 or second > 59:
-            raise malformed(f"DATETIME value {v} out of range")
+        year, month, day, hour, minute, second = _datetime0_parts(buf, pos)
+        if month > 12 or day > 31 or hour > 23 or minute > 59 or second > 59:
+            raise malformed(f"DATETIME value {bytes(buf[pos:pos + 8]).hex()} out of range")
         return datetime2_bytes(year * 13 + month, day, hour, minute, second, 0, 0), pos + 8
     size = DATETIME_HIRES_BYTES[n]
     if end - pos < size:
