@@ -259,3 +259,58 @@ def test_keep_compressed_recompresses_rewritten_rows(source, tmp_path):
     code, notes, printed = _verbose_last_images(paths)
     assert code == 0 and not notes, notes
     assert printed == _as_printed(source)
+
+
+FULL_METADATA_DDL = [
+    "CREATE DATABASE md",
+    "CREATE TABLE md.t (a INT UNSIGNED NOT NULL, b VARCHAR(20), c CHAR(3) CHARACTER SET latin1, "
+    "d TEXT, e ENUM('x','yy','zzz'), f SET('p','q'), g BIGINT, h DECIMAL(10,2) UNSIGNED, "
+    "i VARBINARY(8), j TINYINT UNSIGNED, k DATETIME(3), l BLOB, "
+    "m VARCHAR(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, PRIMARY KEY (g, a)) "
+    "CHARACTER SET utf8mb4",
+    "CREATE TABLE md.u (id INT PRIMARY KEY, s1 VARCHAR(4) CHARACTER SET latin1, "
+    "s2 VARCHAR(4) CHARACTER SET latin1, s3 VARCHAR(4) CHARACTER SET latin1, "
+    "s4 VARCHAR(4) CHARACTER SET utf8mb4, e ENUM('a') CHARACTER SET latin1) CHARACTER SET latin1",
+    "INSERT INTO md.t VALUES (1, 'b', 'c', 'd', 'yy', 'p,q', -5, 3.50, x'00ff', 200, "
+    "'2024-01-01 00:00:00.5', x'01', 'm')",
+    "INSERT INTO md.u VALUES (1, 'a', 'b', 'c', 'd', 'a')",
+]
+
+
+def _optional_metadata(paths) -> dict:
+    """{db.table: the TABLE_MAP's optional metadata TLVs, raw} from binlog files."""
+    from binlog.events import TableMapEvent
+    from binlog.sources.file import read_events
+
+    found = {}
+    for path in paths:
+        for event in read_events(path):
+            if isinstance(event, TableMapEvent) and event.db == "md":
+                found[event.qualified_name] = event.optional
+    return found
+
+
+@pytest.mark.parametrize("given", ["NO_LOG", "MINIMAL"])
+def test_full_metadata_is_what_the_server_writes(given, mariadb_factory, tmp_path):
+    """The same tables on a server with binlog_row_metadata=FULL and on one with less:
+    the rewrite of the latter with --full-metadata carries the former's TLVs, byte for
+    byte (sql/log_event_server.cc init_metadata_fields writes them)."""
+    written = {}
+    for metadata in ("FULL", given):
+        srv = mariadb_factory({"binlog_row_metadata": metadata})
+        for sql in FULL_METADATA_DDL:
+            srv.execute(sql)
+        srv.flush_logs()
+        if metadata == "FULL":
+            written["server"] = _optional_metadata(srv.binlog_files())
+        else:
+            out = tmp_path / metadata
+            result = binlog_cli("rewrite", *srv.binlog_files(), "--to", out, "--full-metadata")
+            assert result.returncode == 0, result.stderr
+            assert _optional_metadata(srv.binlog_files()) != written["server"]
+            written["rewrite"] = _optional_metadata([out / p.name for p in srv.binlog_files()])
+    assert set(written["server"]) == {"md.t", "md.u"}
+    # SIGNEDNESS, a charset field, COLUMN_NAME, SET and ENUM values, SIMPLE_PRIMARY_KEY...
+    assert {1, 4, 5, 6, 8} <= set(written["server"]["md.t"])
+    for table, tlvs in written["server"].items():
+        assert list(written["rewrite"][table].items()) == list(tlvs.items()), table   # in order
