@@ -112,6 +112,7 @@ class _Job:
         self.bytes_in = self.bytes_out = 0
         self.values = 0
         self.rolled_back: tuple[str, int] | None = None
+        self.names: set[str] = set()
         from ..sources.progress import Progress
 
         # a progress line when stderr is a terminal (position, MB/s, the events' age)
@@ -127,6 +128,11 @@ class _Job:
         from ..stream import EventStream
 
         name = binlog.name
+        if name in self.names:
+            raise UsageError(f"two inputs are named {name}: their rewrites would be one file "
+                             f"in {self.args.to}", hint="rewrite them into different --to "
+                                                        "directories")
+        self.names.add(name)
         self.index = self.index or index_name(name)
         after, out_offset = self.out.resume(name)
         stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,

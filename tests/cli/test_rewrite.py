@@ -330,6 +330,11 @@ def test_exit_codes(tmp_path):
     assert (tmp_path / "o" / "cut.binlog").read_bytes() == data[:len((tmp_path / "o" / "cut.binlog").read_bytes())]
     assert binlog("rewrite", tmp_path / "missing.binlog", "--to", tmp_path / "o").returncode == Exit.USAGE
     assert binlog("rewrite", SAMPLES / "checksum_none.binlog").returncode == Exit.USAGE
+    other = tmp_path / "other" / "checksum_none.binlog"
+    other.parent.mkdir()
+    other.write_bytes(data)
+    r = binlog("rewrite", SAMPLES / "checksum_none.binlog", other, "--to", tmp_path / "twice")
+    assert r.returncode == Exit.USAGE and "two inputs are named checksum_none.binlog" in r.stderr
     r = binlog("rewrite", SAMPLES / "checksum_none.binlog", "--to", tmp_path / "o",
                "--key-file", SAMPLES.parent / "encrypted" / "keys.txt")
     assert r.returncode == Exit.USAGE and "--write-plaintext" in r.stderr
