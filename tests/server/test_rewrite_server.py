@@ -244,8 +244,9 @@ def test_rerun_after_a_cut_continues(source, rewritten, tmp_path):
     with open(last, "r+b") as f:
         f.truncate(size * 2 // 3 + 3)
     assert binlog_cli("rewrite", source.binlog_dir, "--to", out).returncode == 0
-    for path in rewritten:
-        assert (out / path.name).read_bytes() == Path(path).read_bytes()
+    # the binlogs the server closed (it may still add a BINLOG_CHECKPOINT to the last)
+    for path in rewritten[:-1]:
+        assert (out / path.name).read_bytes() == Path(path).read_bytes(), path.name
 
 
 def test_keep_compressed_recompresses_rewritten_rows(source, tmp_path):
