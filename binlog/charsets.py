@@ -361,3 +361,33 @@ def codec_for_collation(cid: int | None) -> str | None:
     if charset is None:
         return None
     return CHARSET_CODECS.get(charset)
+
+
+# --- charset or collation name -> collation id (what TABLE_MAP charset TLVs carry) ------
+
+#: The default collation id of each charset and a few common collations by name
+#: (MariaDB 10.11 information_schema.COLLATIONS).  A collation not listed is given as its
+#: charset's default: same charset, so the same bytes-to-text decoding.
+COLLATION_IDS: dict[str, int] = {
+    "big5": 1, "dec8": 3, "cp850": 4, "hp8": 6, "koi8r": 7, "latin1": 8, "latin2": 9,
+    "swe7": 10, "ascii": 11, "ujis": 12, "sjis": 13, "hebrew": 16, "tis620": 18, "euckr": 19,
+    "koi8u": 22, "gb2312": 24, "greek": 25, "cp1250": 26, "gbk": 28, "latin5": 30,
+    "armscii8": 32, "utf8mb3": 33, "utf8": 33, "ucs2": 35, "cp866": 36, "keybcs2": 37,
+    "macce": 38, "macroman": 39, "cp852": 40, "latin7": 41, "utf8mb4": 45, "cp1251": 51,
+    "utf16": 54, "utf16le": 56, "cp1256": 57, "cp1257": 59, "utf32": 60, "binary": 63,
+    "geostd8": 92, "cp932": 95, "eucjpms": 97,
+    "latin1_swedish_ci": 8, "latin1_bin": 47, "latin1_general_ci": 48, "ascii_bin": 65,
+    "utf8mb3_general_ci": 33, "utf8mb3_bin": 83, "utf8mb3_unicode_ci": 192,
+    "utf8_general_ci": 33, "utf8_bin": 83, "utf8_unicode_ci": 192,
+    "utf8mb4_general_ci": 45, "utf8mb4_bin": 46, "utf8mb4_unicode_ci": 224,
+    "utf8mb4_unicode_520_ci": 246,
+}
+
+
+def collation_id(charset: str | None, collation: str | None = None) -> int | None:
+    """The collation id for a column's collation (else its charset's default), or None."""
+    if collation and collation.lower() in COLLATION_IDS:
+        return COLLATION_IDS[collation.lower()]
+    if charset:
+        return COLLATION_IDS.get(charset.lower())
+    return None

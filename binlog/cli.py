@@ -66,7 +66,7 @@ COMMANDS = {"dump": "binlog.commands.dump", "schema": "binlog.commands.schema",
             "stats": "binlog.commands.stats", "apply": "binlog.commands.apply",
             "verify-rows": "binlog.commands.verify", "fetch": "binlog.commands.fetch",
             "doctor": "binlog.commands.doctor", "serve": "binlog.commands.serve",
-            "ingest": "spark_ingest.command"}
+            "rewrite": "binlog.commands.rewrite", "ingest": "spark_ingest.command"}
 COMMAND_MODULES = tuple(COMMANDS.values())
 
 

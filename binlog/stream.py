@@ -455,7 +455,8 @@ class EventStream:
             return self._start_damage(exc, header, trust_size=True)
         self._advance(header.event_size)
         self._note_chain(header)
-        if self.keep_raw and not self._pending:
+        if self.keep_raw:
+            # a TRANSACTION_PAYLOAD's too; its inner events (from _pending) have none
             self.last_raw = raw
         return event
 

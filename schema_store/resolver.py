@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from binlog.charsets import CHARSET_CODECS
+from binlog.charsets import CHARSET_CODECS, collation_id
 from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
 
 from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
@@ -230,6 +230,28 @@ class SchemaResolver:
                 raise exc
             self._disagreement(table_map, schema, exc, position)
             return {}
+
+    def full_metadata(self, table_map: TableMapEvent, position: Position) -> dict | None:
+        """What binlog_row_metadata=FULL would have put into this TABLE_MAP, from the
+        schema in force at ``position`` (None when no schema describes the table, or
+        one that does not fit it): per column ``name``, ``unsigned``, ``collation`` (an
+        id, None when unknown), ``labels`` (ENUM/SET values as bytes in the column's
+        charset); ``primary_key``: column indexes."""
+        schema = self._schema(table_map.db, table_map.table, position)
+        if schema is None or len(schema.columns) != len(table_map.columns):
+            return None
+        columns = []
+        for spec in schema.columns:
+            charset = spec.charset or schema.charset
+            binary = spec.data_type in BINARY_TYPES or charset == "binary"
+            cid = BINARY_COLLATION if binary else collation_id(charset, spec.collation)
+            codec = (CHARSET_CODECS.get(charset) if charset else None) or "utf-8"
+            labels = spec.enum_values or spec.set_values or ()
+            columns.append({"name": spec.name, "unsigned": spec.unsigned, "collation": cid,
+                            "labels": [label.encode(codec, "replace") for label in labels]})
+        names = [c.name.lower() for c in schema.columns]
+        primary = [names.index(n.lower()) for n in schema.primary_key if n.lower() in names]
+        return {"columns": columns, "primary_key": primary}
 
     def _disagreement(self, table_map, schema, exc, position) -> None:
         """A schema that contradicts a TABLE_MAP needing nothing from it: decode with the

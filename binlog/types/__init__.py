@@ -13,7 +13,7 @@ floats for VECTOR.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from ..column import Column
 from ..constants import ColumnType as T
@@ -64,9 +64,23 @@ from .temporal import (
     decode_timestamp0,
     decode_timestamp2,
     decode_timestamp_hires,
+    encode_date,
+    encode_datetime0,
+    encode_datetime2,
+    encode_datetime_hires,
+    encode_time0,
+    encode_time2,
+    encode_time_hires,
+    encode_timestamp0,
+    encode_timestamp2,
+    encode_timestamp_hires,
+    transcode_datetime,
+    transcode_time,
+    transcode_timestamp,
 )
 
 Decoder = Callable[[bytes, int, int, Column], tuple[object, int]]
+Encoder = Callable[[Any, Column], bytes]
 
 COLUMN_DECODERS: dict[int, Decoder] = {int(k): v for k, v in {
     T.TINY: decode_tiny, T.SHORT: decode_short, T.INT24: decode_int24, T.LONG: decode_long,
@@ -88,6 +102,30 @@ LEGACY_HIRES_DECODERS: dict[int, Decoder] = {
     int(T.TIMESTAMP): decode_timestamp_hires,
     int(T.DATETIME): decode_datetime_hires,
     int(T.TIME): decode_time_hires,
+}
+
+# Encoders, the mirror of the decoders: ``encode(value, col) -> bytes`` takes what the
+# decoder of the same type code gives and writes the server's bytes for it (the types
+# ``binlog rewrite`` writes or reads back; see temporal.py).
+COLUMN_ENCODERS: dict[int, Encoder] = {int(k): v for k, v in {
+    T.DATE: encode_date,
+    T.TIMESTAMP: encode_timestamp0, T.DATETIME: encode_datetime0, T.TIME: encode_time0,
+    T.TIMESTAMP2: encode_timestamp2, T.DATETIME2: encode_datetime2, T.TIME2: encode_time2,
+}.items()}
+
+LEGACY_HIRES_ENCODERS: dict[int, Encoder] = {
+    int(T.TIMESTAMP): encode_timestamp_hires,
+    int(T.DATETIME): encode_datetime_hires,
+    int(T.TIME): encode_time_hires,
+}
+
+# Legacy bytes straight to the *2 bytes of the same value and precision:
+# ``transcode(buf, pos, end, n) -> (bytes, new_pos)`` = the legacy decoder then the *2
+# encoder, without the text between them (binlog rewrite).
+LEGACY_TRANSCODERS = {
+    int(T.TIMESTAMP): transcode_timestamp,
+    int(T.DATETIME): transcode_datetime,
+    int(T.TIME): transcode_time,
 }
 
 _NAMES = {int(T.TIMESTAMP): "TIMESTAMP", int(T.DATETIME): "DATETIME", int(T.TIME): "TIME"}
@@ -114,8 +152,20 @@ def decoder_for(col: Column) -> Decoder:
     return decoder
 
 
+def encoder_for(col: Column) -> Encoder:
+    """The encoder for a fully described column (legacy 7/12/11: by its precision)."""
+    t = col.type
+    if t in LEGACY_HIRES_ENCODERS and col.precision:
+        return LEGACY_HIRES_ENCODERS[t]
+    encoder = COLUMN_ENCODERS.get(t)
+    if encoder is None:
+        raise UnsupportedTypeError(f"no encoder for column type {t}")
+    return encoder
+
+
 __all__ = [
-    "COLUMN_DECODERS", "LEGACY_HIRES_DECODERS", "METADATA_READERS", "Decoder", "JsonDiff",
+    "COLUMN_DECODERS", "COLUMN_ENCODERS", "Encoder", "LEGACY_HIRES_ENCODERS", "LEGACY_TRANSCODERS",
+    "encoder_for", "LEGACY_HIRES_DECODERS", "METADATA_READERS", "Decoder", "JsonDiff",
     "apply_json_diffs", "decimal_from_bin", "decode_json_diffs", "decoder_for", "make_column",
     "parse_json_binary", "parse_json_diffs", "parse_json_path", "string_real_type",
     "uncompress_column",

@@ -84,6 +84,16 @@ def test_schema(inputs, tmp_path):
                   "--schema-from", UNREACHABLE).returncode == Exit.SERVER
 
 
+def test_rewrite(inputs, tmp_path):
+    assert binlog("rewrite", SAMPLE, "--to", tmp_path / "a").returncode == Exit.OK
+    r = binlog("rewrite", inputs / "damaged.binlog", "--to", tmp_path / "b")
+    assert r.returncode == Exit.INPUT_ERROR and "damaged.binlog @" in r.stderr
+    assert binlog("rewrite", SAMPLE).returncode == Exit.USAGE      # no --to
+    assert binlog("rewrite", inputs / "cut.binlog", "--to", tmp_path / "c").returncode == Exit.INCOMPLETE
+    r = binlog("rewrite", SAMPLE, "--to", tmp_path / "d", "--schema-from", UNREACHABLE)
+    assert r.returncode == Exit.SERVER and "cannot connect" in r.stderr
+
+
 def test_apply_and_verify_without_a_server(inputs):
     for command, option in (("apply", "--to"), ("verify-rows", "--against")):
         r = binlog(command, option, UNREACHABLE, SAMPLE)

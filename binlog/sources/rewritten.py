@@ -1,0 +1,160 @@
+"""The directory ``binlog rewrite`` writes: rewritten binlogs under their input names,
+a position map beside each (``<name>.map``, format in binlog/rewrite.py), and an index
+(``<base>.index``, one name per line, as the server writes its own).
+
+A rerun continues where the output ends: ``resume(name)`` cuts a partial last event
+(and map lines naming bytes the output does not hold, or output the map does not
+name), and says after which input event writing goes on and at which output offset.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+from ..constants import BINLOG_MAGIC, HEADER_LEN
+from ..errors import InputError, MalformedEventError
+from ..rewrite import MAP_HEADER, MapEntry, parse_map
+
+
+def index_name(first: str) -> str:
+    """``mariadb-bin.index`` for ``mariadb-bin.000001``; ``x.index`` for ``x.binlog``."""
+    stem, dot, _ext = first.rpartition(".")
+    return f"{stem if dot else first}.index"
+
+
+class RewriteDir:
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the output directory: {exc.strerror}",
+                             source=str(self.directory)) from exc
+        self._out: IO[bytes] | None = None
+        self._map: IO[str] | None = None
+        self.name: str | None = None
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+    def map_path(self, name: str) -> Path:
+        return self.directory / f"{name}.map"
+
+    # --- resuming ---------------------------------------------------------------------
+    def resume(self, name: str) -> tuple[int, int]:
+        """(input offset of the last event already written, output size) for a rerun,
+        the output and its map cut to agree; (-1, 4) when nothing of ``name`` is kept."""
+        out, mapped = self.path(name), self.map_path(name)
+        if not out.exists():
+            mapped.unlink(missing_ok=True)
+            return -1, 4
+        entries = self.read_map(name) if mapped.exists() else []
+        complete = _whole_events_end(out)
+        kept = [e for e in entries if e.out_end <= complete]
+        if not kept:
+            self._truncate(out, 0)
+            mapped.unlink(missing_ok=True)
+            return -1, 4
+        end = kept[-1].out_end
+        if end != out.stat().st_size:
+            self._truncate(out, end)
+        self._write_map(name, kept)     # also drops a line a crash cut short
+        return kept[-1].in_start, end
+
+    def read_map(self, name: str) -> list[MapEntry]:
+        path = self.map_path(name)
+        try:
+            text = path.read_text(encoding="ascii", errors="replace")
+        except OSError as exc:
+            raise InputError(f"cannot read the position map: {exc.strerror}", source=str(path)) from exc
+        return parse_map(text, str(path))
+
+    def _write_map(self, name: str, entries: list[MapEntry]) -> None:
+        path = self.map_path(name)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(MAP_HEADER + "".join(e.line() for e in entries), encoding="ascii")
+        os.replace(tmp, path)
+
+    def _truncate(self, path: Path, size: int) -> None:
+        with open(path, "r+b") as f:
+            f.truncate(size)
+
+    # --- writing ----------------------------------------------------------------------
+    def open(self, name: str, out_offset: int) -> None:
+        """Write ``name`` from ``out_offset`` on (4: a new file, its magic first)."""
+        self.close()
+        self.name = name
+        path = self.path(name)
+        if out_offset <= 4:
+            self._out = open(path, "wb")
+            self._out.write(BINLOG_MAGIC)
+            self._map = open(self.map_path(name), "w", encoding="ascii")
+            self._map.write(MAP_HEADER)
+        else:
+            self._out = open(path, "r+b")
+            self._out.seek(out_offset)
+            self._map = open(self.map_path(name), "a", encoding="ascii")
+
+    def write(self, data: bytes, entry: MapEntry) -> None:
+        assert self._out is not None and self._map is not None
+        self._out.write(data)
+        self._map.write(entry.line())
+
+    def rollback(self, out_offset: int) -> None:
+        """Cut the file being written (and its map) back to ``out_offset``."""
+        name = self.name
+        if name is None or self._out is None:
+            return
+        self.close()
+        self._truncate(self.path(name), max(out_offset, 4))
+        if out_offset <= 4:
+            self.path(name).unlink()
+            self.map_path(name).unlink(missing_ok=True)
+            return
+        self._write_map(name, [e for e in self.read_map(name) if e.out_end <= out_offset])
+
+    def flush(self) -> None:
+        """Make what was written visible to readers (while waiting for more input): the
+        binlog first, then its map."""
+        if self._out is not None and self._map is not None:
+            self._out.flush()
+            self._map.flush()
+
+    def close(self) -> None:
+        """Flush what was written: the binlog first, then its map (a map line never
+        names bytes a crash lost; resume() drops what the map does not name)."""
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+
+    def add_to_index(self, index: str, name: str) -> None:
+        path = self.directory / index
+        names = path.read_text(errors="replace").split() if path.exists() else []
+        if name not in names:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(name + "\n")
+
+
+def _whole_events_end(path: Path) -> int:
+    """Where the last whole event of a binlog we wrote ends (4 with none; 0 when not
+    even the magic is there), from the headers' sizes."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        if f.read(4) != BINLOG_MAGIC:
+            return 0
+        pos = 4
+        while pos + HEADER_LEN <= size:
+            f.seek(pos)
+            head = f.read(HEADER_LEN)
+            event_size = int.from_bytes(head[9:13], "little")
+            if event_size < HEADER_LEN:
+                raise MalformedEventError(f"event size {event_size} in our own output",
+                                          source=str(path), event_offset=pos)
+            if pos + event_size > size:
+                break
+            pos += event_size
+    return pos
