@@ -50,7 +50,7 @@ from .constants import (
     ColumnType as T,
     EventType as E,
 )
-from .cursor import Cursor
+from .cursor import Cursor, pack_lenenc
 from .errors import (
     BinlogError,
     MalformedEventError,
@@ -535,17 +535,6 @@ def table_map_body(raw: bytes, fde: FormatDescription, columns: list[Column]) ->
             new_meta += raw[start:meta.pos]
     return (raw[HEADER_LEN:types_at] + bytes(new_types) + pack_lenenc(len(new_meta))
             + bytes(new_meta) + raw[rest_at:end])
-
-
-def pack_lenenc(n: int) -> bytes:
-    """sql-common/pack.c net_store_length: the shortest packed form."""
-    if n < 251:
-        return bytes((n,))
-    if n < 1 << 16:
-        return b"\xfc" + n.to_bytes(2, "little")
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + n.to_bytes(8, "little")
 
 
 def compress_block(data: bytes) -> bytes:

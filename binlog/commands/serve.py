@@ -21,9 +21,11 @@ import signal
 import ssl
 import sys
 import time
+from pathlib import Path
 
 from ..errors import UsageError
 from ..inert import escape
+from ._common import add_schema_options
 
 
 def add_parser(sub) -> None:
@@ -32,10 +34,25 @@ def add_parser(sub) -> None:
                    help="address to listen on (default 127.0.0.1:3307; 0.0.0.0:PORT for every "
                         "interface)")
     p.add_argument("--binlogs", metavar="DIR",
-                   help="the binlogs to serve: a relay of binlog fetch or the output of binlog "
-                        "rewrite (followed as it grows)")
+                   help="serve these binlogs as they are (MySQL 5.6-format ones, the output of "
+                        "binlog rewrite), followed as they grow")
+    p.add_argument("--relay", metavar="DIR",
+                   help="legacy binlogs (a relay of binlog fetch): rewritten as they grow into "
+                        "--rewritten DIR by a binlog rewrite --follow child, and that is served")
+    p.add_argument("--rewritten", metavar="DIR",
+                   help="with --relay: where the rewritten binlogs go (default: DIR.rewritten "
+                        "beside the relay)")
+    p.add_argument("--full-metadata", action="store_true",
+                   help="with --relay: TABLE_MAPs carry column names, signedness, charsets and "
+                        "keys (binlog rewrite --full-metadata), and serve says "
+                        "binlog_row_metadata=FULL: clients need no information_schema")
+    p.add_argument("--upstream", metavar="DSN",
+                   help="with --relay: keep the relay of this server with a binlog fetch "
+                        "--stop-never child (registered with --server-id); serving goes on "
+                        "while the upstream is down")
     p.add_argument("--server-id", type=int, metavar="N",
-                   help="the server id serve answers with (different from every replica's)")
+                   help="the server id serve answers with and registers with upstream "
+                        "(different from every replica's)")
     p.add_argument("--users", metavar="FILE",
                    help="accounts allowed in: 'name *HASH' lines (binlog serve --hash-password)")
     p.add_argument("--max-clients", type=int, default=64, metavar="N",
@@ -49,6 +66,7 @@ def add_parser(sub) -> None:
                    help="a client that takes nothing for this long is disconnected (default 60)")
     p.add_argument("--hash-password", action="store_true",
                    help="read a password on standard input and print the line for the users file's hash")
+    add_schema_options(p)
     p.set_defaults(run=run)
 
 
@@ -61,8 +79,11 @@ def run(args) -> int:
             raise UsageError("--hash-password: give the password on standard input")
         sys.stdout.write(native_hash(password) + "\n")
         return 0
+    children = _children(args)
     server = build_server(args)
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: server.stop())
+    for child in children:
+        child.start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -70,7 +91,42 @@ def run(args) -> int:
         server._shutdown()
     finally:
         signal.signal(signal.SIGTERM, previous)
+        for child in children:
+            child.stop()
     return 0
+
+
+def _children(args) -> list:
+    """The fetch and rewrite children of --upstream / --relay; sets args.binlogs to
+    what is served."""
+    from ..serve.children import Child
+
+    if args.relay is None:
+        if args.upstream or args.rewritten:
+            raise UsageError("--upstream and --rewritten go with --relay DIR")
+        return []
+    if args.binlogs:
+        raise UsageError("give --binlogs DIR (served as it is) or --relay DIR (rewritten), not both")
+    if args.server_id is None:
+        raise UsageError("binlog serve needs --server-id")
+    relay = Path(args.relay)
+    rewritten = Path(args.rewritten or f"{relay.resolve()}.rewritten")
+    if rewritten.resolve() == relay.resolve() or relay.resolve() in rewritten.resolve().parents:
+        raise UsageError("--rewritten must be a directory of its own, outside --relay")
+    relay.mkdir(parents=True, exist_ok=True)
+    rewritten.mkdir(parents=True, exist_ok=True)
+    args.binlogs = str(rewritten)
+    children = []
+    if args.upstream:
+        children.append(Child("fetch", ["fetch", "--from", args.upstream, "--to", str(relay),
+                                        "--server-id", str(args.server_id), "--stop-never"], _log))
+    schema = [f"--schema-ddl={path}" for path in args.schema_ddl]
+    schema += [f"--schema-store={args.schema_store}"] if args.schema_store else []
+    schema += [f"--schema-from={args.schema_from}"] if args.schema_from else []
+    metadata = ["--full-metadata"] if args.full_metadata else []
+    children.append(Child("rewrite", ["rewrite", str(relay), "--to", str(rewritten), "--follow",
+                                      "--quiet", *metadata, *schema], _log))
+    return children
 
 
 def build_server(args):
@@ -89,7 +145,7 @@ def build_server(args):
     limits = Limits(idle_timeout=args.idle_timeout, write_timeout=args.write_timeout)
     return Server(ServedLogs(args.binlogs), server_id=args.server_id, users=load_users(args.users),
                   listen=(host.strip("[]"), int(port)), limits=limits, max_clients=args.max_clients,
-                  tls=_tls(args), log=_log)
+                  tls=_tls(args), log=_log, full_metadata=args.full_metadata)
 
 
 def _tls(args) -> ssl.SSLContext | None:

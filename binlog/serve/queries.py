@@ -38,6 +38,7 @@ class ServeState:
     gtid_pos_at: Callable[[str, int], str] = lambda name, pos: ""
     replicas: list[tuple] = field(default_factory=list)
     clients: list[tuple] = field(default_factory=list)     # (id, user, host, command, file, pos, seconds)
+    full_metadata: bool = False         # the TABLE_MAPs carry binlog_row_metadata=FULL's metadata
 
     def behind(self, file: str, pos: int) -> int:
         """Bytes of the served binlogs after ``file``:``pos``."""
@@ -56,7 +57,7 @@ class ServeState:
         return {
             "server_id": str(self.server_id), "version": self.version,
             "version_comment": "binlog serve", "binlog_checksum": "CRC32" if self.checksum else "NONE",
-            "binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "NO_LOG",
+            "binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL" if self.full_metadata else "NO_LOG",
             "log_bin": "ON", "log_slave_updates": "ON", "gtid_domain_id": "0",
             "gtid_binlog_pos": self.gtid_text, "gtid_current_pos": self.gtid_text,
             "gtid_binlog_state": self.gtid_text, "gtid_slave_pos": "", "gtid_strict_mode": "OFF",

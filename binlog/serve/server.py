@@ -48,7 +48,8 @@ def load_users(path: str | Path) -> dict[str, str]:
 class Server:
     def __init__(self, logs: ServedLogs, *, server_id: int, users: dict[str, str],
                  listen: tuple[str, int], limits: Limits | None = None, max_clients: int = 64,
-                 tls: ssl.SSLContext | None = None, log: Callable[[str], None] = print):
+                 tls: ssl.SSLContext | None = None, log: Callable[[str], None] = print,
+                 full_metadata: bool = False):
         self.logs = logs
         self.server_id = server_id
         self.users = users
@@ -56,6 +57,7 @@ class Server:
         self.max_clients = max_clients
         self.tls = tls
         self.log = log
+        self.full_metadata = full_metadata
         self.sessions: dict[int, SessionInfo] = {}
         self._lock = threading.Lock()
         self._next_id = 1
@@ -80,7 +82,7 @@ class Server:
             replicas = [(i.server_id, i.host, 0, self.server_id) for i in self.sessions.values() if i.server_id]
         state = ServeState(self.server_id, info.server_version if info else "10.11.0-MariaDB-log",
                            info.checksum if info else False, files, self.logs.gtid_state(),
-                           replicas=replicas, clients=self.status())
+                           replicas=replicas, clients=self.status(), full_metadata=self.full_metadata)
         self._state_cache = (now, state)
         return state
 

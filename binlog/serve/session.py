@@ -246,6 +246,16 @@ class Session:
         self.send_all(answer)
 
     # -- the dump ---------------------------------------------------------------------
+    def _first_names(self, *, blocking: bool) -> list[str]:
+        """The served binlogs; a blocking dump waits for the first one (serve may start
+        before the rewrite of the relay has written anything)."""
+        while True:
+            names = self.logs.names()
+            if names or not blocking:
+                return names
+            if self.info.stop.wait(self.limits.poll * 10):
+                raise ClientGone("killed")
+
     def _dump(self, request: s.DumpRequest) -> None:
         assert self.answers is not None
         variables = self.answers.user_vars
@@ -254,8 +264,10 @@ class Session:
         capability = _int(variables.get("mariadb_slave_capability"))
         period = _int(variables.get("master_heartbeat_period")) / 1e9
         want = _gtid_position(variables.get("slave_connect_state"))
-        names = self.logs.names()
-        if want is not None:
+        names = self._first_names(blocking=not request.flags & BINLOG_DUMP_NON_BLOCK)
+        if want is not None and not want:
+            name, position = (names[0] if names else ""), 4     # an empty GTID state: the start
+        elif want is not None:
             name, position = self.logs.gtid_start_file(want), 4
         else:
             name, position = request.file or (names[0] if names else ""), request.position

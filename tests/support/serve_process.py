@@ -40,7 +40,7 @@ def rows(server, table: str = "d.t") -> list[tuple]:
 class Serve:
     """``binlog serve`` in a child process on a free port (read from its first log line)."""
 
-    def __init__(self, binlogs: Path, tmp: Path, *extra: str):
+    def __init__(self, binlogs: Path | None, tmp: Path, *extra):
         users = tmp / "users"
         hashed = subprocess.run([sys.executable, "-m", "binlog.cli", "serve", "--hash-password"],
                                 input=PASSWORD + "\n", capture_output=True, text=True, cwd=REPO, check=True)
@@ -48,8 +48,9 @@ class Serve:
         self.log_path = tmp / "serve.log"
         self.log = open(self.log_path, "a")
         listen = [] if "--listen" in extra else ["--listen", "127.0.0.1:0"]
-        self.proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "serve", *listen,
-                                      "--binlogs", binlogs, "--server-id", "100", "--users", users, *extra],
+        served = [] if binlogs is None else ["--binlogs", binlogs]
+        self.proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "serve", *listen, *served,
+                                      "--server-id", "100", "--users", users, *map(str, extra)],
                                      cwd=REPO, stderr=self.log, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from binlog.compression import mariadb_uncompress
+from binlog.cursor import pack_lenenc
 from binlog.errors import BinlogError, MalformedEventError, TruncatedError, UsageError
 from binlog.events import RowsEvent
 from binlog.rewrite import (
@@ -19,7 +20,6 @@ from binlog.rewrite import (
     StreamRewriter,
     compress_block,
     lookup,
-    pack_lenenc,
     parse_map,
 )
 from binlog.sources.base import read_events
