@@ -195,7 +195,7 @@ def remedies(table: Table, source: SourceFacts) -> str:
                    f"{copy_estimate(size)})")
     return ("(1) decode with binlog dump/apply --schema-from DSN (the live COLUMN_TYPE gives N) "
             "or --schema-ddl DUMP (a mariadb-dump --no-data as of the binlog start); "
-            "(2) binlog rewrite / binlog serve (being built) give unmodified consumers a binlog "
+            "(2) binlog serve --upstream (or binlog rewrite) gives unmodified consumers a binlog "
             "with codes 17/18/19; " + convert)
 
 
