@@ -76,7 +76,7 @@ from ..gtids import is_mysql_set
 from ..header import EventHeader, parse_header
 from ..stream import MAX_EVENT_SIZE
 from ..user_values import dsn_address, parse_dsn
-from .base import Binlog, BinlogSource, Position
+from .base import Binlog, BinlogSource, Heartbeat, Position
 from .progress import Progress
 
 COM_BINLOG_DUMP = 0x12
@@ -234,7 +234,8 @@ def _fde_checksum(data: bytes, file: str, position: int) -> bool:
 def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
     stored = int.from_bytes(data[-4:], "little")
     if zlib.crc32(data[:-4]) != stored:
-        raise MalformedEventError("the fake ROTATE's CRC32 does not match its bytes",
+        raise MalformedEventError(f"the CRC32 of the server's artificial {header.type_name} "
+                                  f"does not match its bytes",
                                   source=file or None, event_type=header.type_name)
 
 
@@ -252,6 +253,8 @@ class ReplicationClient:
         self.tracker: DumpTracker | None = None
         self.blocking = True
         self.need_ack = False           # the last event read asks for a semi-sync ack
+        # (server clock, our monotonic time of its answer, round trip) at connect
+        self.clock_origin: tuple[float, float, float] | None = None
 
     # -- connection -------------------------------------------------------------------
     def connect(self) -> None:
@@ -314,8 +317,15 @@ class ReplicationClient:
         self.tracker = DumpTracker(file, position, self.checksum)
 
     def _prepare(self, gtid: str | None, strict: bool) -> None:
-        (self.version, log_bin, alg), = self.query(
-            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum")
+        # @@timestamp: the server's clock (epoch seconds, microseconds), read as a MariaDB
+        # replica reads its primary's (sql/slave.cc get_master_version_and_clock): the
+        # heartbeats carry no time of their own (sql_repl.cc send_heartbeat_event sets
+        # 'when' to 0), so their time is this reading plus the time elapsed since.
+        asked = time.monotonic()
+        (self.version, log_bin, alg, clock), = self.query(
+            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum, @@timestamp")
+        answered = time.monotonic()
+        self.clock_origin = (float(clock), answered, answered - asked)
         if not int(log_bin):
             raise ServerError(f"binary logging is off on {self.where}",
                               hint="start the server with log_bin (and binlog_format=ROW)")
@@ -347,6 +357,15 @@ class ReplicationClient:
                               hint="leave out --semi-sync, or install the semisync_master "
                                    "plugin on the source")
         self.query("SET @rpl_semi_sync_slave = 1")
+
+    def server_clock(self) -> float | None:
+        """The server's clock now (epoch seconds), as a lower bound: its reading at connect
+        plus our monotonic time since the answer, less that query's round trip (the
+        allowance for a packet's way from the server to us).  None before a connect."""
+        if self.clock_origin is None:
+            return None
+        clock, answered, round_trip = self.clock_origin
+        return clock + (time.monotonic() - answered) - round_trip
 
     def ack(self, file: str, position: int) -> None:
         """Semi-sync acknowledgement: the events of ``file`` up to ``position`` are safe
@@ -542,6 +561,10 @@ class ServerSource(BinlogSource):
         self._events: Iterator[ServerEvent] | None = None
         self._pending: ServerEvent | None = None
         self._fresh = False
+        self._heartbeats = False        # next_event gives heartbeats out (report_heartbeats)
+
+    def report_heartbeats(self) -> None:
+        self._heartbeats = True
 
     def binlogs(self) -> Iterator[Binlog]:
         if self.start_gtid is not None:
@@ -551,17 +574,45 @@ class ServerSource(BinlogSource):
         except ServerConnectionError as exc:
             self._retry(exc, 0)
         try:
-            first = self.next_event()
+            first = self._next_file_event()
             while first is not None:
                 binlog = ServerBinlog(self, first)
                 yield binlog
                 while not binlog.done:          # the reader stopped early: skip the rest
                     binlog.read(0)
                 first, self._pending = self._pending, None
+                if first is not None and not first.in_file and first.header.type_code in HEARTBEAT_TYPES:
+                    first = self._next_file_event()
         finally:
             self.client.close()
             if self.progress is not None:
                 self.progress.close()
+
+    def _next_file_event(self) -> ServerEvent | None:
+        """The next event that is not a heartbeat (a binlog starts with one)."""
+        while True:
+            event = self.next_event()
+            if event is None or event.in_file or event.header.type_code not in HEARTBEAT_TYPES:
+                return event
+
+    def heartbeat_of(self, event: ServerEvent) -> Heartbeat:
+        """What a heartbeat says: the file it names and the position of the server's dump
+        (header log_pos; 0 when it is beyond 4 GiB and the server put it in an 8-byte
+        sub-header instead, sql_repl.cc send_heartbeat_event: left unknown here), and
+        the server's clock now (``ReplicationClient.server_clock``)."""
+        data, header = event.data, event.header
+        checksum = self.client._tracker().checksum      # the file's, as the server sends it
+        end = len(data) - (CHECKSUM_LEN if checksum else 0)
+        if end < HEADER_LEN:
+            raise MalformedEventError(f"heartbeat of {len(data)} bytes is too short",
+                                      source=event.file or None, event_type=header.type_name)
+        if checksum:
+            _check_crc(data, event.file, header)
+        name = data[HEADER_LEN:end].decode("ascii", "replace")
+        position = header.log_pos or None
+        if header.type_code != EventType.HEARTBEAT_LOG_EVENT:
+            position, name = None, ""       # MySQL's v2 body (TLVs) is not read: no claim
+        return Heartbeat(name, position, self.client.server_clock())
 
     def _start(self, file: str, position: int, *, fresh: bool) -> None:
         self.client.start(file=file, position=position, blocking=self.blocking)
@@ -599,6 +650,8 @@ class ServerSource(BinlogSource):
                     self.progress.idle()
                 if self.on_idle is not None:
                     self.on_idle()
+                if self._heartbeats:
+                    return event
 
     def _retry(self, exc: ServerConnectionError, failures: int) -> int:
         self.client.close()
@@ -637,6 +690,7 @@ class ServerBinlog(Binlog):
         self.start = None if first.in_file else first.offset
         self._head: bytes | None = BINLOG_MAGIC + first.data
         self.done = False
+        self._beat: Heartbeat | None = None
 
     def read(self, size: int) -> bytes:
         if self._head is not None:
@@ -645,11 +699,18 @@ class ServerBinlog(Binlog):
         if self.done:
             return b""
         event = self.source.next_event()
+        if event is not None and not event.in_file and event.header.type_code in HEARTBEAT_TYPES:
+            self._beat = self.source.heartbeat_of(event)
+            return b""
         if event is None or event.file != self.name:
             self.source._pending = event
             self.done = True
             return b""
         return event.data
+
+    def heartbeat(self) -> Heartbeat | None:
+        beat, self._beat = self._beat, None
+        return beat
 
     def seek(self, offset: int) -> None:
         if offset != self.start:
