@@ -426,6 +426,7 @@ class BinlogReader:
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
+        marks = self.watermarks
         try:
             while True:
                 self._aim_skips(stream, state)      # before the stream reads the next event
@@ -487,10 +488,13 @@ class BinlogReader:
                 if out is not None:
                     yield SourceEvent(name, event, stream.last_raw)
                     yield from out
-                    if self.watermarks is not None:
-                        mark = _watermark(self.watermarks, name, event, in_trx and not state.in_trx)
-                        if mark is not None:
-                            yield mark
+                    if marks is not None:
+                        if in_trx and not state.in_trx:     # the event ended a transaction
+                            mark = marks.at_commit(name, header)
+                            if mark is not None:
+                                yield mark
+                        elif header.type_code in _GTID_POSITION_TYPES:
+                            marks.taken(event)
                 if self.gtid_window.finished:
                     return True
             if not seen:
@@ -840,16 +844,6 @@ class _FileState:
 
 # rows type codes -> RowCount.op, for the events of runs (scan.COUNT_RUN_CODES)
 _RUN_OPS = {code: ("insert", "update", "delete")[kind] for code, (kind, _v2) in COUNT_RUN_CODES.items()}
-
-
-def _watermark(marks: Watermarks, name: str, event, ended: bool) -> Watermark | None:
-    """After an event given out: a watermark when it ended a transaction (and one is
-    due); GTID events move the watermarks' GTID position."""
-    if ended:
-        return marks.at_commit(name, event.header)
-    if event.header.type_code in _GTID_POSITION_TYPES:
-        marks.taken(event)
-    return None
 
 
 def run_encoder() -> Callable[..., Any] | None:
