@@ -301,6 +301,14 @@ def test_apply_checkpoint_time(mariadb_factory, server):
     """apply --from: the checkpoint's source_ts is the source's clock at its last
     watermark, moving on while the source is idle."""
     target = mariadb_factory({})
+    # a checkpoint table as earlier versions made it: source_ts is added to it
+    target.execute("CREATE DATABASE binlog_apply")
+    target.execute("""CREATE TABLE binlog_apply.checkpoint (
+  name VARCHAR(64) NOT NULL PRIMARY KEY, binlog_file VARCHAR(255) NOT NULL,
+  binlog_pos BIGINT UNSIGNED NOT NULL, gtid VARCHAR(255) NULL, gtid_pos TEXT NULL,
+  resume_file VARCHAR(255) NOT NULL, resume_pos BIGINT UNSIGNED NOT NULL,
+  transactions BIGINT UNSIGNED NOT NULL DEFAULT 0, row_changes BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6))""")
     proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--from", dsn(server),
                              "--server-id", "53", "--stop-never", "--heartbeat", "1",
                              "--to", dsn(target)], cwd=REPO, stderr=subprocess.PIPE, text=True)
