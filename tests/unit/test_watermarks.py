@@ -72,3 +72,15 @@ def test_gtid_list_fills_domains_not_seen():
     header = EventHeader(0, 163, 1, 0, 0, 0, 4)
     marks.taken(GtidListEvent(header, [(0, 1, 40), (1, 2, 60)]))
     assert marks.gtid == "0-1-40,1-2-70"
+
+
+def test_apply_lag_on_the_progress_line():
+    import io
+
+    from binlog.sources.progress import Progress
+
+    out = io.StringIO()
+    progress = Progress(out, interval=0, force=True)
+    progress.note("applied lag 3 s")
+    progress.event("mariadb-bin.000007", 1188, 100, 0)
+    assert out.getvalue().rstrip("\x1b[K").endswith("lag 0 s  applied lag 3 s")
