@@ -209,6 +209,19 @@ class DumpTracker:
         return check_binlog_name(name), position
 
 
+def server_epoch(value, where: str) -> float:
+    """A server's @@timestamp answer as epoch seconds; ServerError for anything else (a
+    hostile or broken server's answer is not taken as a clock)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1 << 40:
+        raise ServerError(f"{where} answered SELECT @@timestamp with {str(value)[:40]!r}, not "
+                          f"a time in epoch seconds")
+    return seconds
+
+
 def _header(data: bytes, file: str, position: int) -> EventHeader:
     if len(data) < HEADER_LEN:
         raise MalformedEventError(f"the server sent an event of {len(data)} bytes, shorter "
@@ -253,8 +266,6 @@ class ReplicationClient:
         self.tracker: DumpTracker | None = None
         self.blocking = True
         self.need_ack = False           # the last event read asks for a semi-sync ack
-        # (server clock, our monotonic time of its answer, round trip) at connect
-        self.clock_origin: tuple[float, float, float] | None = None
 
     # -- connection -------------------------------------------------------------------
     def connect(self) -> None:
@@ -308,6 +319,7 @@ class ReplicationClient:
         self._register()
         self.blocking = blocking
         flags = BINLOG_SEND_ANNOTATE_ROWS_EVENT | (0 if blocking else BINLOG_DUMP_NON_BLOCK)
+        self._read_clock()
         if gtid is not None:
             file, position = "", 4
         payload = struct.pack("<IHI", position, flags, self.options.server_id) + file.encode()
@@ -317,15 +329,8 @@ class ReplicationClient:
         self.tracker = DumpTracker(file, position, self.checksum)
 
     def _prepare(self, gtid: str | None, strict: bool) -> None:
-        # @@timestamp: the server's clock (epoch seconds, microseconds), read as a MariaDB
-        # replica reads its primary's (sql/slave.cc get_master_version_and_clock): the
-        # heartbeats carry no time of their own (sql_repl.cc send_heartbeat_event sets
-        # 'when' to 0), so their time is this reading plus the time elapsed since.
-        asked = time.monotonic()
-        (self.version, log_bin, alg, clock), = self.query(
-            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum, @@timestamp")
-        answered = time.monotonic()
-        self.clock_origin = (float(clock), answered, answered - asked)
+        (self.version, log_bin, alg), = self.query(
+            "SELECT VERSION(), @@global.log_bin, @@global.binlog_checksum")
         if not int(log_bin):
             raise ServerError(f"binary logging is off on {self.where}",
                               hint="start the server with log_bin (and binlog_format=ROW)")
@@ -357,6 +362,19 @@ class ReplicationClient:
                               hint="leave out --semi-sync, or install the semisync_master "
                                    "plugin on the source")
         self.query("SET @rpl_semi_sync_slave = 1")
+
+    # (server clock, our monotonic time of its answer, that query's round trip): _read_clock
+    clock_origin: tuple[float, float, float] | None = None
+
+    def _read_clock(self) -> None:
+        """The server's clock, @@timestamp (epoch seconds with microseconds), read as a
+        MariaDB replica reads its primary's (sql/slave.cc get_master_version_and_clock):
+        heartbeats carry no time of their own (sql_repl.cc send_heartbeat_event sets
+        'when' to 0), so a heartbeat's time is this reading plus the time elapsed since."""
+        asked = time.monotonic()
+        (value,), = self.query("SELECT @@timestamp")
+        answered = time.monotonic()
+        self.clock_origin = (server_epoch(value, self.where), answered, answered - asked)
 
     def server_clock(self) -> float | None:
         """The server's clock now (epoch seconds), as a lower bound: its reading at connect

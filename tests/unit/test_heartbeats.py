@@ -84,3 +84,13 @@ def test_apply_lag_on_the_progress_line():
     progress.note("applied lag 3 s")
     progress.event("mariadb-bin.000007", 1188, 100, 0)
     assert out.getvalue().rstrip("\x1b[K").endswith("lag 0 s  applied lag 3 s")
+
+
+@pytest.mark.parametrize("answer", ["NaN", "inf", "-5", "1e20", "soon", None])
+def test_a_clock_answer_that_is_no_time_is_refused(answer):
+    from binlog.errors import ServerError
+    from binlog.sources.server import server_epoch
+
+    with pytest.raises(ServerError, match="@@timestamp"):
+        server_epoch(answer, "db1:3306")
+    assert server_epoch("1795698756.123456", "db1:3306") == 1795698756.123456
