@@ -209,19 +209,6 @@ class DumpTracker:
         return check_binlog_name(name), position
 
 
-def server_epoch(value, where: str) -> float:
-    """A server's @@timestamp answer as epoch seconds; ServerError for anything else (a
-    hostile or broken server's answer is not taken as a clock)."""
-    try:
-        seconds = float(str(value))
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < 1 << 40:
-        raise ServerError(f"{where} answered SELECT @@timestamp with {str(value)[:40]!r}, not "
-                          f"a time in epoch seconds")
-    return seconds
-
-
 def _header(data: bytes, file: str, position: int) -> EventHeader:
     if len(data) < HEADER_LEN:
         raise MalformedEventError(f"the server sent an event of {len(data)} bytes, shorter "
@@ -746,3 +733,16 @@ def gtid_start_file(client: ReplicationClient, gtid: str) -> str:
     finally:
         client.close()
     raise ServerPositionError(f"the server sent nothing for the GTID position {gtid}")
+
+
+def server_epoch(value, where: str) -> float:
+    """A server's @@timestamp answer as epoch seconds; ServerError for anything else (a
+    hostile or broken server's answer is not taken as a clock)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1 << 40:
+        raise ServerError(f"{where} answered SELECT @@timestamp with {str(value)[:40]!r}, not "
+                          f"a time in epoch seconds")
+    return seconds
