@@ -586,15 +586,13 @@ class ServerSource(BinlogSource):
                 while not binlog.done:          # the reader stopped early: skip the rest
                     binlog.read(0)
                 first, self._pending = self._pending, None
-                if first is not None and not first.in_file and first.header.type_code in HEARTBEAT_TYPES:
-                    first = self._next_file_event()
         finally:
             self.client.close()
             if self.progress is not None:
                 self.progress.close()
 
     def _next_file_event(self) -> ServerEvent | None:
-        """The next event that is not a heartbeat (a binlog starts with one)."""
+        """The next event that is not a heartbeat: the first of a binlog."""
         while True:
             event = self.next_event()
             if event is None or event.in_file or event.header.type_code not in HEARTBEAT_TYPES:
@@ -627,7 +625,8 @@ class ServerSource(BinlogSource):
     def next_event(self) -> ServerEvent | None:
         """The next event of a file (None at the end of a non-blocking dump).  The
         resent FORMAT_DESCRIPTION of a dump starting inside a file comes out too, but
-        only for the first connection: after a reconnect the reader already has it."""
+        only for the first connection: after a reconnect the reader already has it; and,
+        once ``report_heartbeats`` was called, each heartbeat (``in_file`` False)."""
         failures = 0
         while True:
             if self._events is None:
