@@ -49,11 +49,12 @@ from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, EncodedRows, build_plan, count_rows, count_walk, decode_rows
 from .scan import COUNT_RUN_CODES, MAX_EVENT_SIZE, count_key
-from .sources.base import BinlogSource, ReadState, read_events
+from .sources.base import BinlogSource, Heartbeat, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
 from .stream import CountedRun, Damage, EncodedRun, EventStream, SkippedRun
 from .types.strings import LARGE_VIEWS
+from .watermarks import Watermark, Watermarks
 
 # Events written when a file is opened or closed carry that moment, not a transaction's:
 # like mysqlbinlog, the datetime filters do not stop on them.
@@ -214,9 +215,15 @@ class ReaderOptions:
     allow_gaps: bool = False        # a binlog missing between two: a warning, not an error
     count_rows: bool = False        # rows events give one RowCount (row values not decoded)
     timestamp_offset: bool = False  # TIMESTAMP as ISO 8601 with tz's offset (DST-correct)
+    # Watermark records (binlog.watermarks): None none; S at transaction ends at most every
+    # S seconds (0: after each), and at every heartbeat of a live server
+    watermark_interval: float | None = None
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
+        if self.watermark_interval is not None and not 0 <= self.watermark_interval < 1e9:
+            raise UsageError(f"--watermark-interval must be 0 or more seconds, not "
+                             f"{self.watermark_interval}")
         if self.assume_charset is not None:
             assumed_codec(self.assume_charset)
 
@@ -307,6 +314,10 @@ class BinlogReader:
         self._inferred: dict[tuple, dict[int, int]] = {}
         self._charset_warned: set[tuple] = set()
         self._batches = False            # items(batches=): RowBatch per rows event
+        self.watermarks: Watermarks | None = None
+        if options.watermark_interval is not None:
+            self.watermarks = Watermarks(options.watermark_interval, options.start_gtid)
+            self.source.report_heartbeats()
 
     # The options as attributes, as callers of the keyword form have always read them.
     verify_checksums = property(lambda self: self.options.verify_checksums)
@@ -336,8 +347,9 @@ class BinlogReader:
     def records(self, *, batches: bool = False) -> Iterator:
         """Everything a change consumer needs, in binlog order: ``RowChange``s and
         ``StatementChange``s (statement-logged changes and DDL); with ``batches``, one
-        ``RowBatch`` per rows event instead of its RowChanges (no object per row)."""
-        kinds = (RowBatch if batches else RowChange, StatementChange)
+        ``RowBatch`` per rows event instead of its RowChanges (no object per row); with
+        ``watermark_interval``, ``Watermark``s between transactions."""
+        kinds = (RowBatch if batches else RowChange, StatementChange, Watermark)
         for item in self.items(statements=True, batches=batches):
             if isinstance(item, kinds):
                 yield item
@@ -414,6 +426,7 @@ class BinlogReader:
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
+        marks = self.watermarks
         try:
             while True:
                 self._aim_skips(stream, state)      # before the stream reads the next event
@@ -423,6 +436,11 @@ class BinlogReader:
                 if event is None:
                     break
                 seen += 1
+                if isinstance(event, Heartbeat):
+                    mark = self._heartbeat(name, event, stream, state)
+                    if mark is not None:
+                        yield mark
+                    continue
                 if isinstance(event, Damage):
                     if stop is not None and event.start >= stop:
                         return True
@@ -449,6 +467,7 @@ class BinlogReader:
                     return True
                 if self.continuity.pending and header.type_code not in FILE_HEADER_EVENTS:
                     self.continuity.first_event()       # a name gap, no GTID_LIST came
+                in_trx = state.in_trx
                 try:
                     out = self._event(name, event, state, filtered)
                 except (UsageError, GapError):
@@ -469,6 +488,13 @@ class BinlogReader:
                 if out is not None:
                     yield SourceEvent(name, event, stream.last_raw)
                     yield from out
+                    if marks is not None:
+                        if in_trx and not state.in_trx:     # the event ended a transaction
+                            mark = marks.at_commit(name, header)
+                            if mark is not None:
+                                yield mark
+                        elif header.type_code in _GTID_POSITION_TYPES:
+                            marks.taken(event)
                 if self.gtid_window.finished:
                     return True
             if not seen:
@@ -489,6 +515,14 @@ class BinlogReader:
             self._damaged(Damage(name, start, end if end is not None else start, exc, to_end=True),
                           state)
         return False
+
+    def _heartbeat(self, name: str, beat: Heartbeat, stream: EventStream,
+                   state: "_FileState") -> Watermark | None:
+        """A live server had nothing newer: a watermark where the reader stands, unless
+        it stands inside a transaction or holds bytes of an event not given out yet."""
+        if self.watermarks is None or state.in_trx or stream.buffered:
+            return None
+        return self.watermarks.at_heartbeat(name, beat, stream.offset)
 
     def _aim_skips(self, stream: EventStream, state: "_FileState") -> None:
         """Which rows events the stream may step over by length next, as ``_event``
@@ -784,6 +818,8 @@ class BinlogReader:
 
 _GTID_TYPES = frozenset({EventType.GTID_EVENT, EventType.GTID_LOG_EVENT,
                          EventType.ANONYMOUS_GTID_LOG_EVENT, EventType.GTID_TAGGED_LOG_EVENT})
+# the events that move the watermarks' GTID position (Watermarks.taken)
+_GTID_POSITION_TYPES = _GTID_TYPES | {EventType.GTID_LIST_EVENT}
 
 
 @dataclass

@@ -67,6 +67,8 @@ def valid_session(binlog: Path) -> bytes:
     answer = fp.result_set([b"v", b"l", b"c"], [[b"10.11.6-MariaDB", b"1", b"CRC32"]])
     out += [fp.packet(p, i + 1) for i, p in enumerate(answer)]
     out += [fp.packet(fp.ok(), 1)] * 4          # the SETs, then COM_REGISTER_SLAVE
+    clock = fp.result_set([b"@@timestamp"], [[b"1764158400.123456"]])
+    out += [fp.packet(p, i + 1) for i, p in enumerate(clock)]
     payloads = [b"\x00" + fp.fake_rotate(b"mysql-bin.000001", 4, True)]
     payloads += [b"\x00" + e for e in fp.binlog_events(binlog)] + [fp.eof()]
     out += [fp.packet(p, i + 1) for i, p in enumerate(payloads)]

@@ -201,6 +201,33 @@ def add_live_options(p, *, fetch: bool = False) -> None:
                         "any event received resets the count")
 
 
+# seconds between two watermarks while a live stream is busy (--watermark-interval)
+DEFAULT_WATERMARK_INTERVAL = 1.0
+
+
+def add_watermark_options(p) -> None:
+    g = p.add_argument_group("watermarks")
+    g.add_argument("--watermark-interval", type=float, metavar="SECONDS",
+                   help="write watermark records (op \"watermark\": every change committed up "
+                        "to its file/pos came before it): at transaction ends at most every "
+                        f"SECONDS (0: after each) and at every server heartbeat; default "
+                        f"{DEFAULT_WATERMARK_INTERVAL:g} with --stop-never, none otherwise")
+    g.add_argument("--no-watermarks", action="store_true",
+                   help="no watermark records (with --stop-never)")
+
+
+def watermark_interval(args) -> float | None:
+    """The reader's watermark_interval from --watermark-interval/--no-watermarks: on by
+    default for a followed server (--stop-never), off for files."""
+    if args.no_watermarks:
+        if args.watermark_interval is not None:
+            raise UsageError("--no-watermarks and --watermark-interval contradict each other")
+        return None
+    if args.watermark_interval is not None:
+        return args.watermark_interval
+    return DEFAULT_WATERMARK_INTERVAL if getattr(args, "stop_never", False) else None
+
+
 def server_options(args):
     """The ServerOptions of --from/--server-id/--heartbeat."""
     from ..sources.server import ServerOptions
@@ -272,9 +299,10 @@ def warn_unmatched(reader, *, own: tuple[str, ...] = ()) -> None:
 
 
 def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None,
-                count_rows=False):
+                count_rows=False, watermark_interval=None):
     """A BinlogReader for the options (``paths``/``start_position`` override them;
-    ``count_rows``: rows events give RowCounts, values not decoded)."""
+    ``count_rows``: rows events give RowCounts, values not decoded; ``watermark_interval``:
+    the reader's Watermark records)."""
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions
 
     zone = parse_zone(getattr(args, "timezone", "UTC"))
@@ -298,7 +326,7 @@ def make_reader(args, *, paths=None, start_position=None, schema=None, table_fil
                             stop_gtid=getattr(args, "stop_gtid", None),
                             assume_charset=getattr(args, "assume_charset", None),
                             allow_gaps=getattr(args, "allow_gaps", False),
-                            count_rows=count_rows)
+                            count_rows=count_rows, watermark_interval=watermark_interval)
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred, on_warning=warn)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)

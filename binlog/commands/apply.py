@@ -25,6 +25,14 @@ Checkpoint table::
     transactions  BIGINT UNSIGNED           source transactions applied (all runs)
     row_changes   BIGINT UNSIGNED           row changes applied (all runs)
     updated_at    TIMESTAMP(6)
+    source_ts     TIMESTAMP NULL            --from: the source's clock up to which everything
+                                            it committed is applied (the last watermark's
+                                            ts, binlog.watermarks); lag = now - source_ts
+
+Lag: ``SELECT name, TIMESTAMPDIFF(SECOND, source_ts, UTC_TIMESTAMP()) AS lag_s FROM
+binlog_apply.checkpoint`` in a session with time_zone '+00:00' (or UNIX_TIMESTAMP() -
+UNIX_TIMESTAMP(source_ts) in any); the progress line shows it too.  While the source is
+idle its heartbeats move source_ts on (an UPDATE of the row per heartbeat).
 
 Statement-logged changes (binlog_format STATEMENT/MIXED) are executed in binlog order with
 the session context their QUERY event carries (output.sql.statement_sql: database,
@@ -67,6 +75,7 @@ from ..replay.batch import encode_event, row_numbers
 from ..replay.routines import routine_kind, strip_definer
 from ..replay.transactions import change_rows
 from ._common import (
+    DEFAULT_WATERMARK_INTERVAL,
     TargetError,
     add_reader_options,
     add_rewrite_option,
@@ -212,6 +221,8 @@ class Applier:
         self.raw = None             # --method binlog: replay.binlog_statements.RawEvents
         self.in_flight = False      # a transaction sent early (_Early) is being applied
         self.replaced_before_early = 0
+        self.source_ts: int | None = None   # the last watermark's ts (_watermark), --from
+        self.progress: Any = None           # the live source's progress line
 
     # -- connection ----------------------------------------------------------------------
     def _connect(self):
@@ -288,8 +299,14 @@ class Applier:
   resume_pos   BIGINT UNSIGNED NOT NULL,
   transactions BIGINT UNSIGNED NOT NULL DEFAULT 0,
   row_changes  BIGINT UNSIGNED NOT NULL DEFAULT 0,
-  updated_at   TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)
+  updated_at   TIMESTAMP(6)    NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+  source_ts    TIMESTAMP       NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""")
+            # a table made before source_ts was kept gets it
+            cur.execute("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+                        "AND TABLE_NAME = %s AND COLUMN_NAME = 'source_ts'", (self.cp_db, self.cp_table))
+            if not cur.fetchone()[0]:
+                cur.execute(f"ALTER TABLE {self.cp_ident} ADD COLUMN source_ts TIMESTAMP NULL")
         self.conn.commit()
 
     def _load_checkpoint(self):
@@ -313,13 +330,40 @@ class Applier:
         values = [quote_text(self.args.checkpoint_name), quote_text(end[0]), str(end[1]),
                   quote_text(gtid) if gtid else "NULL",
                   quote_text(gtid_pos) if gtid_pos else "NULL",
-                  quote_text(resume[0]), str(resume[1]), str(txs), str(rows)]
+                  quote_text(resume[0]), str(resume[1]), str(txs), str(rows), self._source_ts_sql()]
         return (f"INSERT INTO {self.cp_ident} (name, binlog_file, binlog_pos, gtid, gtid_pos, "
-                f"resume_file, resume_pos, transactions, row_changes) VALUES ({', '.join(values)}) "
+                f"resume_file, resume_pos, transactions, row_changes, source_ts) VALUES "
+                f"({', '.join(values)}) "
                 "ON DUPLICATE KEY UPDATE binlog_file = VALUES(binlog_file), binlog_pos = "
                 "VALUES(binlog_pos), gtid = VALUES(gtid), gtid_pos = VALUES(gtid_pos), resume_file "
                 "= VALUES(resume_file), resume_pos = VALUES(resume_pos), transactions = "
-                "VALUES(transactions), row_changes = VALUES(row_changes)")
+                "VALUES(transactions), row_changes = VALUES(row_changes), "
+                "source_ts = COALESCE(VALUES(source_ts), source_ts)")
+
+    def _source_ts_sql(self) -> str:
+        # FROM_UNIXTIME in the session's time_zone '+00:00' (SESSION_SETUP): exact
+        return f"FROM_UNIXTIME({int(self.source_ts)})" if self.source_ts else "NULL"
+
+    def _watermark(self, mark) -> None:
+        """A watermark of the live source: every change it committed before it has been
+        given to the target (the open batch included), so the checkpoint's time is its
+        ts.  At a heartbeat (idle) the batch is committed with it, or, with no batch
+        open, the row's source_ts alone is moved on."""
+        self.source_ts = max(self.source_ts or 0, mark.ts)
+        if self.progress is not None:
+            self.progress.note(f"applied lag {max(0, int(time.time()) - mark.ts)} s")
+        if not mark.idle or self.in_flight:
+            return
+        if self.pending_cp is not None:
+            self._commit()
+        elif self.checkpoint is not None:
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(f"UPDATE {self.cp_ident} SET source_ts = {self._source_ts_sql()} "
+                                f"WHERE name = %s", (self.args.checkpoint_name,))
+                self.conn.commit()
+            except Exception as exc:
+                raise self._translate(exc, None, what="the update of the checkpoint's source_ts") from exc
 
     def _gtid_pos_text(self) -> str | None:
         if not self.gtid_domains:
@@ -413,6 +457,7 @@ class Applier:
         self.applied = None
         self.gtid_domains: dict[int, str] = {}
         self.totals = (0, 0)
+        self.source_ts = None
         source = None
         if live and self.checkpoint is not None:
             cp = self.checkpoint
@@ -454,7 +499,9 @@ class Applier:
         if self.checkpoint is None and not live:
             check_positions(files, start_position, args.stop_position)
         reader = make_reader(args, paths=source if live else files, start_position=start_position,
-                             schema=self.schema, table_filter=tf, count_rows=args.method == "binlog")
+                             schema=self.schema, table_filter=tf, count_rows=args.method == "binlog",
+                             watermark_interval=DEFAULT_WATERMARK_INTERVAL if live else None)
+        self.progress = getattr(source, "progress", None)
         from ..replay.rewrite import DbRewrite
 
         # --rewrite-db: rows and statements go to TO; the filters and the schema store
@@ -531,12 +578,16 @@ class Applier:
     def _produce(self, reader, assembler, feed, started) -> None:
         from ..reader import SourceEvent
         from ..replay.transactions import DDL, Statement, Transaction
+        from ..watermarks import Watermark
 
         keys, renderer = self.keys, self.renderer       # this run's (a retry makes new ones)
         try:
             raw = self.raw
             early = _Early(self, feed, started, renderer)
             for item in with_progress(reader, reader.items(), self.args):
+                if isinstance(item, Watermark):
+                    feed.put(("watermark", item))
+                    continue
                 if isinstance(item, SourceEvent):
                     keys.observe(item.event)
                 if raw is not None:
@@ -580,6 +631,8 @@ class Applier:
                 self._early(*rest)
             elif kind == "drop":
                 self._drop_early(rest[0])
+            elif kind == "watermark":
+                self._watermark(rest[0])
             elif kind == "idle":
                 if not self.in_flight:          # never commit half a source transaction
                     self._commit()

@@ -20,6 +20,7 @@ from ._common import (
     add_rewrite_option,
     add_routine_options,
     add_schema_options,
+    add_watermark_options,
     check_positions,
     key_ring,
     live_tables_from_dsn,
@@ -30,6 +31,7 @@ from ._common import (
     warn,
     warn_unknown,
     warn_unmatched,
+    watermark_interval,
 )
 from ._progress import with_progress
 
@@ -94,6 +96,7 @@ def add_parser(sub) -> None:
                       help="with --follow: stop after this many seconds without new data "
                            "(default: wait until interrupted)")
     add_live_options(dump)
+    add_watermark_options(dump)
     add_schema_options(dump)
     add_key_options(dump)
     add_filter_options(dump)
@@ -115,6 +118,7 @@ def run(args) -> int:
     from ..interrupts import GuardedOutput
     from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
     from ..rows import EncodedRows
+    from ..watermarks import Watermark
 
     if args.output_dir is not None and args.format not in ("json", "debezium"):
         from ..errors import UsageError
@@ -144,7 +148,8 @@ def run(args) -> int:
                             start_gtid=args.start_gtid, stop_gtid=args.stop_gtid,
                             assume_charset=args.assume_charset, allow_gaps=args.allow_gaps,
                             # debezium: TIMESTAMP is ZonedTimestamp (UTC) whatever is asked
-                            timestamp_offset=args.timestamp_offset and args.format in ("json", "text"))
+                            timestamp_offset=args.timestamp_offset and args.format in ("json", "text"),
+                            watermark_interval=watermark_interval(args))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush, on_warning=warn)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
@@ -181,6 +186,8 @@ def run(args) -> int:
                                         output_is_terminal=_is_terminal(sys.stdout)):
                 if isinstance(record, RowChange):
                     writer.write(record)
+                elif isinstance(record, Watermark):
+                    _watermark(writer, record, out)
                 elif hasattr(writer, "statement"):
                     writer.statement(record)
         else:
@@ -194,6 +201,8 @@ def run(args) -> int:
                     # json (split): a line; text/sql: the QUERY event itself says it all
                     if hasattr(writer, "statement"):
                         writer.statement(item)
+                elif isinstance(item, Watermark):
+                    _watermark(writer, item, out)
                 else:
                     writer.event(item)
         if hasattr(writer, "close"):
@@ -281,6 +290,15 @@ def json_writer(args, out, schema):
         live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
         writer = SplitUpdatesWriter(writer, KeyCatalog(schema=schema, live=live))
     return writer
+
+
+def _watermark(writer, mark, out) -> None:
+    """A watermark's line, by the writers that have one (json, debezium; not text, sql,
+    --output-dir), sent on at once: a consumer waiting on an idle stream sees it now."""
+    write = getattr(writer, "watermark", None)
+    if write is not None:
+        write(mark)
+        out.flush()
 
 
 def _report_damage(damage) -> None:

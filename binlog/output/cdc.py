@@ -259,6 +259,14 @@ class CdcJsonWriter:
         self.lines.out = self.out
         self.lines.statement(self.rewrite.statement(record))
 
+    def watermark(self, mark) -> None:
+        """A watermark's line (json_lines.watermark_record), after the row held back: a
+        row is never held past a watermark (its transaction ended before it, unless
+        without a COMMIT this writer knows, e.g. ROLLBACK: then it is not the last)."""
+        self._flush(False, None, None)
+        self.lines.out = self.out
+        self.lines.watermark(mark)
+
     def _flush(self, commit: bool, xid, end_pos) -> None:
         if self._held is None:
             return

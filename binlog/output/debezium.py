@@ -64,6 +64,20 @@ each type; ``autoIncremented``, ``generated`` and ``hasDefaultValue`` are not tr
 the schema store and are always false, ``defaultCharsetName`` null; a dropped table has
 ``table: null``.
 
+A **watermark** (``binlog.watermarks``: live streams) is the connector's **heartbeat
+record** (io.debezium.heartbeat.HeartbeatImpl, MySqlOffsetContext), written whole as
+Kafka Connect's SourceRecord holds it, since a line has no topic, key or offset of its
+own::
+
+    {"topic": "__debezium-heartbeat.<name>", "key": {"serverName": "<name>"},
+     "value": {"ts_ms": ...}, "sourcePartition": {"server": "<name>"},
+     "sourceOffset": {"ts_sec", "file", "pos", "gtids"}}
+
+Such a line has ``topic`` (no ``op``, no ``ddl``).  ``value.ts_ms`` is the watermark's
+time, the server's clock (the connector puts its own clock there); ``sourceOffset`` is
+where every change committed before it ends: ``gtids`` the MariaDB GTID list (absent
+when unknown).
+
 A **statement-logged change** (binlog_format STATEMENT or MIXED) has no Debezium form: the
 connector needs row events and skips DML it finds in QUERY events with a warning.  Here
 it is an extension record, never dropped: the envelope with ``before``/``after`` null,
@@ -90,6 +104,7 @@ from ..types.strings import LargeText
 from .values import Base64Bytes, bytes_pieces, large_values
 
 CONNECTOR_VERSION = "2.7.0.Final"
+HEARTBEAT_TOPICS_PREFIX = "__debezium-heartbeat"    # HeartbeatImpl.DEFAULT_HEARTBEAT_TOPICS_PREFIX
 OPS = {"insert": "c", "update": "u", "delete": "d"}
 _EPOCH_ORDINAL = 719163         # date(1970, 1, 1).toordinal()
 
@@ -450,6 +465,18 @@ class DebeziumWriter:
                           f"{' '.join(record.sql.split())[:120]}")
             out = self.statement_record(record)
         self.out.write(orjson.dumps(out, default=_json_default, option=orjson.OPT_APPEND_NEWLINE))
+
+    def heartbeat_record(self, mark) -> dict:
+        """A watermark as the connector's heartbeat record (see the module)."""
+        offset: dict = {"ts_sec": mark.ts, "file": mark.file, "pos": mark.pos}
+        if mark.gtid is not None:
+            offset["gtids"] = mark.gtid
+        return {"topic": f"{HEARTBEAT_TOPICS_PREFIX}.{self.server_name}",
+                "key": {"serverName": self.server_name}, "value": {"ts_ms": mark.ts * 1000},
+                "sourcePartition": {"server": self.server_name}, "sourceOffset": offset}
+
+    def watermark(self, mark) -> None:
+        self.out.write(orjson.dumps(self.heartbeat_record(mark), option=orjson.OPT_APPEND_NEWLINE))
 
     def event(self, item) -> None:
         """Events are in the Debezium output through their records (rows, DDL, statements)."""

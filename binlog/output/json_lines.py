@@ -76,6 +76,13 @@ def statement_record(record, render_bytes) -> dict:
     return out
 
 
+def watermark_record(mark) -> dict:
+    """A watermark's line: ``{"op": "watermark", "ts", "file", "pos", "gtid", "idle"}``:
+    every change committed up to file:pos is on the lines before it (binlog.watermarks)."""
+    return {"op": "watermark", "ts": iso_ts(mark.ts), "file": mark.file, "pos": mark.pos,
+            "gtid": mark.gtid, "idle": mark.idle}
+
+
 def session_json(record, render_bytes) -> dict:
     from ..charsets import codec_for_collation
     from ..events.status_vars import context_values
@@ -195,6 +202,10 @@ class JsonLinesWriter:
         """A statement-logged change or DDL (``reader.StatementChange``): one line."""
         self.out.write(_dumps(statement_record(record, self.render_bytes), default=json_default,
                               option=_OPTIONS | orjson.OPT_APPEND_NEWLINE))
+
+    def watermark(self, mark) -> None:
+        """A ``watermarks.Watermark``: its line (``watermark_record``)."""
+        self.out.write(_dumps(watermark_record(mark), option=_OPTIONS | orjson.OPT_APPEND_NEWLINE))
 
     def event(self, item) -> None:
         """Events are in the JSON output through their records (rows, statements, DDL)."""

@@ -55,6 +55,12 @@ class SplitUpdatesWriter:
         else:
             self.pending.append(record)
 
+    def watermark(self, mark) -> None:
+        """Written when no transaction is open here (the reader makes watermarks only
+        between transactions; one this writer still holds rows of gets none)."""
+        if self.assembler.current is None and not self.pending and hasattr(self.inner, "watermark"):
+            self.inner.watermark(mark)
+
     def close(self) -> None:
         self._units(self.assembler.finish())
         self._flush()

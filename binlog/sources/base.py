@@ -28,6 +28,17 @@ CHUNK = 1 << 20
 _FILE_END_TYPES = frozenset({EventType.ROTATE_EVENT, EventType.STOP_EVENT})
 
 
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """A live source had nothing newer to send: its server stands at ``file``:``pos``
+    (``pos`` None when the heartbeat did not say).  ``clock``: the server's clock at that
+    moment as epoch seconds, estimated by the source (None: unknown).  ``read_events``
+    gives it out between two events, when the source says so (``Binlog.heartbeat``)."""
+    file: str
+    pos: int | None
+    clock: float | None
+
+
 @dataclass(frozen=True)
 class Position:
     """A place in a set of binlogs: the binlog's name and a byte offset in it."""
@@ -66,6 +77,11 @@ class Binlog(ABC):
         saves a fresh megabyte of pages, faulted in by the kernel, per chunk."""
         return self.read(len(buffer))
 
+    def heartbeat(self) -> Heartbeat | None:
+        """After ``read`` gave nothing: the heartbeat that came instead of bytes (a live
+        source asked to ``report_heartbeats``), once; by default None."""
+        return None
+
     def seek(self, offset: int) -> None:
         """Go on reading at ``offset`` (the reader jumps there after the binlog's
         FORMAT_DESCRIPTION).  Sources that cannot seek refuse unless they are there."""
@@ -101,6 +117,11 @@ class BinlogSource(ABC):
         """The binlogs, one at a time; the reader reads each one to its end before
         asking for the next."""
 
+    def report_heartbeats(self) -> None:
+        """Give the server's heartbeats out (``Binlog.heartbeat``): the reader asks for
+        them to write watermarks.  Sources without a server have none (a no-op)."""
+        return None
+
     def rotated(self, name: str) -> None:
         """The binlog just read ended with a ROTATE to ``name``: a source that follows
         a growing set of binlogs goes on with it (the others ignore it)."""
@@ -118,7 +139,8 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
                 follow: bool = False, chunk: int = CHUNK,
                 state: ReadState | None = None) -> Iterator:
     """Yield the events of one binlog (and, in the stream's skip mode, a
-    ``stream.Damage`` for every damaged range, in place).
+    ``stream.Damage`` for every damaged range, in place; and each ``Heartbeat`` the
+    binlog reports, between the events it came between).
 
     With ``start_position``, the FORMAT_DESCRIPTION at the binlog's start is still read
     (it says how to frame everything), and the START_ENCRYPTION_EVENT right after it in
@@ -140,6 +162,10 @@ def read_events(binlog: Binlog, stream: EventStream, *, start_position: int | No
             if data:
                 empty = False
                 stream.feed(data)
+                continue
+            beat = binlog.heartbeat()
+            if beat is not None:
+                yield beat          # between two events: nothing of one is buffered
                 continue
             if follow and not (state.finished and not stream.buffered) and binlog.wait():
                 continue

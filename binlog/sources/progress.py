@@ -20,6 +20,11 @@ class Progress:
         self._bytes = 0
         self._bytes_then = 0
         self._shown = False
+        self._note = ""
+
+    def note(self, text: str) -> None:
+        """Text the line ends with from now on (apply: the lag of what it applied)."""
+        self._note = "  " + text
 
     def event(self, file: str, end: int, size: int, timestamp: int) -> None:
         """An event of ``size`` bytes was read; it ends at ``file``:``end``."""
@@ -41,7 +46,7 @@ class Progress:
             return
         rate = (self._bytes - self._bytes_then) / (now - self._last) / 1e6
         self._last, self._bytes_then = now, self._bytes
-        self.stream.write(f"\rbinlog: at {self._where}  {rate:.1f} MB/s  lag {self._lag} s\x1b[K")
+        self.stream.write(f"\rbinlog: at {self._where}  {rate:.1f} MB/s  lag {self._lag} s{self._note}\x1b[K")
         self.stream.flush()
         self._shown = True
 

@@ -79,7 +79,7 @@ from ..inert import inert
 from ..protocol.packets import frame
 from ..stream import MAX_EVENT_SIZE, verify_crc
 from ..user_values import dsn_address, parse_dsn
-from .base import Binlog, BinlogSource, Position
+from .base import Binlog, BinlogSource, Heartbeat, Position
 from .progress import Progress
 from .wire import WireConnection
 
@@ -260,7 +260,8 @@ def _fde_checksum(data: bytes, file: str, position: int) -> bool:
 def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
     stored = int.from_bytes(data[-4:], "little")
     if zlib.crc32(data[:-4]) != stored:
-        raise MalformedEventError("the fake ROTATE's CRC32 does not match its bytes",
+        raise MalformedEventError(f"the CRC32 of the server's artificial {header.type_name} "
+                                  f"does not match its bytes",
                                   source=file or None, event_type=header.type_name)
 
 
@@ -335,6 +336,7 @@ class ReplicationClient:
             self._register()
         self.blocking = blocking
         flags = BINLOG_SEND_ANNOTATE_ROWS_EVENT | (0 if blocking else BINLOG_DUMP_NON_BLOCK)
+        self._read_clock()
         if gtid is not None:
             file, position = "", 4
         payload = struct.pack("<IHI", position, flags, self.options.server_id) + file.encode()
@@ -394,6 +396,28 @@ class ReplicationClient:
                               hint="leave out --semi-sync, or install the semisync_master "
                                    "plugin on the source")
         self.execute("SET @rpl_semi_sync_slave = 1")
+
+    # (server clock, our monotonic time of its answer, that query's round trip): _read_clock
+    clock_origin: tuple[float, float, float] | None = None
+
+    def _read_clock(self) -> None:
+        """The server's clock, @@timestamp (epoch seconds with microseconds), read as a
+        MariaDB replica reads its primary's (sql/slave.cc get_master_version_and_clock):
+        heartbeats carry no time of their own (sql_repl.cc send_heartbeat_event sets
+        'when' to 0), so a heartbeat's time is this reading plus the time elapsed since."""
+        asked = time.monotonic()
+        (value,) = self._one_row("SELECT @@timestamp", 1)
+        answered = time.monotonic()
+        self.clock_origin = (server_epoch(value, self.where), answered, answered - asked)
+
+    def server_clock(self) -> float | None:
+        """The server's clock now (epoch seconds), as a lower bound: its reading at connect
+        plus our monotonic time since the answer, less that query's round trip (the
+        allowance for a packet's way from the server to us).  None before a connect."""
+        if self.clock_origin is None:
+            return None
+        clock, answered, round_trip = self.clock_origin
+        return clock + (time.monotonic() - answered) - round_trip
 
     def ack(self, file: str, position: int) -> None:
         """Semi-sync acknowledgement: the events of ``file`` up to ``position`` are safe
@@ -572,6 +596,10 @@ class ServerSource(BinlogSource):
         self._events: Iterator[ServerEvent] | None = None
         self._pending: ServerEvent | None = None
         self._fresh = False
+        self._heartbeats = False        # next_event gives heartbeats out (report_heartbeats)
+
+    def report_heartbeats(self) -> None:
+        self._heartbeats = True
 
     def binlogs(self) -> Iterator[Binlog]:
         if self.start_gtid is not None:
@@ -581,7 +609,7 @@ class ServerSource(BinlogSource):
         except ServerConnectionError as exc:
             self._retry(exc, 0)
         try:
-            first = self.next_event()
+            first = self._next_file_event()
             while first is not None:
                 binlog = ServerBinlog(self, first)
                 yield binlog
@@ -593,6 +621,32 @@ class ServerSource(BinlogSource):
             if self.progress is not None:
                 self.progress.close()
 
+    def _next_file_event(self) -> ServerEvent | None:
+        """The next event that is not a heartbeat: the first of a binlog."""
+        while True:
+            event = self.next_event()
+            if event is None or event.in_file or event.header.type_code not in HEARTBEAT_TYPES:
+                return event
+
+    def heartbeat_of(self, event: ServerEvent) -> Heartbeat:
+        """What a heartbeat says: the file it names and the position of the server's dump
+        (header log_pos; 0 when it is beyond 4 GiB and the server put it in an 8-byte
+        sub-header instead, sql_repl.cc send_heartbeat_event: left unknown here), and
+        the server's clock now (``ReplicationClient.server_clock``)."""
+        data, header = event.data, event.header
+        checksum = self.client._tracker().checksum      # the file's, as the server sends it
+        end = len(data) - (CHECKSUM_LEN if checksum else 0)
+        if end < HEADER_LEN:
+            raise MalformedEventError(f"heartbeat of {len(data)} bytes is too short",
+                                      source=event.file or None, event_type=header.type_name)
+        if checksum:
+            _check_crc(data, event.file, header)
+        name = data[HEADER_LEN:end].decode("ascii", "replace")
+        position = header.log_pos or None
+        if header.type_code != EventType.HEARTBEAT_LOG_EVENT:
+            position, name = None, ""       # MySQL's v2 body (TLVs) is not read: no claim
+        return Heartbeat(name, position, self.client.server_clock())
+
     def _start(self, file: str, position: int, *, fresh: bool) -> None:
         self.client.start(file=file, position=position, blocking=self.blocking)
         self._events = self.client.events()
@@ -601,7 +655,8 @@ class ServerSource(BinlogSource):
     def next_event(self) -> ServerEvent | None:
         """The next event of a file (None at the end of a non-blocking dump).  The
         resent FORMAT_DESCRIPTION of a dump starting inside a file comes out too, but
-        only for the first connection: after a reconnect the reader already has it."""
+        only for the first connection: after a reconnect the reader already has it; and,
+        once ``report_heartbeats`` was called, each heartbeat (``in_file`` False)."""
         failures = 0
         while True:
             if self._events is None:
@@ -629,6 +684,8 @@ class ServerSource(BinlogSource):
                     self.progress.idle()
                 if self.on_idle is not None:
                     self.on_idle()
+                if self._heartbeats:
+                    return event
 
     def _retry(self, exc: ServerConnectionError, failures: int) -> int:
         self.client.close()
@@ -667,6 +724,7 @@ class ServerBinlog(Binlog):
         self.start = None if first.in_file else first.offset
         self._head: bytes | None = BINLOG_MAGIC + first.data
         self.done = False
+        self._beat: Heartbeat | None = None
 
     def read(self, size: int) -> bytes:
         if self._head is not None:
@@ -675,11 +733,18 @@ class ServerBinlog(Binlog):
         if self.done:
             return b""
         event = self.source.next_event()
+        if event is not None and not event.in_file and event.header.type_code in HEARTBEAT_TYPES:
+            self._beat = self.source.heartbeat_of(event)
+            return b""
         if event is None or event.file != self.name:
             self.source._pending = event
             self.done = True
             return b""
         return event.data
+
+    def heartbeat(self) -> Heartbeat | None:
+        beat, self._beat = self._beat, None
+        return beat
 
     def seek(self, offset: int) -> None:
         if offset != self.start:
@@ -697,3 +762,17 @@ def gtid_start_file(client: ReplicationClient, gtid: str) -> str:
     finally:
         client.close()
     raise ServerPositionError(f"the server sent nothing for the GTID position {gtid}")
+
+
+def server_epoch(value, where: str) -> float:
+    """A server's @@timestamp answer as epoch seconds; ServerError for anything else (a
+    hostile or broken server's answer is not taken as a clock)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1 << 40:
+        raise ServerProtocolError(f"{where} answered SELECT @@timestamp with "
+                                  f"{inert(str(value), limit=40)!r}, not a time in epoch seconds",
+                                  step="reading the server's clock")
+    return seconds

@@ -178,6 +178,9 @@ class FakePrimary:
             for p in result_set([b"VERSION()", b"@@global.log_bin", b"@@global.binlog_checksum"],
                                 [[self.version, self.log_bin, self.checksum]]):
                 s.send(p)
+        elif sql.startswith("SELECT @@timestamp"):
+            for p in result_set([b"@@timestamp"], [[b"1764158400.123456"]]):
+                s.send(p)
         elif sql.startswith("SHOW VARIABLES"):
             for p in result_set([b"Variable_name", b"Value"], [[b"rpl_semi_sync_master_enabled", b"ON"]]):
                 s.send(p)

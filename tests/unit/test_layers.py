@@ -29,7 +29,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
       "binlog.replay")],
     [("binlog.output.values", "binlog.output")],
     [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources", "binlog.continuity",
-      "binlog.rewrite"),
+      "binlog.rewrite", "binlog.watermarks"),
      ("schema_store",)],
     [("binlog.stream",)],
     [("binlog.events", "binlog.crypt")],
