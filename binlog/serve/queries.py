@@ -70,7 +70,7 @@ class ServeState:
             "character_set_connection": "utf8mb4", "collation_connection": "utf8mb4_general_ci",
             "autocommit": "1", "tx_isolation": "REPEATABLE-READ", "transaction_isolation": "REPEATABLE-READ",
             "rpl_semi_sync_master_enabled": "OFF", "server_id_bits": "32",
-            "binlog_file": last[0], "hostname": "binlog-serve",
+            "binlog_file": last[0], "hostname": "binlog-serve", "timestamp": f"{time.time():.6f}",
         }
 
 
@@ -184,7 +184,9 @@ class Answers:
     def _expression(self, expr: str):
         system = re.fullmatch(r"@@(?:global\.|session\.)?(\w+)", expr, re.I)
         if system:
-            return self.state.variables().get(system.group(1).lower(), _UNKNOWN)
+            value = self.state.variables().get(system.group(1).lower(), _UNKNOWN)
+            # a boolean reads ON/OFF in SHOW VARIABLES but 1/0 in SELECT @@x
+            return {"ON": "1", "OFF": "0"}.get(value, value) if isinstance(value, str) else value
         user = re.fullmatch(r"@(\w+)", expr)
         if user:
             return self.user_vars.get(user.group(1).lower())

@@ -174,3 +174,21 @@ def test_processlist_shows_each_client_and_its_lag(source, tmp_path):
         follower.kill()
         follower.wait()
         serve.stop()
+
+
+def test_our_own_fetch_copies_through_serve(source, tmp_path):
+    """binlog fetch (our client, with its clock query and checksum checks) against serve:
+    the copy equals the served files."""
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path)
+    try:
+        done = subprocess.run([sys.executable, "-m", "binlog.cli", "fetch", "--from",
+                               f"mysql://repl:{PASSWORD}@127.0.0.1:{serve.port}/", "--to", tmp_path / "copy",
+                               "--server-id", "71", "--retries", "0"], cwd=REPO, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        for name in source.binlog_names():
+            served, copied = (tmp_path / "served" / name).read_bytes(), (tmp_path / "copy" / name).read_bytes()
+            assert copied[:21] + copied[22:] == served[:21] + served[22:]
+    finally:
+        serve.stop()
