@@ -103,8 +103,9 @@ class Session:
         header and event go out in one sendmsg (events are megabytes; copying each twice
         halved the throughput)."""
         length = len(event) + 1
-        if length >= MAX_PACKET:
-            self.send(b"\x00" + event)         # split across packets: frame() does it
+        if length >= MAX_PACKET or isinstance(self.sock, ssl.SSLSocket):
+            # split across packets (frame() does it), or TLS, which has no sendmsg
+            self.send(b"\x00" + event)
             return
         head = length.to_bytes(3, "little") + bytes([self.seq]) + b"\x00"
         self.seq = (self.seq + 1) & 0xFF

@@ -149,3 +149,45 @@ def test_sigterm_ends_serve_with_dumps_open(served, tmp_path):
         if follower.poll() is None:
             follower.kill()
     assert "stopped" in serve.text()
+
+
+def test_tls_and_a_20_mib_event_through_serve(mariadb_factory, tmp_path):
+    """--tls-cert: mariadb-binlog asks for TLS and copies a binlog whose one event is over
+    16 MiB (sent as several packets) byte for byte; a client that asks for no TLS is still
+    served in clear when the account allows it."""
+    from support.certificates import ca_and_cert
+
+    source = mariadb_factory({"server_id": 1, "max_allowed_packet": "64M"})
+    source.execute("CREATE DATABASE d")
+    source.execute("CREATE TABLE d.huge (id INT PRIMARY KEY, b LONGBLOB)")
+    source.execute("INSERT INTO d.huge VALUES (1, REPEAT('h', 20000000))")
+    source.flush_logs()
+    copy_binlogs(source, tmp_path / "served")
+    ca, cert, key = ca_and_cert(tmp_path, "serve")
+    serve = Serve(tmp_path / "served", tmp_path, "--tls-cert", cert, "--tls-key", key)
+    try:
+        out = tmp_path / "out"
+        out.mkdir()
+        done = subprocess.run(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
+                               "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
+                               "--ssl", f"--ssl-ca={ca}", "--ssl-verify-server-cert", "--raw",
+                               "--to-last-log", source.binlog_names()[0]],
+                              cwd=out, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        names = source.binlog_names()
+        assert max((tmp_path / "served" / n).stat().st_size for n in names) > 20_000_000
+        for name in names:
+            served, copied = (tmp_path / "served" / name).read_bytes(), (out / name).read_bytes()
+            assert copied[:21] + copied[22:] == served[:21] + served[22:]
+        ours = login_tls(serve.port, ca)
+        assert ours.secure
+        ours.close()
+    finally:
+        serve.stop()
+
+
+def login_tls(port: int, ca) -> WireConnection:
+    conn = WireConnection({"host": "127.0.0.1", "port": port, "user": "repl", "password": PASSWORD,
+                           "ssl_ca": str(ca)},
+                          on_error=lambda code, text, step: AssertionError(f"{code} {text}"))
+    return conn.open()
