@@ -47,14 +47,16 @@ def add_parser(sub) -> None:
                         "keys (binlog rewrite --full-metadata), and serve says "
                         "binlog_row_metadata=FULL: clients need no information_schema")
     p.add_argument("--upstream", metavar="DSN",
-                   help="with --relay: keep the relay of this server with a binlog fetch "
-                        "--stop-never child (registered with --server-id); serving goes on "
-                        "while the upstream is down")
+                   help="the source: clients log in with its accounts; with --relay, a binlog "
+                        "fetch --stop-never child keeps the relay of it (registered with "
+                        "--server-id); serving goes on while it is down")
     p.add_argument("--server-id", type=int, metavar="N",
                    help="the server id serve answers with and registers with upstream "
                         "(different from every replica's)")
     p.add_argument("--users", metavar="FILE",
-                   help="accounts allowed in: 'name *HASH' lines (binlog serve --hash-password)")
+                   help="accounts allowed in: 'name *HASH' lines (binlog serve --hash-password); "
+                        "with --upstream, any other account is checked by the upstream and may "
+                        "dump only if it holds REPLICATION SLAVE there")
     p.add_argument("--max-clients", type=int, default=64, metavar="N",
                    help="clients at once (default 64); one more is refused")
     p.add_argument("--tls-cert", metavar="FILE", help="offer TLS with this certificate (PEM)")
@@ -102,9 +104,9 @@ def _children(args) -> list:
     from ..serve.children import Child
 
     if args.relay is None:
-        if args.upstream or args.rewritten:
-            raise UsageError("--upstream and --rewritten go with --relay DIR")
-        return []
+        if args.rewritten:
+            raise UsageError("--rewritten goes with --relay DIR")
+        return []           # --upstream without --relay: its accounts only
     if args.binlogs:
         raise UsageError("give --binlogs DIR (served as it is) or --relay DIR (rewritten), not both")
     if args.server_id is None:
@@ -134,9 +136,12 @@ def build_server(args):
     from ..serve.session import Limits
     from ..sources.served import ServedLogs
 
-    for name in ("binlogs", "server_id", "users"):
+    for name in ("binlogs", "server_id"):
         if getattr(args, name) is None:
             raise UsageError(f"binlog serve needs --{name.replace('_', '-')}")
+    if args.users is None and args.upstream is None:
+        raise UsageError("binlog serve needs --users FILE (or --upstream DSN, whose accounts "
+                         "are then checked): nobody may log in without credentials")
     if not 1 <= args.server_id <= 0xFFFFFFFF:
         raise UsageError("--server-id must be 1..4294967295")
     host, _, port = args.listen.rpartition(":")
@@ -145,7 +150,21 @@ def build_server(args):
     limits = Limits(idle_timeout=args.idle_timeout, write_timeout=args.write_timeout)
     return Server(ServedLogs(args.binlogs), server_id=args.server_id, users=load_users(args.users),
                   listen=(host.strip("[]"), int(port)), limits=limits, max_clients=args.max_clients,
-                  tls=_tls(args), log=_log, full_metadata=args.full_metadata)
+                  tls=_tls(args), log=_log, full_metadata=args.full_metadata,
+                  upstream=_upstream_address(args.upstream))
+
+
+def _upstream_address(dsn: str | None) -> dict | None:
+    """Where --upstream is (host, port or socket, TLS): serve logs clients in there with
+    their own user names and proofs, never with the DSN's user and password."""
+    if dsn is None:
+        return None
+    from ..user_values import parse_dsn
+
+    kw = parse_dsn(dsn)
+    for name in ("user", "password", "database"):
+        kw.pop(name, None)
+    return kw
 
 
 def _tls(args) -> ssl.SSLContext | None:

@@ -21,11 +21,13 @@ from .session import Limits, Session, SessionInfo
 ER_CON_COUNT = 1040
 
 
-def load_users(path: str | Path) -> dict[str, str]:
+def load_users(path: str | Path | None) -> dict[str, str]:
     """A users file: one account a line, ``name *HASH`` (the ``PASSWORD()`` form of a
     mysql_native_password, as ``binlog serve --hash-password`` prints it); ``#`` starts
     a comment.  No anonymous account: an empty name is refused."""
     users: dict[str, str] = {}
+    if path is None:
+        return users
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -49,7 +51,7 @@ class Server:
     def __init__(self, logs: ServedLogs, *, server_id: int, users: dict[str, str],
                  listen: tuple[str, int], limits: Limits | None = None, max_clients: int = 64,
                  tls: ssl.SSLContext | None = None, log: Callable[[str], None] = print,
-                 full_metadata: bool = False):
+                 full_metadata: bool = False, upstream: dict | None = None):
         self.logs = logs
         self.server_id = server_id
         self.users = users
@@ -58,6 +60,7 @@ class Server:
         self.tls = tls
         self.log = log
         self.full_metadata = full_metadata
+        self.upstream = upstream
         self.sessions: dict[int, SessionInfo] = {}
         self._lock = threading.Lock()
         self._next_id = 1
@@ -128,7 +131,8 @@ class Server:
             self._refuse(sock)
             return
         session = Session(sock, info, logs=self.logs, state=self.state, users=self.users,
-                          limits=self.limits, log=self.log, kill=self.kill, tls=self.tls)
+                          limits=self.limits, log=self.log, kill=self.kill, tls=self.tls,
+                          upstream=self.upstream)
         thread = threading.Thread(target=self._run, args=(session,), daemon=True,
                                   name=f"serve-client-{info.id}")
         self._threads.append(thread)

@@ -26,12 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..constants import HEADER_LEN, EventType
-from ..errors import BinlogError, ServerProtocolError
+from ..errors import BinlogError, ServerError, ServerProtocolError
 from ..header import parse_header
 from ..inert import inert
 from ..protocol import messages as m, serving as s
 from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
+from ..sources.wire import WireConnection
 from . import events
 from .queries import Answers, ServeState
 
@@ -40,6 +41,7 @@ ER_ACCESS_DENIED = 1045
 ER_UNKNOWN_COM = 1047
 ER_MASTER_FATAL = 1236
 ER_NO_SUCH_THREAD = 1094
+ER_SPECIFIC_ACCESS_DENIED = 1227
 BINLOG_DUMP_NON_BLOCK = 1
 BINLOG_SEND_ANNOTATE_ROWS = 2
 CAPABILITY_TOLERATE_HOLES = 2
@@ -77,7 +79,7 @@ class Session:
     def __init__(self, sock: socket.socket, info: SessionInfo, *, logs: ServedLogs,
                  state: Callable[[], ServeState], users: dict[str, str], limits: Limits,
                  log: Callable[[str], None], kill: Callable[[int, str], bool],
-                 tls: ssl.SSLContext | None = None):
+                 tls: ssl.SSLContext | None = None, upstream: dict | None = None):
         self.sock = sock
         self.info = info
         self.logs = logs
@@ -87,6 +89,8 @@ class Session:
         self.log = log
         self.kill = kill
         self.tls = tls
+        self.upstream = upstream                # parsed DSN of --upstream (no user or password)
+        self.upstream_session: WireConnection | None = None
         self.reader = PacketReader(MAX_COMMAND, step="reading from the client")
         self.seq = 0
         self.answers: Answers | None = None
@@ -169,6 +173,8 @@ class Session:
             self._fail(ER_MASTER_FATAL, inert(exc.message))
         finally:
             self.sock.close()
+            if self.upstream_session is not None:
+                self.upstream_session.close()
 
     def _fail(self, code: int, message: str) -> None:
         self.log(f"client {self.info.id} ({self._who()}): error {code}: {message}{self._where()}")
@@ -184,7 +190,8 @@ class Session:
         return f" at {self.info.file}:{self.info.position}" if self.info.file else ""
 
     def _login(self) -> bool:
-        scramble = s.new_scramble()
+        upstream, caps = self._upstream_greeting()
+        scramble = upstream.greeting.scramble if upstream is not None and upstream.greeting else s.new_scramble()
         self.seq = 0
         self.send(s.greeting(self.state().version, self.info.id, scramble, ssl=self.tls is not None))
         response = s.parse_handshake_response(self.receive(self.limits.login_timeout))
@@ -200,13 +207,49 @@ class Session:
             # the client's default method is another: ask for ours (AuthSwitchRequest)
             self.send(b"\xfe" + s.NATIVE.encode() + b"\0" + scramble + b"\0")
             reply = self.receive(self.limits.login_timeout)
-        stored = self.users.get(response.user)
-        if stored is None or not s.native_check(stored, scramble, reply):
-            self._fail(ER_ACCESS_DENIED, f"Access denied for user '{inert(response.user, limit=64)}'")
+        if not self._check(response.user, scramble, reply, upstream, caps):
             return False
         self.send(s.ok())
         self.answers = Answers(self.state())
         self.log(f"client {self.info.id} ({self._who()}) connected")
+        return True
+
+    def _upstream_greeting(self) -> tuple[WireConnection | None, int]:
+        """With --upstream: a connection to it, greeted (its scramble is the one the
+        client answers, so the upstream can check the answer); None when it is down
+        (then only the --users accounts get in)."""
+        if self.upstream is None:
+            return None, 0
+        conn = WireConnection(self.upstream, on_error=lambda code, text, step: ServerError(
+            f"{text} (error {code})", code=code))
+        try:
+            return conn, conn.greet()
+        except ServerError as exc:
+            conn.close()
+            self.log(f"client {self.info.id}: the upstream is not reachable ({exc.message}): "
+                     f"only --users accounts can log in")
+            return None, 0
+
+    def _check(self, user: str, scramble: bytes, reply: bytes, upstream, caps: int) -> bool:
+        """A --users account is checked here; any other against the upstream's accounts
+        (whose connection then stays the client's: its privileges are the upstream's)."""
+        stored = self.users.get(user)
+        if stored is not None or upstream is None:
+            if upstream is not None:
+                upstream.close()
+            if stored is not None and s.native_check(stored, scramble, reply):
+                return True
+            self._fail(ER_ACCESS_DENIED, f"Access denied for user '{inert(user, limit=64)}'")
+            return False
+        try:
+            upstream.authenticate_as(user, reply, caps)
+        except ServerError as exc:
+            upstream.close()
+            code = exc.code if exc.code in (ER_ACCESS_DENIED, 1698) else ER_ACCESS_DENIED
+            self._fail(code, f"Access denied for user '{inert(user, limit=64)}' (upstream: "
+                             f"{inert(exc.message, limit=200)})")
+            return False
+        self.upstream_session = upstream
         return True
 
     def _commands(self) -> None:
@@ -247,6 +290,16 @@ class Session:
         self.send_all(answer)
 
     # -- the dump ---------------------------------------------------------------------
+    def _may_dump(self) -> bool:
+        """A client logged in with an upstream account sees nothing it could not see there:
+        its own grants on the upstream (SHOW GRANTS, its enabled roles' included) must hold
+        REPLICATION SLAVE.  A --users account is serve's own: allowed."""
+        if self.upstream_session is None:
+            return True
+        grants = [str(row[0] or b"", "utf-8", "replace") if isinstance(row[0], bytes) else str(row[0])
+                  for row in self.upstream_session.query("SHOW GRANTS", columns=1)]
+        return any("REPLICATION SLAVE" in g.upper() or "ALL PRIVILEGES ON *.*" in g.upper() for g in grants)
+
     def _first_names(self, *, blocking: bool) -> list[str]:
         """The served binlogs; a blocking dump waits for the first one (serve may start
         before the rewrite of the relay has written anything)."""
@@ -277,6 +330,10 @@ class Session:
             return
         if not 4 <= position <= self.logs.size(name):
             self._fail(ER_MASTER_FATAL, "Client requested master to start replication from impossible position")
+            return
+        if not self._may_dump():
+            self._fail(ER_SPECIFIC_ACCESS_DENIED, "Access denied; you need (at least one of) the "
+                                                  "REPLICATION SLAVE privilege(s) for this operation")
             return
         self.info.command = "Binlog Dump"
         self.log(f"client {self.info.id} ({self._who()}, server id {request.server_id}) dumps from "

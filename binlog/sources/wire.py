@@ -77,6 +77,28 @@ class WireConnection:
         """Log in; ``sock``: a socket already connected to the server (a proxy, the
         fuzz harness) instead of the DSN's address."""
         deadline = time.monotonic() + self.connect_timeout
+        caps = self.greet(sock, deadline)
+        self._authenticate(caps, self.kw.get("database"), deadline)
+        return self
+
+    def authenticate_as(self, user: str, proof: bytes, caps: int) -> None:
+        """Log in with another party's credentials after ``greet`` (``binlog serve``
+        checking a client against the upstream's accounts): ``proof`` is the client's
+        mysql_native_password answer to this server's scramble; the password never
+        passes through us.  A server that wants another method for the account is refused."""
+        deadline = time.monotonic() + self.connect_timeout
+        self.send(m.handshake_response(user, proof, auth.NativePassword.name, caps), deadline)
+        payload = self.read_payload(deadline, auth.STEP)
+        if payload[:1] == bytes([m.ERR]):
+            raise self.server_error(payload, "connecting")
+        if payload[:1] != bytes([m.OK]):
+            raise ServerAccessError("the upstream asks for another authentication method than "
+                                    "mysql_native_password for this account")
+        self.logged_in = True
+
+    def greet(self, sock: socket.socket | None = None, deadline: float | None = None) -> int:
+        """Connect, read the greeting, start TLS if asked: the capabilities to log in with."""
+        deadline = deadline if deadline is not None else time.monotonic() + self.connect_timeout
         self.sock = sock if sock is not None else self._socket(deadline)
         step = "reading the server greeting"
         payload = self.read_payload(deadline, step)
@@ -84,12 +106,9 @@ class WireConnection:
             raise self.server_error(payload, step)
         self.greeting = m.parse_greeting(payload)
         caps = m.CLIENT_CAPS & self.greeting.capabilities
-        database = self.kw.get("database")
-        if database:
+        if self.kw.get("database"):
             caps |= m.CLIENT_CONNECT_WITH_DB & self.greeting.capabilities
-        caps = self._tls(caps, deadline)
-        self._authenticate(caps, database, deadline)
-        return self
+        return self._tls(caps, deadline)
 
     def _socket(self, deadline: float) -> socket.socket:
         where = self.unix_socket or f"{self.host}:{self.port}"

@@ -192,3 +192,39 @@ def test_our_own_fetch_copies_through_serve(source, tmp_path):
             assert copied[:21] + copied[22:] == served[:21] + served[22:]
     finally:
         serve.stop()
+
+
+def test_clients_log_in_with_the_upstreams_accounts(source, tmp_path):
+    """With --upstream, an account the upstream accepts gets in (its proof checked by the
+    upstream: the password never passes through serve), may dump only with REPLICATION
+    SLAVE there, and a wrong password is the upstream's refusal; with the upstream down,
+    only the --users accounts get in."""
+    import pymysql
+
+    source.execute("CREATE USER cdc@'%' IDENTIFIED BY 'cdc-Pw9'")
+    source.execute("GRANT REPLICATION SLAVE ON *.* TO cdc@'%'")
+    source.execute("CREATE USER reader@'%' IDENTIFIED BY 'reader-Pw9'")
+    source.execute("GRANT SELECT ON d.* TO reader@'%'")
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path, "--upstream", f"mysql://x@127.0.0.1:{source.port}/")
+
+    def copy(user: str, password: str, out):
+        out.mkdir()
+        return subprocess.run(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
+                               "--port", str(serve.port), f"--user={user}", f"--password={password}", "--raw",
+                               "--to-last-log", source.binlog_names()[0]], cwd=out, capture_output=True,
+                              text=True, timeout=60)
+    try:
+        assert copy("cdc", "cdc-Pw9", tmp_path / "cdc").returncode == 0
+        refused = copy("reader", "reader-Pw9", tmp_path / "reader")
+        assert refused.returncode != 0 and "REPLICATION SLAVE" in refused.stderr
+        with pytest.raises(pymysql.err.OperationalError) as wrong:
+            pymysql.connect(host="127.0.0.1", port=serve.port, user="cdc", password="nope", connect_timeout=5)
+        assert wrong.value.args[0] == 1045
+        source.stop()
+        pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD).close()
+        with pytest.raises(pymysql.err.OperationalError):
+            pymysql.connect(host="127.0.0.1", port=serve.port, user="cdc", password="cdc-Pw9", connect_timeout=5)
+    finally:
+        serve.stop()
+    assert "cdc-Pw9" not in serve.text() and "not reachable" in serve.text()
