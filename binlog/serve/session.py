@@ -46,6 +46,9 @@ BINLOG_DUMP_NON_BLOCK = 1
 BINLOG_SEND_ANNOTATE_ROWS = 2
 CAPABILITY_TOLERATE_HOLES = 2
 CAPABILITY_GTID = 4
+MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
+SERVER_MORE_RESULTS_EXISTS = 8
+_MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
 _GTID = re.compile(r"\s*(\d{1,10})-(\d{1,10})-(\d{1,20})\s*")
 
 
@@ -59,6 +62,8 @@ class Limits:
     idle_timeout: float = 600.0         # between two commands before the dump
     write_timeout: float = 60.0         # one send (a client that stops reading)
     poll: float = 0.02                  # how often a followed binlog is looked at
+    passthrough_timeout: float = 600.0  # one query run on the upstream, its whole reply
+    translate_wait: float = 30.0        # for the served binlog to reach a snapshot's position
 
 
 @dataclass
@@ -284,10 +289,48 @@ class Session:
             self.send(s.ok() if done else s.error(ER_NO_SUCH_THREAD, f"Unknown thread id: {kill.group(1)}"))
             return
         self.answers.state = self.state()
+        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(sql):
+            try:
+                self.send_all(self._translated_master_status())
+            except ServerError as exc:      # the upstream refused it: its refusal, in its words
+                self.send(s.error(exc.code or ER_MASTER_FATAL, inert(exc.message, limit=300)))
+            return
         answer = self.answers.answer(sql)
         if answer and answer[0][:1] == b"\xff":
+            if self.upstream_session is not None:
+                self._passthrough(sql)
+                return
             self.log(f"client {self.info.id} ({self._who()}) asked what is not served: {inert(sql, limit=200)}")
         self.send_all(answer)
+
+    # -- queries for the upstream -----------------------------------------------------
+    def _passthrough(self, sql: str) -> None:
+        """A query serve does not answer (a snapshot's SELECT, SHOW CREATE TABLE, FLUSH
+        TABLES WITH READ LOCK...), run on the upstream in the client's own session (its own
+        account and privileges), the reply handed on packet by packet."""
+        conn = self.upstream_session
+        assert conn is not None
+        deadline = time.monotonic() + self.limits.passthrough_timeout
+        conn.reader.limit = MAX_PASSTHROUGH
+        conn.send_command(m.COM_QUERY, sql.encode("utf-8"), deadline)
+        self.info.command = "Query (upstream)"
+        for payload in _reply(conn, deadline):
+            self.send(payload)
+
+    def _translated_master_status(self) -> list[bytes]:
+        """SHOW MASTER STATUS of the upstream in this session (after a FLUSH TABLES WITH
+        READ LOCK it is the snapshot's position), in the served binlogs' coordinates: the
+        same file, the position through the rewrite's position map, once the served file
+        has reached it."""
+        assert self.upstream_session is not None
+        rows = self.upstream_session.query("SHOW MASTER STATUS", columns=4)
+        out = []
+        for name, pos, do_db, ignore_db in rows:
+            file = (name or b"").decode("utf-8", "replace")
+            position = self.logs.translate(file, int(pos or 0), wait=self.limits.translate_wait)
+            out.append((file, position, (do_db or b"").decode(), (ignore_db or b"").decode()))
+        return s.result_set(["File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB"], out,
+                            numeric=frozenset({1}))
 
     # -- the dump ---------------------------------------------------------------------
     def _may_dump(self) -> bool:
@@ -444,6 +487,54 @@ class Dump:
                                                         checksum and self.aware))
                 idle_since = time.monotonic()
             session.info.stop.wait(session.limits.poll)
+
+
+def _reply(conn: WireConnection, deadline: float) -> Iterator[bytes]:
+    """The payloads of one query's reply (KB "Result Set Packets"; without
+    CLIENT_DEPRECATE_EOF): OK or ERR, or column count, definitions, EOF, rows, EOF; again
+    while the status says more results follow."""
+    step = "a query run on the upstream"
+    while True:
+        first = conn.read_payload(deadline, step)
+        yield first
+        if first[:1] == b"\xff":
+            return
+        if first[:1] == b"\x00":
+            if not _status(first, ok=True) & SERVER_MORE_RESULTS_EXISTS:
+                return
+            continue
+        if first[:1] == b"\xfb":
+            raise ServerProtocolError("the upstream asks for a LOCAL INFILE: not passed on",
+                                      step=step)
+        count = m.column_count(first, step)
+        for _ in range(count):
+            yield conn.read_payload(deadline, step)
+        eof = conn.read_payload(deadline, step)
+        if not m.is_eof(eof):
+            raise ServerProtocolError(f"{step}: no EOF after the column definitions", step=step)
+        yield eof
+        while True:
+            row = conn.read_payload(deadline, step)
+            yield row
+            if row[:1] == b"\xff":
+                return
+            if m.is_eof(row):
+                break
+        if not _status(row, ok=False) & SERVER_MORE_RESULTS_EXISTS:
+            return
+
+
+def _status(payload: bytes, *, ok: bool) -> int:
+    """The status flags of an OK (after two length-encoded integers) or EOF packet."""
+    from ..cursor import Cursor
+
+    cur = Cursor(payload, 1)
+    if ok:
+        cur.lenenc("affected rows")
+        cur.lenenc("insert id")
+    else:
+        cur.skip(2, "warnings")
+    return cur.u16("status") if cur.remaining >= 2 else 0
 
 
 def _int(value: str | None) -> int:

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, HEADER_LEN, EventType
 from ..cursor import Cursor
-from ..errors import BinlogError, MalformedEventError, RelayError
+from ..errors import BinlogError, MalformedEventError, RelayError, UsageError
 from ..events.gtid import decode_gtid_list, decode_maria_gtid
 from ..header import parse_header
+from ..rewrite import lookup, parse_map
 
 #: A served file's name: a binlog name, never a path.
 BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
@@ -103,6 +105,29 @@ class ServedLogs:
                 data = head + fh.read(size - HEADER_LEN)
                 yield pos, data
                 pos += size
+
+    # -- coordinates --------------------------------------------------------------------
+    def translate(self, name: str, position: int, *, wait: float) -> int:
+        """A position of the upstream's ``name`` in the served file of that name: through
+        its position map (``NAME.map`` of binlog rewrite) when it has one, else the same
+        position; waits up to ``wait`` seconds for the served file to get there."""
+        deadline = time.monotonic() + wait
+        while True:
+            mapped = self.dir / f"{name}.map"
+            if mapped.is_file():
+                try:
+                    return lookup(parse_map(mapped.read_text(encoding="ascii", errors="replace"), name),
+                                  position)
+                except UsageError:
+                    pass            # not rewritten that far yet
+            elif name in self.names() and self.size(name) >= position:
+                return position
+            if time.monotonic() >= deadline:
+                raise RelayError(f"the served binlogs have not reached {name}:{position} within "
+                                 f"{wait:g} s", source=name,
+                                 hint="the relay or its rewrite is behind the upstream (serve's log "
+                                      "says why); ask again")
+            time.sleep(0.05)
 
     # -- GTIDs ------------------------------------------------------------------------
     def gtid_list(self, name: str) -> dict[int, tuple[int, int]] | None:

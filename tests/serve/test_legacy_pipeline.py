@@ -18,6 +18,7 @@ from __future__ import annotations
 import subprocess
 import time
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from support.legacy_workload import LEGACY_COLUMNS, WORKLOAD, server_rows
@@ -204,3 +205,48 @@ def test_mariadb_binlog_reads_through_serve_and_fails_on_the_source(pipeline, tm
     direct = subprocess.run([tool, "-v", "--base64-output=decode-rows", *map(str, source.binlog_files())],
                             capture_output=True, text=True, timeout=120)
     assert direct.returncode != 0 or "-838:59:59" not in direct.stdout
+
+
+def test_a_snapshot_taken_through_serve_continues_exactly(pipeline, tmp_path):
+    """As DM and Debezium take a snapshot: FLUSH TABLES WITH READ LOCK, SHOW MASTER STATUS,
+    SELECT, UNLOCK TABLES, all through serve with an upstream account.  The queries run on
+    the upstream in the client's own session; SHOW MASTER STATUS comes in the rewritten
+    binlogs' coordinates, and the served binlog from there holds exactly what was
+    committed after the snapshot."""
+    import json
+    import sys
+
+    import pymysql
+    from support.serve_process import REPO
+
+    source, serve, replica = pipeline
+    source.execute("CREATE USER snap@'%' IDENTIFIED BY 'snap-Pw7'")
+    source.execute("GRANT REPLICATION SLAVE, BINLOG MONITOR, RELOAD, SELECT ON *.* TO snap@'%'")
+    conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="snap", password="snap-Pw7")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("FLUSH TABLES WITH READ LOCK")
+            cur.execute("SHOW MASTER STATUS")
+            file, position = cur.fetchone()[:2]
+            cur.execute("SELECT COUNT(*) FROM rw.big")
+            (snapshot_count,) = cur.fetchone()
+            cur.execute("SHOW CREATE TABLE rw.leg")
+            assert "CREATE TABLE" in cur.fetchone()[1]
+            cur.execute("UNLOCK TABLES")
+    finally:
+        conn.close()
+    assert snapshot_count == source.query("SELECT COUNT(*) FROM rw.big")[0][0]
+    source.execute("INSERT INTO rw.big (id, t3) VALUES (900001, '-01:00:00.5')")
+    served = Path(serve.log_path).parent / "relay.rewritten" / file
+    deadline = time.monotonic() + 60
+    while True:
+        dump = subprocess.run([sys.executable, "-m", "binlog.cli", "dump", "--format", "json",
+                               "--start-position", str(position), served], cwd=REPO,
+                              capture_output=True, text=True, timeout=60)
+        rows = [json.loads(line) for line in dump.stdout.splitlines() if '"op":' in line]
+        changes = [r for r in rows if r["op"] in ("insert", "update", "delete")]
+        if changes or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert [(r["table"], r["op"], r["after"]["id"], r["after"]["t3"]) for r in changes] == \
+        [("big", "insert", 900001, "-01:00:00.500")]
