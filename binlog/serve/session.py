@@ -48,6 +48,7 @@ CAPABILITY_TOLERATE_HOLES = 2
 CAPABILITY_GTID = 4
 MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
 SERVER_MORE_RESULTS_EXISTS = 8
+_GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
 _MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
 _GTID = re.compile(r"\s*(\d{1,10})-(\d{1,10})-(\d{1,20})\s*")
 
@@ -294,6 +295,9 @@ class Session:
                 self.send_all(self._translated_master_status())
             except ServerError as exc:      # the upstream refused it: its refusal, in its words
                 self.send(s.error(exc.code or ER_MASTER_FATAL, inert(exc.message, limit=300)))
+            return
+        if self.upstream_session is not None and _GTID_POSITION.search(sql):
+            self._passthrough(sql)      # the snapshot's GTID, the upstream's (GTIDs are not rewritten)
             return
         answer = self.answers.answer(sql)
         if answer and answer[0][:1] == b"\xff":

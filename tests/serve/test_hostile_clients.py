@@ -191,3 +191,36 @@ def login_tls(port: int, ca) -> WireConnection:
                            "ssl_ca": str(ca)},
                           on_error=lambda code, text, step: AssertionError(f"{code} {text}"))
     return conn.open()
+
+
+def test_kill_ends_a_dump_and_ping_answers(served, tmp_path):
+    source, directory = served
+    serve = Serve(directory, tmp_path)
+    follower = subprocess.Popen(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
+                                 "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
+                                 "--raw", "--stop-never", "--result-file", str(tmp_path) + "/",
+                                 source.binlog_names()[0]], stderr=subprocess.PIPE)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
+        conn.ping(reconnect=False)
+        deadline = time.monotonic() + 20
+        while True:
+            with conn.cursor() as cur:
+                cur.execute("SHOW PROCESSLIST")
+                dumps = [r[0] for r in cur.fetchall() if r[4] == "Binlog Dump"]
+            if dumps:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        with conn.cursor() as cur:
+            cur.execute(f"KILL {dumps[0]}")
+            with pytest.raises(pymysql.err.OperationalError) as unknown:
+                cur.execute("KILL 987654")
+        assert unknown.value.args[0] == 1094
+        follower.wait(timeout=30)       # the dump ended: mariadb-binlog gives up or retries and ends
+        conn.close()
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+        serve.stop()
+    assert "killed" in serve.text()

@@ -202,6 +202,19 @@ def test_mariadb_binlog_reads_through_serve_and_fails_on_the_source(pipeline, tm
     assert through.returncode == 0, through.stderr
     assert "### INSERT INTO `rw`.`leg`" in through.stdout
     assert "-838:59:59" in through.stdout
+    follower = subprocess.Popen([tool, "--read-from-remote-server", "--host=127.0.0.1", f"--port={serve.port}",
+                                 "--user=repl", f"--password={PASSWORD}", "-v", "--base64-output=decode-rows",
+                                 "--stop-never", first], stdout=subprocess.PIPE, text=True)
+    try:        # --stop-never: the same rows, and it keeps following
+        seen = ""
+        while "### UPDATE `rw`.`leg`" not in seen or through.stdout.count("### ") > seen.count("### "):
+            line = follower.stdout.readline()
+            assert line, "mariadb-binlog --stop-never ended"
+            seen += line
+        assert follower.poll() is None
+    finally:
+        follower.kill()
+        follower.wait()
     direct = subprocess.run([tool, "-v", "--base64-output=decode-rows", *map(str, source.binlog_files())],
                             capture_output=True, text=True, timeout=120)
     assert direct.returncode != 0 or "-838:59:59" not in direct.stdout
@@ -228,6 +241,8 @@ def test_a_snapshot_taken_through_serve_continues_exactly(pipeline, tmp_path):
             cur.execute("FLUSH TABLES WITH READ LOCK")
             cur.execute("SHOW MASTER STATUS")
             file, position = cur.fetchone()[:2]
+            cur.execute("SELECT @@gtid_binlog_pos")
+            (gtid,) = cur.fetchone()
             cur.execute("SELECT COUNT(*) FROM rw.big")
             (snapshot_count,) = cur.fetchone()
             cur.execute("SHOW CREATE TABLE rw.leg")
@@ -236,6 +251,7 @@ def test_a_snapshot_taken_through_serve_continues_exactly(pipeline, tmp_path):
     finally:
         conn.close()
     assert snapshot_count == source.query("SELECT COUNT(*) FROM rw.big")[0][0]
+    assert gtid == source.query("SELECT @@gtid_binlog_pos")[0][0]
     source.execute("INSERT INTO rw.big (id, t3) VALUES (900001, '-01:00:00.5')")
     served = Path(serve.log_path).parent / "relay.rewritten" / file
     deadline = time.monotonic() + 60
