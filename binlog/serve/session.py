@@ -26,14 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..constants import HEADER_LEN, EventType
-from ..errors import BinlogError, ServerError, ServerProtocolError
-from ..header import parse_header
+from ..errors import BinlogError, MalformedEventError, ServerError, ServerProtocolError
 from ..inert import inert
 from ..protocol import messages as m, serving as s
 from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from ..sources.wire import WireConnection
-from . import events
+from . import compat, events
 from .queries import Answers, ServeState
 
 MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
@@ -44,8 +43,6 @@ ER_NO_SUCH_THREAD = 1094
 ER_SPECIFIC_ACCESS_DENIED = 1227
 BINLOG_DUMP_NON_BLOCK = 1
 BINLOG_SEND_ANNOTATE_ROWS = 2
-CAPABILITY_TOLERATE_HOLES = 2
-CAPABILITY_GTID = 4
 MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
 SERVER_MORE_RESULTS_EXISTS = 8
 _GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
@@ -449,26 +446,27 @@ class Dump:
         for offset, data in self.logs.events(self.name, self.position, end):
             if session.info.stop.is_set():
                 raise ClientGone("killed")
-            if self._sent(data):
-                session.send_event(data)
+            sent = self._for_client(data, checksum)
+            if sent is not None:
+                session.send_event(sent)
             self.position = offset + len(data)
             session.info.position = self.position
 
-    def _sent(self, data: bytes) -> bool:
-        """Whether the event goes to this client (sql_repl.cc send_event_to_slave)."""
+    def _for_client(self, data: bytes, checksum: bool) -> bytes | None:
+        """The event as this client gets it, None when it is left out (sql_repl.cc
+        send_event_to_slave): event groups before its GTID position, and what its
+        capability does not understand (``compat``)."""
         code = data[4]
         if code == EventType.GTID_EVENT and self.want is not None:
-            header = parse_header(data, 0, 0)
             domain = int.from_bytes(data[HEADER_LEN + 8:HEADER_LEN + 12], "little")
             seq = int.from_bytes(data[HEADER_LEN:HEADER_LEN + 8], "little")
             self.skipping = domain in self.want and seq <= self.want[domain]
-            del header
         if self.skipping and code not in (EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT):
-            return False
-        if code == EventType.ANNOTATE_ROWS_EVENT and not self.annotate \
-                and self.capability >= CAPABILITY_TOLERATE_HOLES:
-            return False
-        return True
+            return None
+        try:
+            return compat.for_client(data, self.capability, annotate=self.annotate, checksum=checksum)
+        except compat.CompatError as exc:
+            raise MalformedEventError(str(exc), source=self.name, event_offset=self.position) from None
 
     def _next_name(self) -> str | None:
         names = self.logs.names()
