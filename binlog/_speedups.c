@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <zlib.h>
 #include "_rows_frame.h"
+#include "_column_kinds.h"
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -21,12 +22,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-
-enum {
-    K_PY = 0, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR,
-    K_DATE, K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2,
-    K_TIME2, K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM
-};
 
 typedef struct {
     Py_ssize_t null_byte;
@@ -56,12 +51,6 @@ static PyObject *DecimalType;       /* decimal.Decimal */
 
 static const int64_t DIV[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
 static const int64_t POW[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
-static const int SEC_PART_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
-static const int DATETIME_HIRES_BYTES[7] = {5, 6, 6, 7, 7, 7, 8};
-static const int TIME_HIRES_BYTES[7] = {3, 4, 4, 5, 5, 5, 6};
-static const int FSP_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
-static const int FSP_MULT[7] = {0, 10000, 10000, 100, 100, 1, 1};
-static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 static const uint32_t POW10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                    100000000, 1000000000};
 #define TIME_MAX_VALUE_SECONDS (838 * 3600 + 59 * 60 + 59)
@@ -860,14 +849,10 @@ LAYOUT int parse_string(const Step *s, const unsigned char *p, Py_ssize_t avail,
     return prefix;
 }
 
-/* A DECIMAL's size from its precision and scale (sql/my_decimal.h decimal_bin_size). */
+/* A DECIMAL's size from its precision and scale (_column_kinds.h decimal_bin_size). */
 LAYOUT int decimal_size(const Step *s, Py_ssize_t avail) {
-    if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30 &&
-          s->scale <= s->precision))
-        return -1;     /* before DIG2BYTES[intg % 9]: intg < 0 would index below it */
-    int intg = s->precision - s->scale, frac = s->scale;
-    int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
-    return size == 0 || avail < size ? -1 : size;
+    int size = decimal_bin_size(s->precision, s->scale);
+    return size < 0 || avail < size ? -1 : size;
 }
 
 /* An ENUM's index (0: the error value ''), within its labels when it has them. */
@@ -2325,7 +2310,38 @@ tune_allocator(PyObject *self, PyObject *noargs)
     Py_RETURN_FALSE;
 }
 
+/* kind_widths() -> (kinds, fixed, temporal, decimal): _column_kinds.h as the extension
+ * was built with it, for tests/unit/test_column_kinds.py (the Python side must agree):
+ * K_COUNT; KIND_FIXED_BYTES per kind; kind_temporal_bytes per kind and N (-1..7);
+ * decimal_bin_size per precision 0..66 and scale 0..31. */
+static PyObject *kind_widths(PyObject *self, PyObject *noargs) {
+    PyObject *fixed = PyList_New(K_COUNT), *temporal = PyList_New(K_COUNT), *decimal = PyList_New(67);
+    if (!fixed || !temporal || !decimal) goto fail;
+    for (int k = 0; k < K_COUNT; k++) {
+        PyObject *sizes = PyList_New(9);
+        if (!sizes) goto fail;
+        PyList_SET_ITEM(temporal, k, sizes);
+        for (int n = -1; n <= 7; n++) PyList_SET_ITEM(sizes, n + 1, PyLong_FromLong(kind_temporal_bytes(k, n)));
+        PyList_SET_ITEM(fixed, k, PyLong_FromLong(KIND_FIXED_BYTES[k]));
+    }
+    for (int p = 0; p <= 66; p++) {
+        PyObject *sizes = PyList_New(32);
+        if (!sizes) goto fail;
+        PyList_SET_ITEM(decimal, p, sizes);
+        for (int sc = 0; sc <= 31; sc++) PyList_SET_ITEM(sizes, sc, PyLong_FromLong(decimal_bin_size(p, sc)));
+    }
+    if (PyErr_Occurred()) goto fail;
+    return Py_BuildValue("iNNN", K_COUNT, fixed, temporal, decimal);
+fail:
+    Py_XDECREF(fixed); Py_XDECREF(temporal); Py_XDECREF(decimal);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"kind_widths", kind_widths, METH_NOARGS,
+     "kind_widths() -> (K_COUNT, fixed, temporal, decimal)\n\n"
+     "The column kinds' widths of binlog/_column_kinds.h as this module was built with them\n"
+     "(tests compare them with binlog/column_kinds.py)."},
     {"tune_allocator", tune_allocator, METH_NOARGS,
      "tune_allocator() -> bool\n\n"
      "Keep freed buffers of up to 16 MiB in the C heap for reuse (glibc mallopt); for the\n"

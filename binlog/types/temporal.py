@@ -18,23 +18,23 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
+from ..column_kinds import (  # the size tables, one copy with the C walks'
+    DATETIME_HIRES_BYTES,
+    FSP_BYTES,
+    FSP_MULT,
+    SEC_PART_BYTES,
+    TIME_HIRES_BYTES,
+)
 from ._common import malformed, truncated
 
 _DIV = tuple(10 ** (6 - n) for n in range(7))      # usec -> N digits
 _POW = tuple(10 ** n for n in range(7))
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
-# MariaDB sql/sql_type.cc size tables, index N.
-SEC_PART_BYTES = (0, 1, 1, 2, 2, 3, 3)
-DATETIME_HIRES_BYTES = (5, 6, 6, 7, 7, 7, 8)
-TIME_HIRES_BYTES = (3, 4, 4, 5, 5, 5, 6)
 TIME_MAX_VALUE_SECONDS = 838 * 3600 + 59 * 60 + 59
 # zero_point(N) = (TIME_MAX_VALUE_SECONDS + 1) * 10^N
 TIME_ZERO_POINT = tuple((TIME_MAX_VALUE_SECONDS + 1) * 10 ** n for n in range(7))
 
-# MySQL compat56: fraction bytes by fsp and the factor that turns the stored value into usec.
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
-_FSP_MULT = (0, 10000, 10000, 100, 100, 1, 1)
 
 
 def _frac(usec: int, n: int) -> str:
@@ -195,11 +195,11 @@ def decode_time_hires(buf, pos, end, col):
 def decode_timestamp2(buf, pos, end, col):
     """u32 BE epoch seconds + fraction (1 byte hundredths / 2 bytes BE 1e-4 s / 3 bytes usec)."""
     n = _precision(col)
-    size = 4 + _FSP_BYTES[n]
+    size = 4 + FSP_BYTES[n]
     if end - pos < size:
         raise truncated(size, f"TIMESTAMP({n})", end - pos)
     seconds = int.from_bytes(buf[pos:pos + 4], "big")
-    usec = int.from_bytes(buf[pos + 4:pos + size], "big") * _FSP_MULT[n] if n else 0
+    usec = int.from_bytes(buf[pos + 4:pos + size], "big") * FSP_MULT[n] if n else 0
     if usec >= 1000000:
         raise malformed(f"TIMESTAMP({n}) fraction out of range")
     return format_timestamp(seconds, usec, n, col.tz, col.ts_offset), pos + size
@@ -208,13 +208,13 @@ def decode_timestamp2(buf, pos, end, col):
 def decode_datetime2(buf, pos, end, col):
     """40-bit BE (intpart + 0x8000000000), intpart = ((Y*13+M)<<22)|(D<<17)|(h<<12)|(m<<6)|s."""
     n = _precision(col)
-    size = 5 + _FSP_BYTES[n]
+    size = 5 + FSP_BYTES[n]
     if end - pos < size:
         raise truncated(size, f"DATETIME({n})", end - pos)
     intpart = int.from_bytes(buf[pos:pos + 5], "big") - 0x8000000000
     usec = 0
     if n:
-        usec = int.from_bytes(buf[pos + 5:pos + size], "big", signed=True) * _FSP_MULT[n]
+        usec = int.from_bytes(buf[pos + 5:pos + size], "big", signed=True) * FSP_MULT[n]
     if intpart < 0 or not 0 <= usec < 1000000:
         raise malformed(f"negative or out-of-range DATETIME({n}) value")
     ymd = intpart >> 17
@@ -227,7 +227,7 @@ def decode_datetime2(buf, pos, end, col):
 def decode_time2(buf, pos, end, col):
     """hms = (h<<12)|(m<<6)|s; packed = +-((hms<<24) + usec); see my_time_packed_from_binary."""
     n = _precision(col)
-    size = 3 + _FSP_BYTES[n]
+    size = 3 + FSP_BYTES[n]
     if end - pos < size:
         raise truncated(size, f"TIME({n})", end - pos)
     if n >= 5:
@@ -240,7 +240,7 @@ def decode_time2(buf, pos, end, col):
             if intpart < 0 and frac:
                 intpart += 1
                 frac -= 0x100 if n <= 2 else 0x10000
-        packed = (intpart << 24) + frac * _FSP_MULT[n]
+        packed = (intpart << 24) + frac * FSP_MULT[n]
     negative = packed < 0
     if negative:
         packed = -packed
