@@ -140,7 +140,8 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
                             zone=opts.zone, binary_encoding=opts.binary_encoding)
     ring = KeyRing.from_dict(keys) if keys is not None else None
     try:
-        for batch in read_split(split, opts, snapshot, keys=ring, on_rows=typed.add_batch if typed else None):
+        for batch in read_split(split, opts, snapshot, keys=ring, on_rows=typed.add_batch if typed else None,
+                                on_event=typed.add_event if typed else None):
             writer.add(batch)
     except SplitFailed as exc:
         # its text, in an exception that crosses the process pool (SplitFailed's own
