@@ -1083,6 +1083,7 @@ typedef struct {
     PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
     int crc;             /* JSON: each record's TiCDC row checksums (dump --checksum) */
     PyObject *crc_update;   /* crc_update(crc, value, column) -> crc, for Python decoders' */
+    int images;          /* JSON: each image alone, then a NUL (encode_rows flag 16) */
 } Enc;
 
 #define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
@@ -1869,6 +1870,13 @@ static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *s
                               data, &pos, end) < 0)
                     return -1;
             }
+        } else if (e->images) {      /* the images alone, in order (head, tail unused) */
+            if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
+            PUT("", 1);
+            if (kind == 1) {
+                if (put_image(e, wa, steps_after, data_obj, data, &pos, end) < 0) return -1;
+                PUT("", 1);
+            }
         } else {
             if (kind == 0) PUTS("null");
             else if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
@@ -1913,7 +1921,7 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     static int kept_busy;
     int own = !kept_busy;
     Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render,
-             !text && (flags & 8) && crc_update, crc_update};
+             !text && (flags & 8) && crc_update, crc_update, !text && (flags & 16)};
     if (own) {
         e.b = kept;
         e.b.len = 0;
@@ -2882,7 +2890,8 @@ static PyMethodDef methods[] = {
      "fields are not known yet); an image is null or {\"key\":value,...} as\n"
      "json_lines.image_json writes it.  text=1: per row head, then '### WHERE\\n' and/or\n"
      "'### SET\\n' and one '###   @`key`=literal\\n' per column (output/text.py).\n"
-     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 8 (JSON) each row's TiCDC\n"
+     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 16 (JSON) the images alone, each\n"
+     "followed by a NUL (an update's before then after; head, mid, tail unused), 8 (JSON) each row's TiCDC\n"
      "checksums after mid: ',\"checksum\":{\"current\":N|null,\"previous\":N|null}' (dump\n"
      "--checksum; crc_update(crc, value, column) -> crc adds a Python decoder's value;\n"
      "null for no image or a partial one).  render(value, column) ->\n"

@@ -131,8 +131,9 @@ class ArrowRows:
         self.ops: list[bool] = []             # per row: an update (its _before is set)
         self.maps: dict = {}                  # id(walk) -> (walk, column map)
         self.builder = None
-        if columns and None not in self.codes:
-            self.builder = rows_module._speedups.typed_builder(tuple(self.codes) * 2)
+        speedups = rows_module._speedups
+        if columns and speedups is not None and None not in self.codes:
+            self.builder = speedups.typed_builder(tuple(self.codes) * 2)
 
     def __len__(self) -> int:
         return len(self.ops)

@@ -26,12 +26,12 @@ from functools import lru_cache
 
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
+from .background import parquet_writer
 from .paths import inside, table_dir_name
-from .writer import DEFAULT_PARTITION, escape_path_name
+from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
                 ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))
@@ -41,7 +41,7 @@ TYPED_OPS = ("insert", "update", "delete")
 # tables the largest is written (memory bounded by row groups, not by the input)
 ROWS_PER_GROUP = 65_536
 GROUP_BYTES = 32 << 20
-MAX_BUFFERED_BYTES = 96 << 20
+MAX_BUFFERED_BYTES = 64 << 20
 _PYTHON_ROW_BYTES = 1024          # a decoded row's dicts, for that bound
 _INT_RANGES = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
@@ -498,9 +498,12 @@ class TypedWriter:
     ``tables_dir``; ``columns_of(db, table)`` gives [(name, Spark type)]."""
 
     def __init__(self, tables_dir: str, run: int, index: int, columns_of, *, zone=None,
-                 binary_encoding: str = "hex"):
+                 binary_encoding: str = "hex", background=None):
         from binlog.output.values import bytes_renderer
 
+        from .background import Inline
+
+        self.background = background or Inline()   # runs the writes (background.Background)
         self.tables_dir = tables_dir
         self.run = run
         self.index = index
@@ -511,6 +514,7 @@ class TypedWriter:
         self.tables: dict = {}           # (db, table) -> (columns, schema, casts)
         self.rows: dict = {}             # (db, table, day) -> TableRows or arrow_columns.ArrowRows
         self.pieces: dict = {}           # (db, table, day) -> [pa.Table]: rows set aside, not written yet
+        self._events = 0                 # events added, for the check of all buffers' size
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
@@ -597,8 +601,12 @@ class TypedWriter:
     def _written(self, key, rows) -> None:
         if len(rows) >= ROWS_PER_GROUP or self._size(rows) >= GROUP_BYTES:
             self._flush(key)
-        elif len(self.rows) > 1 and sum(map(self._size, self.rows.values())) > MAX_BUFFERED_BYTES:
-            self._flush(max(self.rows, key=lambda k: self._size(self.rows[k])))
+            return
+        self._events += 1
+        if self._events % 64 == 0 and len(self.rows) > 1:      # the sum over tables, now and then
+            sizes = {k: self._size(r) for k, r in self.rows.items()}
+            if sum(sizes.values()) > MAX_BUFFERED_BYTES:
+                self._flush(max(sizes, key=sizes.__getitem__))
 
     def add_images(self, change, before, after) -> None:
         """A change with rendered images (``render_row``'s, or JSON read back)."""
@@ -634,15 +642,14 @@ class TypedWriter:
             name = f"part-{self.index:05d}-{self.opened}.parquet"
             self.opened += 1
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
-            writer = self.writers[key] = (pq.ParquetWriter(temp, tables[0].schema, compression="snappy"),
-                                          temp, final)
-        writer[0].write_table(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
+            writer = self.writers[key] = (parquet_writer(temp, tables[0].schema), temp, final)
+        self.background.submit(writer[0].write_table,
+                               tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
     def close(self) -> None:
         for key in list(self.rows) + list(self.pieces):
             if key in self.rows or key in self.pieces:
                 self._flush(key)
         for writer, temp, final in self.writers.values():
-            writer.close()
-            os.replace(temp, final)
+            self.background.submit(finish_file, writer, temp, final)
         self.writers.clear()

@@ -29,6 +29,11 @@ from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
 from .paths import table_dir_name
 from .records import SplitFailed
 
+# Rows per Arrow batch of changes/ in the local engine (the Spark data source's
+# batch-size option, 4096 by default, sizes what goes to the JVM): partitioning a batch
+# by (db, table, date) costs ~3 ms whatever its size
+LOCAL_BATCH_ROWS = 32_768
+
 
 def run_local(args) -> int:
     job = start_run(args)
@@ -130,27 +135,35 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     from binlog.crypt import KeyRing
 
     from .arrow_typed import TypedWriter
+    from .background import Background
     from .records import read_split
     from .writer import SplitWriter
 
-    writer = SplitWriter(run_dir, split.index)
-    typed = None
-    if columns is not None:
-        typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
-                            zone=opts.zone, binary_encoding=opts.binary_encoding)
-    ring = KeyRing.from_dict(keys) if keys is not None else None
+    # the Parquet writes run in a thread while the next rows decode (background.py)
+    background = Background()
     try:
-        for batch in read_split(split, opts, snapshot, keys=ring, on_rows=typed.add_batch if typed else None,
-                                on_event=typed.add_event if typed else None):
-            writer.add(batch)
-    except SplitFailed as exc:
-        # its text, in an exception that crosses the process pool (SplitFailed's own
-        # constructor takes other arguments than pickling gives back)
-        raise RuntimeError(str(exc)) from None
-    writer.files.close()
+        writer = SplitWriter(run_dir, split.index, background)
+        typed = None
+        if columns is not None:
+            typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
+                                zone=opts.zone, binary_encoding=opts.binary_encoding, background=background)
+        ring = KeyRing.from_dict(keys) if keys is not None else None
+        try:
+            for batch in read_split(split, opts, snapshot, keys=ring, batch_size=LOCAL_BATCH_ROWS,
+                                    on_rows=typed.add_batch if typed else None,
+                                    on_event=typed.add_event if typed else None):
+                writer.add(batch)
+        except SplitFailed as exc:
+            # its text, in an exception that crosses the process pool (SplitFailed's own
+            # constructor takes other arguments than pickling gives back)
+            raise RuntimeError(str(exc)) from None
+        writer.files.close()
+        if typed is not None:
+            typed.close()
+    finally:
+        background.close()
     result = writer.result()
     if typed is not None:
-        typed.close()
         result["schemaless"] = sorted(typed.schemaless, key=repr)
     return result
 
