@@ -275,6 +275,7 @@ def check_rows(case: RowsCase) -> str:
     _check_counts(event, plan, case, table_map, reference)
     _check_case_dump(case)
     _check_typed(event, plan, case, table_map, reference)
+    _check_images(event, plan, case, table_map)
     walked = _walk(event, plan)
     if walked is None:
         return "error" if reference[0] == "error" else "fallback"
@@ -344,6 +345,45 @@ def _typed_tables(event, plan, columns, case: RowsCase, table_map):
         python = TableRows(columns, schema, [caster(k) for _, k in columns], render_bytes=bytes_renderer("hex"))
         python.add_rows(RowBatch(*args, decoded, plan))
         return python.table(), got
+
+
+def _check_images(event, plan, case: RowsCase, table_map) -> int:
+    """The JSON images of ``binlog ingest``'s changes/ written by the compiled encoder
+    (``records.images_encoder``: ``encode_rows`` flag 16) against ``images_json`` of the
+    pure decoder's rows, in hex and base64; None (a fallback) leaves the event to that
+    way.  Returns the rows checked."""
+    from binlog.output.json_lines import images_json
+    from binlog.output.values import bytes_renderer
+    from binlog.reader import RowChange
+    from spark_ingest.records import images_encoder
+
+    if isinstance(plan, BinlogError):
+        return 0
+    checked = 0
+    for encoding in ("hex", "base64"):
+        change = RowChange("case.binlog", 4, 1, 1, None, plan.db, plan.table, event.kind, None, None, plan)
+        try:
+            got = images_encoder(encoding)(change, event)
+        except BinlogError:
+            got = None          # a value the JSON writer refuses: the decoding way raises it too
+        except Exception as exc:
+            raise Difference(f"images_encoder raised {type(exc).__name__}: {exc}") from exc
+        if got is None:
+            continue
+        with pure():
+            pure_plan = _plan(case, table_map)
+            try:
+                decoded = rows.decode_rows(event, pure_plan)
+                render = bytes_renderer(encoding)
+                befores = images_json([b for b, _ in decoded], pure_plan, render)
+                afters = images_json([a for _, a in decoded], pure_plan, render)
+            except BinlogError as exc:
+                raise Difference(f"images_encoder wrote what the pure way rejects ({exc})") from exc
+        if (got.befores, got.afters) != (befores, afters):
+            raise Difference(f"images_encoder differs ({encoding}):\n  compiled {got.befores} {got.afters}\n"
+                             f"  pure     {befores} {afters}")
+        checked += got.count
+    return checked
 
 
 # rows whose typed columns the compiled walk filled and _check_typed compared (tests

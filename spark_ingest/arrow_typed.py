@@ -41,7 +41,7 @@ TYPED_OPS = ("insert", "update", "delete")
 # tables the largest is written (memory bounded by row groups, not by the input)
 ROWS_PER_GROUP = 65_536
 GROUP_BYTES = 32 << 20
-MAX_BUFFERED_BYTES = 64 << 20
+MAX_BUFFERED_BYTES = 32 << 20
 _PYTHON_ROW_BYTES = 1024          # a decoded row's dicts, for that bound
 _INT_RANGES = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")

@@ -42,7 +42,7 @@ MIN_ROWS_PER_GROUP = 65_536
 # and at most this much buffered over all partitions (the largest buffer is written first):
 # with the typed tables' buffers (arrow_typed) a task's memory stays bounded by row
 # groups, not by its input
-MAX_BUFFERED_BYTES = 64 << 20
+MAX_BUFFERED_BYTES = 32 << 20
 MAX_OPEN_FILES = 256
 
 
