@@ -21,6 +21,19 @@ def table_columns_of(plan) -> dict:
     return {key: table_columns(plan.stores, *key) for key in keys}
 
 
+def use_returning_pool() -> None:
+    """pyarrow's own allocations from jemalloc (the local engine sets the default of
+    Arrow's C++ code too: spark_ingest.command), which hands freed row groups back to the
+    system; pyarrow's default, mimalloc, keeps them.  A build without jemalloc keeps its
+    default."""
+    import pyarrow as pa
+
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:
+        pass
+
+
 def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run: int, columns,
                       keys=None) -> dict:
     """One split decoded once: changes/ (``writer``) and, when ``columns`` is given, its
@@ -35,6 +48,7 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     from .records import SplitFailed, read_split
     from .writer import SplitWriter
 
+    use_returning_pool()
     # the Parquet writes run in a thread while the next rows decode (background.py)
     background = Background()
     try:
