@@ -18,10 +18,32 @@ COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 1
 
 
-def parquet_writer(path: str, schema):
+def parquet_writer(path: str, schema, dictionary: list[str]):
+    """A Parquet file of ``schema``: zstd, and dictionary pages only for ``dictionary``
+    (column paths): the columns whose values repeat.  A dictionary built for a column of
+    distinct values (the JSON images, most numbers) is thrown away when it outgrows its
+    page: on the 40.8 MB bench cut, dictionaries for the typed tables' strings only made
+    them 0.216 -> 0.162 s of CPU and 17.5 -> 14.7 MB."""
     import pyarrow.parquet as pq
 
-    return pq.ParquetWriter(path, schema, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL)
+    return pq.ParquetWriter(path, schema, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
+                            use_dictionary=dictionary)
+
+
+def text_columns(schema) -> list[str]:
+    """The column paths of a schema's strings and binaries (a struct's fields too)."""
+    import pyarrow as pa
+
+    def text(t):
+        return pa.types.is_string(t) or pa.types.is_binary(t)
+
+    out = []
+    for field in schema:
+        if pa.types.is_struct(field.type):
+            out += [f"{field.name}.{child.name}" for child in field.type if text(child.type)]
+        elif text(field.type):
+            out.append(field.name)
+    return out
 
 
 class Background:

@@ -152,7 +152,9 @@ class PartitionedWriter:
         name = f"part-{self.index:05d}-{self.opened}.parquet"
         self.opened += 1
         temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
-        self.open[key] = (parquet_writer(temp, self.schema), temp, final)
+        # no dictionary for the JSON images (no two alike)
+        dictionary = [n for n in self.schema.names if n not in ("before", "after")]
+        self.open[key] = (parquet_writer(temp, self.schema, dictionary), temp, final)
         return self.open[key][0]
 
     def _close(self, key: str) -> None:
