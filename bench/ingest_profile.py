@@ -26,15 +26,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 SPENT: Counter = Counter()
+_INNER: dict = {}      # thread id -> stack of the time of timed calls inside the running ones
 
 
 def timed(owner, name: str, stage: str) -> None:
     """Wrap owner.name: its CPU time (this thread's) goes to ``stage``, less the time of
     timed calls inside it."""
     fn = getattr(owner, name)
-    inner: list = []
 
     def wrapper(*args, **kwargs):
+        import threading
+
+        inner = _INNER.setdefault(threading.get_ident(), [])
         started = time.thread_time()
         inner.append(0.0)
         try:
@@ -81,13 +84,14 @@ def main(argv=None) -> None:
 
     binlog.reader.decode_rows = rows.decode_rows
     timed(arrow_columns.ArrowRows, "add_event", "typed tables: compiled walk into Arrow buffers")
+    timed(arrow_typed.TypedWriter, "add_event", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_columns.ArrowRows, "table", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_typed.TableRows, "add_rows", "typed tables: Python typing")
     timed(arrow_typed.TableRows, "table", "typed tables: Python typing")
     timed(writer.SplitWriter, "add", "changes/ partitioning and counts")
     timed(pq.ParquetWriter, "write_table", "Parquet encoding + compression")
     timed(writer, "finish_file", "Parquet encoding + compression")
-    del background
+    del background          # (imported: its thread's writes are timed through pq and writer)
     with tempfile.TemporaryDirectory() as out:
         argv = ["ingest", "--engine", "local", "--parallelism", "1", "--to", out, "--no-progress",
                 args.binlog] + (["--schema-ddl", args.schema_ddl] if args.schema_ddl else [])

@@ -12,8 +12,8 @@ import queue
 import threading
 
 # Parquet compression of ingest's files: zstd level 1 halves snappy's output (changes/
-# 33.2 -> 17.3 MB, tables/ 28.7 -> 17.5 MB on the 40.8 MB bench cut) for ~20% more
-# encoding time (0.36 -> 0.41 s of CPU for both); BENCHMARKS.md has the table
+# 33.1 -> 17.2 MB, tables/ 26.8 -> 14.8 MB on the 40.8 MB bench cut) for ~15% more
+# encoding time (0.30 -> 0.34 s of CPU for both); docs/lake-speed.md has the table
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 1
 
