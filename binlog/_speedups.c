@@ -2413,8 +2413,9 @@ static int acol_valid(ACol *c, int valid) {
     unsigned char *bits = (unsigned char *)PyByteArray_AS_STRING(c->validity.ba);
     Py_ssize_t byte = c->rows >> 3;
     if ((c->rows & 7) == 0) { bits[byte] = 0; c->validity.len = byte + 1; }
+    /* set or cleared: after a rewind (acol_rewind) the byte's later bits are stale */
     if (valid) bits[byte] |= (unsigned char)(1u << (c->rows & 7));
-    else c->nulls++;
+    else { bits[byte] &= (unsigned char)~(1u << (c->rows & 7)); c->nulls++; }
     c->rows++;
     return 0;
 }
