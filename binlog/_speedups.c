@@ -2763,9 +2763,7 @@ static PyObject *abuf_take(ABuf *b) {
 /* typed_finish(builder) -> [(rows, nulls, validity, values, data), ...] per column, the
  * buffers as bytearrays (values: the offsets of a STRING/BINARY column; data: its bytes,
  * else empty); the builder starts over. */
-static PyObject *typed_finish(PyObject *self, PyObject *args) {
-    PyObject *cap;
-    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+static PyObject *typed_finish(PyObject *self, PyObject *cap) {
     Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
     if (!b) return NULL;
     PyObject *out = PyList_New(b->count);
@@ -2786,15 +2784,18 @@ static PyObject *typed_finish(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* typed_size(builder) -> bytes held (the caller writes a row group past its limit). */
-static PyObject *typed_size(PyObject *self, PyObject *args) {
-    PyObject *cap;
-    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+static Py_ssize_t abuf_size(const ABuf *b) {
+    return b->ba ? PyByteArray_GET_SIZE(b->ba) : 0;
+}
+
+/* typed_size(builder) -> bytes held, room to grow included (the caller writes a row
+ * group past its limit). */
+static PyObject *typed_size(PyObject *self, PyObject *cap) {
     Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
     if (!b) return NULL;
     Py_ssize_t n = 0;
     for (Py_ssize_t k = 0; k < b->count; k++)
-        n += b->cols[k].validity.len + b->cols[k].values.len + b->cols[k].data.len;
+        n += abuf_size(&b->cols[k].validity) + abuf_size(&b->cols[k].values) + abuf_size(&b->cols[k].data);
     return PyLong_FromSsize_t(n);
 }
 
@@ -2835,10 +2836,10 @@ static PyMethodDef methods[] = {
      "The rows of one rows event into the builder's columns (map: int32 per step, its column\n"
      "or -1); Fallback (and no row added) on anything it does not type exactly as\n"
      "spark_ingest/arrow_typed.py does."},
-    {"typed_finish", typed_finish, METH_VARARGS,
+    {"typed_finish", typed_finish, METH_O,
      "typed_finish(builder) -> [(rows, nulls, validity, values, data), ...]: the buffers,\n"
      "handed over; the builder starts again empty."},
-    {"typed_size", typed_size, METH_VARARGS, "typed_size(builder) -> bytes held."},
+    {"typed_size", typed_size, METH_O, "typed_size(builder) -> bytes held, room to grow included."},
     {"kind_widths", kind_widths, METH_NOARGS,
      "kind_widths() -> (K_COUNT, fixed, temporal, decimal)\n\n"
      "The column kinds' widths of binlog/_column_kinds.h as this module was built with them\n"
