@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
-from ..column_kinds import (  # the size tables, one copy with the C walks'
+# the size tables: one copy, shared with the compiled walks (binlog/_column_kinds.h)
+from ..column_kinds import (
     DATETIME_HIRES_BYTES,
-    FSP_BYTES,
-    FSP_MULT,
+    FSP_BYTES as _FSP_BYTES,
+    FSP_MULT as _FSP_MULT,
     SEC_PART_BYTES,
     TIME_HIRES_BYTES,
 )
@@ -34,7 +35,6 @@ _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 TIME_MAX_VALUE_SECONDS = 838 * 3600 + 59 * 60 + 59
 # zero_point(N) = (TIME_MAX_VALUE_SECONDS + 1) * 10^N
 TIME_ZERO_POINT = tuple((TIME_MAX_VALUE_SECONDS + 1) * 10 ** n for n in range(7))
-
 
 
 def _frac(usec: int, n: int) -> str:
@@ -195,11 +195,11 @@ def decode_time_hires(buf, pos, end, col):
 def decode_timestamp2(buf, pos, end, col):
     """u32 BE epoch seconds + fraction (1 byte hundredths / 2 bytes BE 1e-4 s / 3 bytes usec)."""
     n = _precision(col)
-    size = 4 + FSP_BYTES[n]
+    size = 4 + _FSP_BYTES[n]
     if end - pos < size:
         raise truncated(size, f"TIMESTAMP({n})", end - pos)
     seconds = int.from_bytes(buf[pos:pos + 4], "big")
-    usec = int.from_bytes(buf[pos + 4:pos + size], "big") * FSP_MULT[n] if n else 0
+    usec = int.from_bytes(buf[pos + 4:pos + size], "big") * _FSP_MULT[n] if n else 0
     if usec >= 1000000:
         raise malformed(f"TIMESTAMP({n}) fraction out of range")
     return format_timestamp(seconds, usec, n, col.tz, col.ts_offset), pos + size
@@ -208,13 +208,13 @@ def decode_timestamp2(buf, pos, end, col):
 def decode_datetime2(buf, pos, end, col):
     """40-bit BE (intpart + 0x8000000000), intpart = ((Y*13+M)<<22)|(D<<17)|(h<<12)|(m<<6)|s."""
     n = _precision(col)
-    size = 5 + FSP_BYTES[n]
+    size = 5 + _FSP_BYTES[n]
     if end - pos < size:
         raise truncated(size, f"DATETIME({n})", end - pos)
     intpart = int.from_bytes(buf[pos:pos + 5], "big") - 0x8000000000
     usec = 0
     if n:
-        usec = int.from_bytes(buf[pos + 5:pos + size], "big", signed=True) * FSP_MULT[n]
+        usec = int.from_bytes(buf[pos + 5:pos + size], "big", signed=True) * _FSP_MULT[n]
     if intpart < 0 or not 0 <= usec < 1000000:
         raise malformed(f"negative or out-of-range DATETIME({n}) value")
     ymd = intpart >> 17
@@ -227,7 +227,7 @@ def decode_datetime2(buf, pos, end, col):
 def decode_time2(buf, pos, end, col):
     """hms = (h<<12)|(m<<6)|s; packed = +-((hms<<24) + usec); see my_time_packed_from_binary."""
     n = _precision(col)
-    size = 3 + FSP_BYTES[n]
+    size = 3 + _FSP_BYTES[n]
     if end - pos < size:
         raise truncated(size, f"TIME({n})", end - pos)
     if n >= 5:
@@ -240,7 +240,7 @@ def decode_time2(buf, pos, end, col):
             if intpart < 0 and frac:
                 intpart += 1
                 frac -= 0x100 if n <= 2 else 0x10000
-        packed = (intpart << 24) + frac * FSP_MULT[n]
+        packed = (intpart << 24) + frac * _FSP_MULT[n]
     negative = packed < 0
     if negative:
         packed = -packed

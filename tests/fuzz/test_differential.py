@@ -29,6 +29,7 @@ import differential as diff  # noqa: E402
 import target  # noqa: E402
 
 from binlog import rows  # noqa: E402
+from binlog.column_kinds import FSP_BYTES as _FSP_BYTES  # noqa: E402
 from binlog.constants import MARIADB_NUMERIC_TYPES, NUMERIC_TYPES, ColumnType as T  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(not diff.compiled_available(),
@@ -101,7 +102,6 @@ def test_mutated_sample_rows_events(seed, rows, table_map, schema, known_zero):
 
 # --- generated TABLE_MAPs of every column type, rows built to fit -------------------
 
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _FIXED = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.YEAR: 1, T.DATE: 3,
           T.NEWDATE: 3}
 
