@@ -24,6 +24,14 @@ Contenders, each pinned to CPU 0 with taskset, output to /dev/null, wall and CPU
               mariadb-binlog | mariadb vs dump --format sql | mariadb into a local server
   spark       bench/ingest_bench.py --repeat 1 --json -, when present: the decode stage of
               ingest and of the Spark data source against its baseline commit
+  ingest      (not with --skip-ingest) the lake on the same binlog, each its own process:
+    ingest-parquet  binlog ingest --engine local --parallelism 1 --schema-ddl schema.sql
+                    (changes/ and tables/ as Parquet)
+    ingest-delta    the same with --format delta
+    datasource      what a Spark task of spark.read.format("binlog") runs (its decode stage:
+                    records.read_split over the plan's splits, Arrow batches, no JVM)
+    duckdb-json     the outside anchor: DuckDB (one thread) reading our dump --format json
+                    output into one Parquet file (zstd), the JSON written beforehand
 """
 from __future__ import annotations
 
@@ -139,6 +147,8 @@ TARGETS = [
      "< 1.0", lambda r: r < 1.0),
     ("Spark data source decode, this tree / baseline rows/s", "spark_speedup", ">= 2", lambda r: r >= 2),
     ("peak RSS on 1 GiB (MiB)", "rss_1gib_mib", "< 143 (150 MB)", lambda r: r < 143),
+    ("binlog ingest --engine local, one core, MB/s of binlog", "ingest_mb_per_s", ">= 60", lambda r: r >= 60),
+    ("ingest time / JSON dump time", "ingest_vs_json", "<= 2.5", lambda r: r <= 2.5),
 ]
 
 
@@ -150,6 +160,7 @@ def main(argv=None):
     parser.add_argument("--pure", action="store_true", help="also the JSON dump with BINLOG_PURE=1")
     parser.add_argument("--skip-apply", action="store_true")
     parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--skip-ingest", action="store_true", help="no lake contenders (ingest, DuckDB)")
     parser.add_argument("--apply-mb", type=float, default=50.0,
                         help="binlog MB the apply contenders replay (bench/apply_bench.py --mb)")
     args = parser.parse_args(argv)
@@ -205,6 +216,8 @@ def main(argv=None):
         # copies of one binlog do not continue each other: --allow-gaps reads on
         record("rss-1gib", run(dump + ["--allow-gaps", tmp]), rows * 5,
                "binlog dump --format json --allow-gaps DIR_OF_5_COPIES > /dev/null")
+    if not args.skip_ingest:
+        ingest_contenders(record, cli, binlog, schema_sql, rows)
     if not args.skip_pmr:
         wall, nrows = pmr_rate(binlog, args.pmr_rows)
         record("pmr", (wall, None, None), nrows,
@@ -221,6 +234,47 @@ def main(argv=None):
     print(report(results))
 
 
+DATASOURCE = """
+import sys
+from spark_ingest.options import parse_options
+from spark_ingest.plan import build_plan
+from spark_ingest.records import read_split
+plan = build_plan(parse_options({"path": sys.argv[1], "schema-ddl": sys.argv[2]}))
+rows = sum(batch.num_rows for split in plan.splits
+           for batch in read_split(split, plan.options, plan.snapshots[split.group], keys=plan.key_ring()))
+print(rows)
+"""
+
+DUCKDB = """
+import sys
+import duckdb
+con = duckdb.connect()
+con.execute("SET threads = 1")
+# maximum_depth 1: before/after stay JSON text, as in our changes/ (their keys differ by table)
+con.execute("COPY (SELECT * FROM read_json(?, format = 'newline_delimited', maximum_depth = 1)) TO '"
+            + sys.argv[2] + "' (FORMAT parquet, COMPRESSION zstd)", [sys.argv[1]])
+"""
+
+
+def ingest_contenders(record, cli, binlog: Path, schema_sql: Path, rows: int) -> None:
+    """The lake contenders of issue 33 (module docstring), each in its own process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ingest = cli + ["ingest", "--engine", "local", "--parallelism", "1", "--no-progress",
+                        "--schema-ddl", str(schema_sql)]
+        record("ingest-parquet", run(ingest + ["--to", f"{tmp}/parquet", str(binlog)]), rows,
+               "binlog ingest --engine local --parallelism 1 --schema-ddl schema.sql --to DIR FILE")
+        record("ingest-delta", run(ingest + ["--format", "delta", "--to", f"{tmp}/delta", str(binlog)]), rows,
+               "binlog ingest --engine local --parallelism 1 --format delta --schema-ddl schema.sql --to DIR FILE")
+        record("datasource", run([sys.executable, "-c", DATASOURCE, str(binlog), str(schema_sql)]), rows,
+               "spark.read.format('binlog') decode stage: records.read_split of every split (no JVM)")
+        dump = Path(tmp) / "dump.json"
+        with open(dump, "wb") as out:
+            subprocess.run(cli + ["dump", "--format", "json", str(binlog)], stdout=out, check=True)
+        record("duckdb-json", run([sys.executable, "-c", DUCKDB, str(dump), f"{tmp}/duck.parquet"]), rows,
+               "DuckDB (threads=1): COPY (SELECT * FROM read_json(DUMP.json, maximum_depth=1)) "
+               "TO x.parquet (zstd)")
+
+
 def ratios(results: dict) -> dict:
     c = results["contenders"]
     wall = {name: entry["seconds"] for name, entry in c.items()}
@@ -232,12 +286,19 @@ def ratios(results: dict) -> dict:
         "stats_speedup": round(wall["mariadb"] / wall["stats"], 1),
         "rss_1gib_mib": c["rss-1gib"]["peak_rss_mib"],
     }
+    if "ingest-parquet" in c:
+        size = results["bytes"] / 1e6
+        out["ingest_mb_per_s"] = round(size / wall["ingest-parquet"], 1)
+        out["ingest_vs_json"] = round(wall["ingest-parquet"] / wall["json"], 2)
     cpu = {name: entry["cpu_seconds"] for name, entry in c.items() if entry.get("cpu_seconds")}
     if {"json", "text", "filtered", "stats", "mariadb"} <= set(cpu):
         out["cpu"] = {"json_vs_mariadb": round(cpu["json"] / cpu["mariadb"], 2),
                       "text_vs_mariadb": round(cpu["text"] / cpu["mariadb"], 2),
                       "filter_speedup": round(cpu["json"] / cpu["filtered"], 1),
                       "stats_speedup": round(cpu["mariadb"] / cpu["stats"], 1)}
+        if "ingest-parquet" in cpu:
+            out["cpu"]["ingest_mb_per_s"] = round(results["bytes"] / 1e6 / cpu["ingest-parquet"], 1)
+            out["cpu"]["ingest_vs_json"] = round(cpu["ingest-parquet"] / cpu["json"], 2)
     apply = results.get("apply")
     if apply:
         out["apply_mb_per_s"] = apply["contenders"]["apply"]["mb_per_s"]

@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "_rows_frame.h"
+#include "_column_kinds.h"
 
 #define HEADER_LEN FRAME_HEADER_LEN
 #define MAX_EVENT_SIZE FRAME_MAX_EVENT
@@ -128,19 +129,6 @@ static PyObject *skip_run(PyObject *self, PyObject *args) {
                          last_log_pos, chain_run, last_event);
 }
 
-/* Value kinds: binlog/rows.py K_* (the kinds of binlog/_speedups.c). */
-enum {
-    K_PY = 0, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR,
-    K_DATE, K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2,
-    K_TIME2, K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM
-};
-
-static const int SEC_PART_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
-static const int DATETIME_HIRES_BYTES[7] = {5, 6, 6, 7, 7, 7, 8};
-static const int TIME_HIRES_BYTES[7] = {3, 4, 4, 5, 5, 5, 6};
-static const int FSP_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
-static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-
 /* One present column: 7 little-endian int32 (binlog/scan.py SPEC). */
 typedef struct { int32_t null_byte, mask, kind, n, length, precision, scale; } Spec;
 #define SPEC_SIZE 28
@@ -154,35 +142,13 @@ static void unpack(Spec *out, const unsigned char *p, Py_ssize_t count) {
     }
 }
 
+/* Bytes of a value of a fixed-size kind (_column_kinds.h); -2: a length-prefixed kind;
+ * -1: unknown. */
 static int fixed_size(const Spec *s) {
-    int n = s->n;
-    switch (s->kind) {
-    case K_TINY: case K_YEAR: return 1;
-    case K_SHORT: return 2;
-    case K_INT24: case K_DATE: case K_TIME0: return 3;
-    case K_LONG: case K_FLOAT: case K_TS0: return 4;
-    case K_LONGLONG: case K_DOUBLE: case K_DT0: return 8;
-    default: break;
-    }
-    if (s->kind >= K_TS_HIRES && s->kind <= K_TIME2) {
-        if (n < 0 || n > 6) return -1;
-        switch (s->kind) {
-        case K_TS_HIRES: return 4 + SEC_PART_BYTES[n];
-        case K_DT_HIRES: return DATETIME_HIRES_BYTES[n];
-        case K_TIME_HIRES: return TIME_HIRES_BYTES[n];
-        case K_TS2: return 4 + FSP_BYTES[n];
-        case K_DT2: return 5 + FSP_BYTES[n];
-        default: return 3 + FSP_BYTES[n];       /* K_TIME2 */
-        }
-    }
-    if (s->kind == K_DECIMAL) {
-        if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30
-              && s->scale <= s->precision))
-            return -1;
-        int intg = s->precision - s->scale, frac = s->scale;
-        int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
-        return size ? size : -1;
-    }
+    if (s->kind <= K_PY || s->kind >= K_COUNT) return -1;
+    if (KIND_FIXED_BYTES[s->kind]) return KIND_FIXED_BYTES[s->kind];
+    if (s->kind >= K_TS_HIRES && s->kind <= K_TIME2) return kind_temporal_bytes(s->kind, s->n);
+    if (s->kind == K_DECIMAL) return decimal_bin_size(s->precision, s->scale);
     if (s->kind == K_BIT) return s->length >= 0 && s->length <= 8 ? s->length : -1;
     if (s->kind == K_ENUM) return s->length == 1 || s->length == 2 ? s->length : -1;
     return -2;      /* a length-prefixed kind */

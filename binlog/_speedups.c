@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <zlib.h>
 #include "_rows_frame.h"
+#include "_column_kinds.h"
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -21,12 +22,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-
-enum {
-    K_PY = 0, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR,
-    K_DATE, K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2,
-    K_TIME2, K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM
-};
 
 typedef struct {
     Py_ssize_t null_byte;
@@ -56,12 +51,6 @@ static PyObject *DecimalType;       /* decimal.Decimal */
 
 static const int64_t DIV[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
 static const int64_t POW[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
-static const int SEC_PART_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
-static const int DATETIME_HIRES_BYTES[7] = {5, 6, 6, 7, 7, 7, 8};
-static const int TIME_HIRES_BYTES[7] = {3, 4, 4, 5, 5, 5, 6};
-static const int FSP_BYTES[7] = {0, 1, 1, 2, 2, 3, 3};
-static const int FSP_MULT[7] = {0, 10000, 10000, 100, 100, 1, 1};
-static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 static const uint32_t POW10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                    100000000, 1000000000};
 #define TIME_MAX_VALUE_SECONDS (838 * 3600 + 59 * 60 + 59)
@@ -522,7 +511,8 @@ static int decimal_fmt(char *text, const unsigned char *p, int precision, int sc
         return -1;
     int intg = precision - scale, intg0 = intg / 9, intg0x = intg % 9;
     int frac0 = scale / 9, frac0x = scale % 9;
-    int size = DIG2BYTES[intg0x] + intg0 * 4 + frac0 * 4 + DIG2BYTES[frac0x];
+    int size = decimal_bin_size(precision, scale);
+    if (size < 0 || size > 40) return -1;
     *size_out = size;
     unsigned char raw[40];
     memcpy(raw, p, size);
@@ -860,14 +850,10 @@ LAYOUT int parse_string(const Step *s, const unsigned char *p, Py_ssize_t avail,
     return prefix;
 }
 
-/* A DECIMAL's size from its precision and scale (sql/my_decimal.h decimal_bin_size). */
+/* A DECIMAL's size from its precision and scale (_column_kinds.h decimal_bin_size). */
 LAYOUT int decimal_size(const Step *s, Py_ssize_t avail) {
-    if (!(s->precision > 0 && s->precision <= 65 && s->scale >= 0 && s->scale <= 30 &&
-          s->scale <= s->precision))
-        return -1;     /* before DIG2BYTES[intg % 9]: intg < 0 would index below it */
-    int intg = s->precision - s->scale, frac = s->scale;
-    int size = DIG2BYTES[intg % 9] + intg / 9 * 4 + frac / 9 * 4 + DIG2BYTES[frac % 9];
-    return size == 0 || avail < size ? -1 : size;
+    int size = decimal_bin_size(s->precision, s->scale);
+    return size < 0 || avail < size ? -1 : size;
 }
 
 /* An ENUM's index (0: the error value ''), within its labels when it has them. */
@@ -1097,6 +1083,7 @@ typedef struct {
     PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
     int crc;             /* JSON: each record's TiCDC row checksums (dump --checksum) */
     PyObject *crc_update;   /* crc_update(crc, value, column) -> crc, for Python decoders' */
+    int images;          /* JSON: each image alone, then a NUL (encode_rows flag 16) */
 } Enc;
 
 #define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
@@ -1883,6 +1870,13 @@ static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *s
                               data, &pos, end) < 0)
                     return -1;
             }
+        } else if (e->images) {      /* the images alone, in order (head, tail unused) */
+            if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
+            PUT("", 1);
+            if (kind == 1) {
+                if (put_image(e, wa, steps_after, data_obj, data, &pos, end) < 0) return -1;
+                PUT("", 1);
+            }
         } else {
             if (kind == 0) PUTS("null");
             else if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
@@ -1927,7 +1921,7 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     static int kept_busy;
     int own = !kept_busy;
     Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render,
-             !text && (flags & 8) && crc_update, crc_update};
+             !text && (flags & 8) && crc_update, crc_update, !text && (flags & 16)};
     if (own) {
         e.b = kept;
         e.b.len = 0;
@@ -2325,7 +2319,531 @@ tune_allocator(PyObject *self, PyObject *noargs)
     Py_RETURN_FALSE;
 }
 
+/* ---- typed_append: the typed tables' Arrow columns from the row images ------------------
+ *
+ * spark_ingest/arrow_columns.py: the typed per-table output (spark_ingest/arrow_typed.py)
+ * without a Python object per value.  A builder holds the Arrow buffers of a table's
+ * columns (validity bitmap, values or offsets + data), the after image's columns then
+ * the before image's (the _before struct); typed_append adds the rows of one rows event,
+ * typed_finish hands the buffers over as bytearrays (pyarrow wraps them without a copy).
+ * Each value is what arrow_typed's steps give for it (rendered as binlog dump renders it,
+ * read back as Spark's try_cast reads it): an integer out of its column's range, a zero
+ * or impossible date, a zero TIMESTAMP are NULL.  Which column kinds go to which Arrow
+ * types is decided in Python (arrow_columns.column_map); anything else here is Fallback,
+ * and the event's rows are taken back out. */
+
+enum { A_INT8 = 1, A_INT16, A_INT32, A_INT64, A_FLOAT32, A_FLOAT64, A_DATE32, A_TIMESTAMP,
+       A_DECIMAL128, A_STRING, A_BINARY, A_COUNT };
+static const int A_WIDTH[A_COUNT] = {[A_INT8] = 1, [A_INT16] = 2, [A_INT32] = 4, [A_INT64] = 8,
+                                     [A_FLOAT32] = 4, [A_FLOAT64] = 8, [A_DATE32] = 4,
+                                     [A_TIMESTAMP] = 8, [A_DECIMAL128] = 16};
+
+typedef struct { PyObject *ba; Py_ssize_t len; } ABuf;    /* a bytearray filled up to len */
+
+typedef struct {
+    int type, precision, scale;
+    Py_ssize_t rows, nulls;
+    ABuf validity, values, data;      /* values: fixed-width values or int32 offsets */
+} ACol;
+
+typedef struct {
+    Py_ssize_t count;                 /* 2 * the table's columns: after image, then before */
+    ACol *cols;
+} Builder;
+
+static int abuf_reserve(ABuf *b, Py_ssize_t n) {
+    if (!b->ba && !(b->ba = PyByteArray_FromStringAndSize(NULL, 0))) return -1;
+    Py_ssize_t cap = PyByteArray_GET_SIZE(b->ba);
+    if (cap - b->len >= n) return 0;
+    if (n > PY_SSIZE_T_MAX / 4 - b->len) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t want = cap ? cap : 4096;
+    while (want - b->len < n) want *= 2;
+    return PyByteArray_Resize(b->ba, want);
+}
+
+static inline unsigned char *abuf_at(ABuf *b) {
+    return (unsigned char *)PyByteArray_AS_STRING(b->ba) + b->len;
+}
+
+static void builder_free(PyObject *capsule) {
+    Builder *b = PyCapsule_GetPointer(capsule, "binlog.arrow_builder");
+    if (!b) return;
+    for (Py_ssize_t i = 0; i < b->count; i++) {
+        Py_XDECREF(b->cols[i].validity.ba); Py_XDECREF(b->cols[i].values.ba);
+        Py_XDECREF(b->cols[i].data.ba);
+    }
+    PyMem_Free(b->cols);
+    PyMem_Free(b);
+}
+
+/* typed_builder(((type, precision, scale), ...)) -> builder: the column types of the
+ * after image's columns, then of the before image's. */
+static PyObject *typed_builder(PyObject *self, PyObject *args) {
+    PyObject *types;
+    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &types)) return NULL;
+    Builder *b = PyMem_Calloc(1, sizeof(Builder));
+    if (!b) return PyErr_NoMemory();
+    b->count = PyTuple_GET_SIZE(types);
+    b->cols = PyMem_Calloc(b->count ? b->count : 1, sizeof(ACol));
+    PyObject *cap = b->cols ? PyCapsule_New(b, "binlog.arrow_builder", builder_free) : NULL;
+    if (!cap) {
+        PyMem_Free(b->cols);
+        PyMem_Free(b);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < b->count; i++) {
+        ACol *c = &b->cols[i];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(types, i), "iii", &c->type, &c->precision, &c->scale)) {
+            Py_DECREF(cap);
+            return NULL;
+        }
+        if (c->type < A_INT8 || c->type >= A_COUNT || (c->type == A_DECIMAL128 &&
+                !(c->precision > 0 && c->precision <= 38 && c->scale >= 0 && c->scale <= c->precision))) {
+            Py_DECREF(cap);
+            PyErr_SetString(PyExc_ValueError, "unknown Arrow column type");
+            return NULL;
+        }
+    }
+    return cap;
+}
+
+/* The next row's validity bit; a NULL takes a zeroed value (or an offset repeated). */
+static int acol_valid(ACol *c, int valid) {
+    if (abuf_reserve(&c->validity, 1) < 0) return -1;
+    unsigned char *bits = (unsigned char *)PyByteArray_AS_STRING(c->validity.ba);
+    Py_ssize_t byte = c->rows >> 3;
+    if ((c->rows & 7) == 0) { bits[byte] = 0; c->validity.len = byte + 1; }
+    /* set or cleared: after a rewind (acol_rewind) the byte's later bits are stale */
+    if (valid) bits[byte] |= (unsigned char)(1u << (c->rows & 7));
+    else { bits[byte] &= (unsigned char)~(1u << (c->rows & 7)); c->nulls++; }
+    c->rows++;
+    return 0;
+}
+
+/* The offset after a STRING/BINARY column's next value (the first value's start, 0,
+ * written before it). */
+static int acol_offset(ACol *c) {
+    if (c->data.len > INT32_MAX) return -1;      /* the caller writes smaller row groups */
+    if (abuf_reserve(&c->values, 8) < 0) return -1;
+    if (c->values.len == 0) {
+        memset(abuf_at(&c->values), 0, 4);
+        c->values.len = 4;
+    }
+    int32_t off = (int32_t)c->data.len;
+    memcpy(abuf_at(&c->values), &off, 4);
+    c->values.len += 4;
+    return 0;
+}
+
+static int acol_null(ACol *c) {
+    if (acol_valid(c, 0) < 0) return -1;
+    if (c->type == A_STRING || c->type == A_BINARY) return acol_offset(c);
+    int w = A_WIDTH[c->type];
+    if (abuf_reserve(&c->values, w) < 0) return -1;
+    memset(abuf_at(&c->values), 0, w);
+    c->values.len += w;
+    return 0;
+}
+
+static int acol_fixed(ACol *c, const void *v) {
+    int w = A_WIDTH[c->type];
+    if (acol_valid(c, 1) < 0 || abuf_reserve(&c->values, w) < 0) return -1;
+    memcpy(abuf_at(&c->values), v, w);
+    c->values.len += w;
+    return 0;
+}
+
+static int acol_bytes(ACol *c, const unsigned char *p, Py_ssize_t n) {
+    if (n > INT32_MAX || acol_valid(c, 1) < 0 || abuf_reserve(&c->data, n) < 0) return -1;
+    if (n) memcpy(abuf_at(&c->data), p, n);
+    c->data.len += n;
+    return acol_offset(c);
+}
+
+/* An integer into an integer column (NULL out of its range), a DECIMAL column (NULL past
+ * its integer digits) or a STRING column (its digits). */
+static int acol_int(ACol *c, const IntValue *x) {
+    __int128 v = x->is_u ? (__int128)x->u : (__int128)x->i;
+    switch (c->type) {
+    case A_INT8: case A_INT16: case A_INT32: case A_INT64: {
+        int bits = 8 * A_WIDTH[c->type];
+        __int128 hi = ((__int128)1 << (bits - 1)) - 1;
+        if (v > hi || v < -hi - 1) return acol_null(c);
+        int64_t i = (int64_t)v;
+        int8_t i8 = (int8_t)i; int16_t i16 = (int16_t)i; int32_t i32 = (int32_t)i;
+        return acol_fixed(c, bits == 8 ? (void *)&i8 : bits == 16 ? (void *)&i16 :
+                             bits == 32 ? (void *)&i32 : (void *)&i);
+    }
+    case A_DECIMAL128: {
+        __int128 limit = 1;
+        for (int k = 0; k < c->precision - c->scale; k++) limit *= 10;
+        if (v >= limit || -v >= limit) return acol_null(c);
+        for (int k = 0; k < c->scale; k++) v *= 10;
+        return acol_fixed(c, &v);
+    }
+    case A_STRING: {
+        char text[24];
+        int len = x->is_u ? snprintf(text, sizeof text, "%llu", (unsigned long long)x->u)
+                          : snprintf(text, sizeof text, "%lld", (long long)x->i);
+        return acol_bytes(c, (const unsigned char *)text, len);
+    }
+    default: return -1;
+    }
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (arrow_typed._days); 0: invalid. */
+static int civil_days(long long y, long long m, long long d, int64_t *days) {
+    static const int MDAYS[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12 || d < 1 || d > 31) return 0;
+    int leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    if (d > (m == 2 ? 28 + leap : MDAYS[m])) return 0;
+    long long yy = y - (m <= 2);
+    long long era = (yy >= 0 ? yy : yy - 399) / 400;
+    long long yoe = yy - era * 400;
+    long long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    *days = era * 146097 + doe - 719468;
+    return 1;
+}
+
+/* A temporal value into a DATE32 / TIMESTAMP column, as its text read back (the shown
+ * digits of the fraction), or into a STRING column as its text. */
+static int acol_temporal(ACol *c, const Temporal *t) {
+    if (c->type == A_STRING) {
+        char buf[96];
+        return acol_bytes(c, (const unsigned char *)buf, temporal_fmt(buf, t));
+    }
+    int64_t days, usec = t->frac ? t->usec / DIV[t->frac] * DIV[t->frac] : 0;
+    if (c->type == A_DATE32 && t->form == 'D') {
+        if (!civil_days(t->year, (long long)t->month, (long long)t->day, &days)) return acol_null(c);
+        int32_t d32 = (int32_t)days;
+        return acol_fixed(c, &d32);
+    }
+    if (c->type != A_TIMESTAMP) return -1;
+    if (t->form == 'S') {
+        if (t->epoch == 0 && t->usec == 0) return acol_null(c);     /* 0000-00-00 00:00:00 */
+        int64_t micros = (int64_t)t->epoch * 1000000 + usec;
+        return acol_fixed(c, &micros);
+    }
+    if (t->form != 'C') return -1;
+    if (!civil_days(t->year, (long long)t->month, (long long)t->day, &days) || t->hour > 23 ||
+        t->minute > 59 || t->second > 59)
+        return acol_null(c);
+    int64_t micros = (days * 86400 + (int64_t)(t->hour * 3600 + t->minute * 60 + t->second))
+                     * 1000000 + usec;
+    return acol_fixed(c, &micros);
+}
+
+/* A DECIMAL value into a DECIMAL column of the same precision and scale (the unscaled
+ * digits) or into a STRING column (its text). */
+static int acol_decimal(ACol *c, const Step *s, const unsigned char *p, int *size) {
+    char text[160];
+    int len = decimal_fmt(text, p, s->precision, s->scale, size);
+    if (len < 0) return -1;
+    if (c->type == A_STRING) return acol_bytes(c, (const unsigned char *)text, len);
+    if (c->type != A_DECIMAL128 || c->precision != s->precision || c->scale != s->scale) return -1;
+    __int128 v = 0;
+    int i = text[0] == '-', ints = 0, in_fraction = 0;
+    for (int k = i; k < len; k++) {
+        if (text[k] == '.') { in_fraction = 1; continue; }
+        v = v * 10 + (text[k] - '0');
+        if (!in_fraction) ints++;
+    }
+    if (ints > c->precision - c->scale && !(ints == 1 && text[i] == '0')) return acol_null(c);
+    if (i) v = -v;
+    return acol_fixed(c, &v);
+}
+
+/* A text or binary value: a STRING column takes valid UTF-8 of a utf-8 column, a BINARY
+ * column the bytes of a binary one (a BINARY(N) padded back to N bytes). */
+static int acol_string(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t len) {
+    if (s->raw) return -1;
+    if (c->type == A_STRING) {
+        if (!s->utf8 || !utf8_valid(p, len)) return -1;
+        return acol_bytes(c, p, len);
+    }
+    if (c->type != A_BINARY || s->encoding) return -1;
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &len, &owned);
+    if (!v) return -1;
+    int rc = acol_bytes(c, v, len);
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* An ENUM into a STRING column: its label ('' for 0), or its number without labels. */
+static int acol_enum(ACol *c, const Step *s, long idx) {
+    if (c->type != A_STRING) return -1;
+    if (!s->labels) {
+        IntValue x = {0, idx, 0};
+        return acol_int(c, &x);
+    }
+    if (idx == 0) return acol_bytes(c, (const unsigned char *)"", 0);
+    Py_ssize_t n;
+    const char *label = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(s->labels, idx - 1), &n);
+    return label ? acol_bytes(c, (const unsigned char *)label, n) : -1;
+}
+
+/* One value of step s at p into column c (NULL: only walked past); the bytes it took,
+ * or -1. */
+static Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
+    int size, rc = 0;
+    switch (s->kind) {
+    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
+    case K_BIT: {
+        IntValue x;
+        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
+        if (c) rc = acol_int(c, &x);
+        break;
+    }
+    case K_FLOAT: case K_DOUBLE: {
+        double d;
+        if ((size = parse_real(s, p, avail, &d)) < 0) return -1;
+        if (!c) break;
+        if (c->type == A_FLOAT64) rc = acol_fixed(c, &d);
+        else if (c->type == A_FLOAT32 && s->kind == K_FLOAT) {
+            float f = (float)d;
+            rc = acol_fixed(c, &f);
+        } else rc = -1;
+        break;
+    }
+    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
+    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
+        Temporal t = {0};
+        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
+        if (c) rc = acol_temporal(c, &t);
+        break;
+    }
+    case K_VARCHAR: case K_STRING: case K_BLOB: {
+        Py_ssize_t len;
+        if ((size = parse_string(s, p, avail, &len)) < 0) return -1;
+        if (c) rc = acol_string(c, s, p + size, len);
+        return rc < 0 ? -1 : size + len;
+    }
+    case K_DECIMAL:
+        if ((size = decimal_size(s, avail)) < 0) return -1;
+        if (c) rc = acol_decimal(c, s, p, &size);
+        break;
+    case K_ENUM: {
+        long idx;
+        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
+        if (c) rc = acol_enum(c, s, idx);
+        break;
+    }
+    default:
+        return -1;          /* K_PY: column_map leaves such walks to Python */
+    }
+    return rc < 0 ? -1 : size;
+}
+
+/* One row image along walk w into cols (map[i]: the column of step i, or -1); columns
+ * no step fills get a NULL.  -1: Fallback. */
+static int typed_image(ACol *cols, Py_ssize_t ncols, const Walk *w, const int32_t *map,
+                       const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end,
+                       unsigned char *filled) {
+    Py_ssize_t pos = *ppos;
+    if (end - pos < w->nbytes) return -1;
+    const unsigned char *nulls = data + pos;
+    pos += w->nbytes;
+    memset(filled, 0, ncols);
+    for (Py_ssize_t i = 0; i < w->count; i++) {
+        const Step *s = &w->steps[i];
+        int32_t target = map[i];
+        if (target >= ncols) return -1;
+        ACol *c = target >= 0 ? &cols[target] : NULL;
+        if (c && filled[target]) return -1;
+        if (nulls[s->null_byte] & s->null_mask) {
+            if (c && acol_null(c) < 0) return -1;
+        } else {
+            Py_ssize_t took = typed_value(c, s, data + pos, end - pos);
+            if (took < 0) return -1;
+            pos += took;
+        }
+        if (c) filled[target] = 1;
+    }
+    for (Py_ssize_t k = 0; k < ncols; k++)
+        if (!filled[k] && acol_null(&cols[k]) < 0) return -1;
+    *ppos = pos;
+    return 0;
+}
+
+static int null_image(ACol *cols, Py_ssize_t ncols) {
+    for (Py_ssize_t k = 0; k < ncols; k++)
+        if (acol_null(&cols[k]) < 0) return -1;
+    return 0;
+}
+
+/* Every column back to n rows (an event that fell back leaves no row behind). */
+typedef struct { Py_ssize_t rows, nulls, values, data; } AMark;
+
+static void acol_rewind(ACol *c, const AMark *m) {
+    c->rows = m->rows;
+    c->nulls = m->nulls;
+    c->values.len = m->values;
+    c->data.len = m->data;
+    c->validity.len = (m->rows + 7) >> 3;
+}
+
+static int map_of(PyObject *obj, const Walk *w, Py_buffer *view) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) return -1;
+    if (view->len != w->count * (Py_ssize_t)sizeof(int32_t)) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "the column map does not fit the walk");
+        return -1;
+    }
+    return 0;
+}
+
+static int typed_rows(Builder *b, int kind, const Walk *w, const Walk *wa, const int32_t *map,
+                      const int32_t *map_after, const unsigned char *data, Py_ssize_t end,
+                      Py_ssize_t *count) {
+    Py_ssize_t ncols = b->count / 2, pos = 0;
+    ACol *after = b->cols, *before = b->cols + ncols;
+    unsigned char *filled = PyMem_Malloc(ncols ? ncols : 1);
+    if (!filled) { PyErr_NoMemory(); return -1; }
+    int rc = 0;
+    while (pos < end && rc == 0) {
+        if (kind == 1) {        /* update: the before image, then the after image */
+            rc = typed_image(before, ncols, w, map, data, &pos, end, filled);
+            if (rc == 0) rc = typed_image(after, ncols, wa, map_after, data, &pos, end, filled);
+        } else {                /* insert: its after image; delete: its before image */
+            rc = typed_image(after, ncols, w, map, data, &pos, end, filled);
+            if (rc == 0) rc = null_image(before, ncols);
+        }
+        (*count)++;
+    }
+    PyMem_Free(filled);
+    return rc;
+}
+
+/* typed_append(builder, data, kind, walk, walk_after, map, map_after) -> rows
+ * kind 0 insert, 1 update, 2 delete; map: int32 per step of walk, its column or -1. */
+static PyObject *typed_append(PyObject *self, PyObject *args) {
+    PyObject *cap, *data_obj, *wcap, *wacap, *map_obj, *map_after_obj;
+    int kind;
+    if (!PyArg_ParseTuple(args, "OO!iOOOO", &cap, &PyBytes_Type, &data_obj, &kind, &wcap, &wacap,
+                          &map_obj, &map_after_obj))
+        return NULL;
+    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
+    const Walk *w = PyCapsule_GetPointer(wcap, "binlog.walk");
+    const Walk *wa = PyCapsule_GetPointer(wacap, "binlog.walk");
+    if (!b || !w || !wa) return NULL;
+    if (kind < 0 || kind > 2) { PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2"); return NULL; }
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
+    Py_ssize_t end = PyBytes_GET_SIZE(data_obj), count = 0;
+    if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return fall_back();   /* no column: no progress */
+    Py_buffer mv, mav;
+    if (map_of(map_obj, w, &mv) < 0) return NULL;
+    if (map_of(map_after_obj, wa, &mav) < 0) { PyBuffer_Release(&mv); return NULL; }
+    AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
+    if (!marks) { PyBuffer_Release(&mv); PyBuffer_Release(&mav); return PyErr_NoMemory(); }
+    for (Py_ssize_t k = 0; k < b->count; k++) {
+        ACol *c = &b->cols[k];
+        marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
+    }
+    int rc = typed_rows(b, kind, w, wa, mv.buf, mav.buf, data, end, &count);
+    if (rc < 0)
+        for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
+    PyMem_Free(marks);
+    PyBuffer_Release(&mv);
+    PyBuffer_Release(&mav);
+    if (rc < 0) return fall_back();
+    return PyLong_FromSsize_t(count);
+}
+
+static PyObject *abuf_take(ABuf *b) {
+    if (!b->ba && !(b->ba = PyByteArray_FromStringAndSize(NULL, 0))) return NULL;
+    if (PyByteArray_Resize(b->ba, b->len) < 0) return NULL;
+    PyObject *out = b->ba;
+    b->ba = NULL;
+    b->len = 0;
+    return out;
+}
+
+/* typed_finish(builder) -> [(rows, nulls, validity, values, data), ...] per column, the
+ * buffers as bytearrays (values: the offsets of a STRING/BINARY column; data: its bytes,
+ * else empty); the builder starts over. */
+static PyObject *typed_finish(PyObject *self, PyObject *cap) {
+    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
+    if (!b) return NULL;
+    PyObject *out = PyList_New(b->count);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < b->count; k++) {
+        ACol *c = &b->cols[k];
+        if ((c->type == A_STRING || c->type == A_BINARY) && c->values.len == 0) {
+            if (abuf_reserve(&c->values, 4) < 0) { Py_DECREF(out); return NULL; }
+            memset(abuf_at(&c->values), 0, 4);      /* no row: the one offset 0 */
+            c->values.len = 4;
+        }
+        PyObject *item = Py_BuildValue("nnNNN", c->rows, c->nulls, abuf_take(&c->validity),
+                                       abuf_take(&c->values), abuf_take(&c->data));
+        if (!item) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, k, item);
+        c->rows = c->nulls = 0;
+    }
+    return out;
+}
+
+static Py_ssize_t abuf_size(const ABuf *b) {
+    return b->ba ? PyByteArray_GET_SIZE(b->ba) : 0;
+}
+
+/* typed_size(builder) -> bytes held, room to grow included (the caller writes a row
+ * group past its limit). */
+static PyObject *typed_size(PyObject *self, PyObject *cap) {
+    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
+    if (!b) return NULL;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t k = 0; k < b->count; k++)
+        n += abuf_size(&b->cols[k].validity) + abuf_size(&b->cols[k].values) + abuf_size(&b->cols[k].data);
+    return PyLong_FromSsize_t(n);
+}
+
+/* kind_widths() -> (kinds, fixed, temporal, decimal): _column_kinds.h as the extension
+ * was built with it, for tests/unit/test_column_kinds.py (the Python side must agree):
+ * K_COUNT; KIND_FIXED_BYTES per kind; kind_temporal_bytes per kind and N (-1..7);
+ * decimal_bin_size per precision 0..66 and scale 0..31. */
+static PyObject *kind_widths(PyObject *self, PyObject *noargs) {
+    PyObject *fixed = PyList_New(K_COUNT), *temporal = PyList_New(K_COUNT), *decimal = PyList_New(67);
+    if (!fixed || !temporal || !decimal) goto fail;
+    for (int k = 0; k < K_COUNT; k++) {
+        PyObject *sizes = PyList_New(9);
+        if (!sizes) goto fail;
+        PyList_SET_ITEM(temporal, k, sizes);
+        for (int n = -1; n <= 7; n++) PyList_SET_ITEM(sizes, n + 1, PyLong_FromLong(kind_temporal_bytes(k, n)));
+        PyList_SET_ITEM(fixed, k, PyLong_FromLong(KIND_FIXED_BYTES[k]));
+    }
+    for (int p = 0; p <= 66; p++) {
+        PyObject *sizes = PyList_New(32);
+        if (!sizes) goto fail;
+        PyList_SET_ITEM(decimal, p, sizes);
+        for (int sc = 0; sc <= 31; sc++) PyList_SET_ITEM(sizes, sc, PyLong_FromLong(decimal_bin_size(p, sc)));
+    }
+    if (PyErr_Occurred()) goto fail;
+    return Py_BuildValue("iNNN", K_COUNT, fixed, temporal, decimal);
+fail:
+    Py_XDECREF(fixed); Py_XDECREF(temporal); Py_XDECREF(decimal);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"typed_builder", typed_builder, METH_VARARGS,
+     "typed_builder(((type, precision, scale), ...)) -> builder\n\n"
+     "Arrow column buffers of a typed table: its columns for the after image, then the same\n"
+     "for the before image (spark_ingest/arrow_columns.py: the type codes)."},
+    {"typed_append", typed_append, METH_VARARGS,
+     "typed_append(builder, data, kind, walk, walk_after, map, map_after) -> rows\n\n"
+     "The rows of one rows event into the builder's columns (map: int32 per step, its column\n"
+     "or -1); Fallback (and no row added) on anything it does not type exactly as\n"
+     "spark_ingest/arrow_typed.py does."},
+    {"typed_finish", typed_finish, METH_O,
+     "typed_finish(builder) -> [(rows, nulls, validity, values, data), ...]: the buffers,\n"
+     "handed over; the builder starts again empty."},
+    {"typed_size", typed_size, METH_O, "typed_size(builder) -> bytes held, room to grow included."},
+    {"kind_widths", kind_widths, METH_NOARGS,
+     "kind_widths() -> (K_COUNT, fixed, temporal, decimal)\n\n"
+     "The column kinds' widths of binlog/_column_kinds.h as this module was built with them\n"
+     "(tests compare them with binlog/column_kinds.py)."},
     {"tune_allocator", tune_allocator, METH_NOARGS,
      "tune_allocator() -> bool\n\n"
      "Keep freed buffers of up to 16 MiB in the C heap for reuse (glibc mallopt); for the\n"
@@ -2374,7 +2892,8 @@ static PyMethodDef methods[] = {
      "fields are not known yet); an image is null or {\"key\":value,...} as\n"
      "json_lines.image_json writes it.  text=1: per row head, then '### WHERE\\n' and/or\n"
      "'### SET\\n' and one '###   @`key`=literal\\n' per column (output/text.py).\n"
-     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 8 (JSON) each row's TiCDC\n"
+     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 16 (JSON) the images alone, each\n"
+     "followed by a NUL (an update's before then after; head, mid, tail unused), 8 (JSON) each row's TiCDC\n"
      "checksums after mid: ',\"checksum\":{\"current\":N|null,\"previous\":N|null}' (dump\n"
      "--checksum; crc_update(crc, value, column) -> crc adds a Python decoder's value;\n"
      "null for no image or a partial one).  render(value, column) ->\n"

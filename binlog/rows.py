@@ -21,6 +21,33 @@ from datetime import timezone
 from typing import Any
 
 from .column import Column
+from .column_kinds import (
+    K_BIT,
+    K_BLOB,
+    K_DATE,
+    K_DECIMAL,
+    K_DOUBLE,
+    K_DT0,
+    K_DT2,
+    K_DT_HIRES,
+    K_ENUM,
+    K_FLOAT,
+    K_INT24,
+    K_LONG,
+    K_LONGLONG,
+    K_PY,
+    K_SHORT,
+    K_STRING,
+    K_TIME0,
+    K_TIME2,
+    K_TIME_HIRES,
+    K_TINY,
+    K_TS0,
+    K_TS2,
+    K_TS_HIRES,
+    K_VARCHAR,
+    K_YEAR,
+)
 from .constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from .errors import BinlogError, MalformedEventError, PrecisionUnknownError, TruncatedError
 from .events.rows import UPDATE, RowsEvent
@@ -151,10 +178,7 @@ def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, t
     return DecodePlan(table_map.db, table_map.table, columns, decoders, json_columns)
 
 
-# Kinds of binlog/_speedups.c, by real column type.
-K_PY, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR, K_DATE = range(10)
-K_TS0, K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2, K_TIME2 = range(10, 19)
-K_VARCHAR, K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM = range(19, 25)
+# Kinds of the compiled walks (column_kinds, binlog/_column_kinds.h), by real column type.
 _FIXED_KINDS: dict[int, int] = {T.TINY: K_TINY, T.SHORT: K_SHORT, T.INT24: K_INT24, T.LONG: K_LONG,
                 T.LONGLONG: K_LONGLONG, T.FLOAT: K_FLOAT, T.DOUBLE: K_DOUBLE, T.YEAR: K_YEAR,
                 T.DATE: K_DATE, T.DATETIME2: K_DT2, T.TIME2: K_TIME2, T.VARCHAR: K_VARCHAR,

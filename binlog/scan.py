@@ -26,6 +26,19 @@ from __future__ import annotations
 import struct
 import zlib
 
+from .column_kinds import (
+    K_BIT,
+    K_BLOB,
+    K_DECIMAL,
+    K_ENUM,
+    K_STRING,
+    K_TIME2,
+    K_TS_HIRES,
+    K_VARCHAR,
+    KIND_FIXED_BYTES,
+    decimal_bin_size,
+    kind_temporal_bytes,
+)
 from .extensions import load_extension
 
 HEADER_LEN = 19
@@ -194,38 +207,18 @@ def count_run(*args):
 
 
 # --- row counts -------------------------------------------------------------------
-# Value kinds: binlog.rows K_* (shared with binlog/_speedups.c).
-(K_PY, K_TINY, K_SHORT, K_INT24, K_LONG, K_LONGLONG, K_FLOAT, K_DOUBLE, K_YEAR, K_DATE, K_TS0,
- K_DT0, K_TIME0, K_TS_HIRES, K_DT_HIRES, K_TIME_HIRES, K_TS2, K_DT2, K_TIME2, K_VARCHAR,
- K_STRING, K_BLOB, K_DECIMAL, K_BIT, K_ENUM) = range(25)
-
 SPEC = struct.Struct("<7i")    # null_byte, mask, kind, n, length, precision, scale
-
-_FIXED = {K_TINY: 1, K_YEAR: 1, K_SHORT: 2, K_INT24: 3, K_DATE: 3, K_TIME0: 3, K_LONG: 4,
-          K_FLOAT: 4, K_TS0: 4, K_LONGLONG: 8, K_DOUBLE: 8, K_DT0: 8}
-_SEC_PART_BYTES = (0, 1, 1, 2, 2, 3, 3)
-_DATETIME_HIRES_BYTES = (5, 6, 6, 7, 7, 7, 8)
-_TIME_HIRES_BYTES = (3, 4, 4, 5, 5, 5, 6)
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
-_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
-_FRACTIONAL = {K_TS_HIRES: lambda n: 4 + _SEC_PART_BYTES[n], K_DT_HIRES: _DATETIME_HIRES_BYTES.__getitem__,
-               K_TIME_HIRES: _TIME_HIRES_BYTES.__getitem__, K_TS2: lambda n: 4 + _FSP_BYTES[n],
-               K_DT2: lambda n: 5 + _FSP_BYTES[n], K_TIME2: lambda n: 3 + _FSP_BYTES[n]}
 _VARIABLE = -2
 
 
 def _size(kind: int, n: int, length: int, precision: int, scale: int) -> int:
     """Bytes of a fixed-size value; _VARIABLE for length-prefixed kinds; -1 unknown."""
-    if kind in _FIXED:
-        return _FIXED[kind]
-    if kind in _FRACTIONAL:
-        return _FRACTIONAL[kind](n) if 0 <= n <= 6 else -1
+    if kind in KIND_FIXED_BYTES:
+        return KIND_FIXED_BYTES[kind]
+    if K_TS_HIRES <= kind <= K_TIME2:
+        return kind_temporal_bytes(kind, n)
     if kind == K_DECIMAL:
-        if not (0 < precision <= 65 and 0 <= scale <= 30 and scale <= precision):
-            return -1
-        intg = precision - scale
-        size = _DIG2BYTES[intg % 9] + intg // 9 * 4 + scale // 9 * 4 + _DIG2BYTES[scale % 9]
-        return size or -1
+        return decimal_bin_size(precision, scale)
     if kind == K_BIT:
         return length if 0 <= length <= 8 else -1
     if kind == K_ENUM:

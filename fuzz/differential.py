@@ -35,7 +35,7 @@ from pathlib import Path
 import orjson
 
 from binlog import TableFilter, rows
-from binlog.constants import LEGACY_TEMPORAL_TYPES
+from binlog.constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from binlog.errors import BinlogError
 from binlog.reader import RowCount
 from binlog.stream import NEED_DATA, EventStream
@@ -274,6 +274,8 @@ def check_rows(case: RowsCase) -> str:
         raise Difference(f"decode_rows differs:\n  compiled {got}\n  pure     {reference}")
     _check_counts(event, plan, case, table_map, reference)
     _check_case_dump(case)
+    _check_typed(event, plan, case, table_map, reference)
+    _check_images(event, plan, case, table_map)
     walked = _walk(event, plan)
     if walked is None:
         return "error" if reference[0] == "error" else "fallback"
@@ -285,6 +287,158 @@ def check_rows(case: RowsCase) -> str:
     _check_checksums(event, plan)
     _check_sql_values(event, plan)
     return "compiled"
+
+
+# The typed tables' column types (spark_ingest.typed's names) of a binlog column: what
+# the schema store would give (spark_type_sql), and two more ways a store can disagree
+# with the binlog (every column a narrow integer, every column text).
+_NATURAL = {T.TINY: ("tinyint", "smallint"), T.SHORT: ("smallint", "int"), T.INT24: ("int", "int"),
+            T.LONG: ("int", "bigint"), T.LONGLONG: ("bigint", "decimal(20,0)"),
+            T.YEAR: ("smallint", "smallint"), T.FLOAT: ("float", "float"),
+            T.DOUBLE: ("double", "double"), T.DATE: ("date", "date"), T.NEWDATE: ("date", "date"),
+            T.TIMESTAMP: ("timestamp", "timestamp"), T.TIMESTAMP2: ("timestamp", "timestamp"),
+            T.DATETIME: ("timestamp_ntz", "timestamp_ntz"),
+            T.DATETIME2: ("timestamp_ntz", "timestamp_ntz")}
+_BYTES = (T.VARCHAR, T.VAR_STRING, T.STRING, T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB,
+          T.GEOMETRY)
+
+
+def typed_columns(plan, variant: int = 0) -> list[tuple[str, str]]:
+    out = []
+    for col in plan.columns:
+        if variant:
+            kind = "tinyint" if variant == 1 else "string"
+        elif col.type in _NATURAL:
+            kind = _NATURAL[col.type][1 if col.unsigned else 0]
+        elif col.type == T.NEWDECIMAL:
+            p, s = col.precision or 10, col.scale or 0
+            kind = f"decimal({p},{s})" if 0 < p <= 38 and s <= p else "string"
+        elif col.type == T.BIT:
+            kind = "bigint" if (col.length or 0) < 8 else "decimal(20,0)"
+        elif col.type in _BYTES and col.encoding is None:
+            kind = "binary"
+        else:
+            kind = "string"
+        out.append((col.key, kind))
+    return out
+
+
+def _typed_tables(event, plan, columns, case: RowsCase, table_map):
+    """The typed table of the event's rows: the Python way (arrow_typed.TableRows over
+    the pure decoder's rows), and the compiled way (arrow_columns.ArrowRows, None when
+    it falls back)."""
+    from binlog.output.values import bytes_renderer
+    from binlog.reader import RowBatch, RowChange
+    from spark_ingest.arrow_columns import ArrowRows
+    from spark_ingest.arrow_typed import META_COLUMNS, TableRows, caster, table_schema
+
+    schema = table_schema(columns)
+    args = ("case.binlog", 4, 1_700_000_000, 1, "0-1-1", plan.db, plan.table, event.kind)
+    compiled = ArrowRows(columns, schema, None, len(META_COLUMNS))
+    got = compiled.table() if compiled.add_event(RowChange(*args, None, None, plan), event) else None
+    with pure():
+        plan = _plan(case, table_map)          # a plan without compiled walks
+        try:
+            decoded = rows.decode_rows(event, plan)
+        except BinlogError:
+            return None, got
+        python = TableRows(columns, schema, [caster(k) for _, k in columns], render_bytes=bytes_renderer("hex"))
+        python.add_rows(RowBatch(*args, decoded, plan))
+        return python.table(), got
+
+
+def _check_images(event, plan, case: RowsCase, table_map) -> int:
+    """The JSON images of ``binlog ingest``'s changes/ written by the compiled encoder
+    (``records.images_encoder``: ``encode_rows`` flag 16) against ``images_json`` of the
+    pure decoder's rows, in hex and base64; None (a fallback) leaves the event to that
+    way.  Returns the rows checked."""
+    from binlog.output.json_lines import images_json
+    from binlog.output.values import bytes_renderer
+    from binlog.reader import RowChange
+    from spark_ingest.records import images_encoder
+
+    if isinstance(plan, BinlogError):
+        return 0
+    checked = 0
+    for encoding in ("hex", "base64"):
+        change = RowChange("case.binlog", 4, 1, 1, None, plan.db, plan.table, event.kind, None, None, plan)
+        try:
+            got = images_encoder(encoding)(change, event)
+        except BinlogError:
+            got = None          # a value the JSON writer refuses: the decoding way raises it too
+        except Exception as exc:
+            raise Difference(f"images_encoder raised {type(exc).__name__}: {exc}") from exc
+        if got is None:
+            continue
+        with pure():
+            pure_plan = _plan(case, table_map)
+            try:
+                decoded = rows.decode_rows(event, pure_plan)
+                render = bytes_renderer(encoding)
+                befores = images_json([b for b, _ in decoded], pure_plan, render)
+                afters = images_json([a for _, a in decoded], pure_plan, render)
+            except BinlogError as exc:
+                raise Difference(f"images_encoder wrote what the pure way rejects ({exc})") from exc
+        if (got.befores, got.afters) != (befores, afters):
+            raise Difference(f"images_encoder differs ({encoding}):\n  compiled {got.befores} {got.afters}\n"
+                             f"  pure     {befores} {afters}")
+        checked += got.count
+    return checked
+
+
+# rows whose typed columns the compiled walk filled and _check_typed compared (tests
+# assert the seeds reach it)
+TYPED_CHECKED = [0]
+
+
+def _check_typed(event, plan, case: RowsCase, table_map, reference: tuple) -> int:
+    """The typed tables' columns the compiled walk fills from the event's bytes
+    (``_speedups.typed_append``, ``binlog ingest``'s tables/) against the Python way's
+    (``arrow_typed``: the decoded values rendered and cast as Spark does), for three
+    column typings; a fallback leaves the event to that way, and must where the pure
+    decoder raises.  Returns the rows checked."""
+    if isinstance(plan, BinlogError) or event.partial or event.width != len(plan.columns) \
+            or not event.data:
+        return 0
+    checked = 0
+    for variant in range(3):
+        columns = typed_columns(plan, variant)
+        try:
+            expected, got = _typed_tables(event, plan, columns, case, table_map)
+        except Difference:
+            raise
+        except Exception as exc:
+            raise Difference(f"typed columns ({columns}) raised {type(exc).__name__}: {exc}") from exc
+        if got is None:
+            continue
+        if reference[0] == "error" or expected is None:
+            raise Difference(f"typed_append took an event the pure decoder rejects: {reference}")
+        got.validate(full=True)
+        if got.schema != expected.schema or _typed_key(got) != _typed_key(expected):
+            raise Difference(f"typed columns differ ({columns}):\n  compiled {got.to_pylist()}\n"
+                             f"  pure     {expected.to_pylist()}")
+        checked += got.num_rows
+    TYPED_CHECKED[0] += checked
+    return checked
+
+
+def _typed_key(table) -> tuple:
+    """The table's values, dates and timestamps as their integers (Python's date types
+    cannot hold year 0 or 10000+), the _before struct's nulls beside its fields."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for column in table.columns:
+        if pa.types.is_struct(column.type):
+            columns.append(pc.is_null(column).to_pylist())
+    for column in table.flatten().columns:
+        if pa.types.is_date32(column.type):
+            column = column.cast(pa.int32())
+        elif pa.types.is_timestamp(column.type):
+            column = column.cast(pa.int64())
+        columns.append(column.to_pylist())
+    return tuple(value_key(values) for values in columns)
 
 
 def _check_sql_values(event, plan) -> int:

@@ -26,17 +26,23 @@ from functools import lru_cache
 
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
+from .background import parquet_writer, text_columns
 from .paths import inside, table_dir_name
-from .writer import DEFAULT_PARTITION, escape_path_name
+from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
                 ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))
 TYPED_OPS = ("insert", "update", "delete")
+# A table's rows are written as a row group at this many rows, or at GROUP_BYTES of
+# typed columns, whichever comes first; past MAX_BUFFERED_BYTES over all of a split's
+# tables the largest is written (memory bounded by row groups, not by the input)
 ROWS_PER_GROUP = 65_536
+GROUP_BYTES = 32 << 20
+MAX_BUFFERED_BYTES = 32 << 20
+_PYTHON_ROW_BYTES = 1024          # a decoded row's dicts, for that bound
 _INT_RANGES = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
@@ -492,9 +498,12 @@ class TypedWriter:
     ``tables_dir``; ``columns_of(db, table)`` gives [(name, Spark type)]."""
 
     def __init__(self, tables_dir: str, run: int, index: int, columns_of, *, zone=None,
-                 binary_encoding: str = "hex"):
+                 binary_encoding: str = "hex", background=None):
         from binlog.output.values import bytes_renderer
 
+        from .background import Inline
+
+        self.background = background or Inline()   # runs the writes (background.Background)
         self.tables_dir = tables_dir
         self.run = run
         self.index = index
@@ -503,7 +512,9 @@ class TypedWriter:
         self.binary_encoding = binary_encoding
         self.render_bytes = bytes_renderer(binary_encoding)
         self.tables: dict = {}           # (db, table) -> (columns, schema, casts)
-        self.rows: dict = {}             # (db, table, day) -> TableRows
+        self.rows: dict = {}             # (db, table, day) -> TableRows or arrow_columns.ArrowRows
+        self.pieces: dict = {}           # (db, table, day) -> [pa.Table]: rows set aside, not written yet
+        self._events = 0                 # events added, for the check of all buffers' size
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
@@ -533,16 +544,69 @@ class TypedWriter:
         if batch.op not in TYPED_OPS:
             return
         key = (batch.db, batch.table, self._day(batch.ts))
-        rows = self.rows.get(key)
+        rows = self._python_rows(key, batch.db, batch.table)
         if rows is None:
-            table = self._table(batch.db, batch.table)
-            if table is None:
-                self.schemaless.add((batch.db, batch.table))
-                return
-            rows = self.rows[key] = TableRows(*table, render_bytes=self.render_bytes)
+            return
         rows.add_rows(batch)
-        if len(rows) >= ROWS_PER_GROUP:
+        self._written(key, rows)
+
+    def add_event(self, change, event) -> bool:
+        """The rows of one rows event typed by the compiled walk (``arrow_columns``)
+        straight from its bytes; ``change``: the event's fields.  False (nothing added)
+        when the compiled code cannot: the caller decodes the event and gives the rows
+        to ``add_batch``."""
+        from .arrow_columns import ArrowRows
+
+        if change.op not in TYPED_OPS:
+            return True
+        key = (change.db, change.table, self._day(change.ts))
+        rows = self.rows.get(key)
+        if type(rows) is not ArrowRows:
+            table = self._table(change.db, change.table)
+            if table is None:
+                self.schemaless.add((change.db, change.table))
+                return True
+            columns, schema, _ = table
+            fresh = ArrowRows(columns, schema, self.zone, len(META_COLUMNS))
+            if fresh.builder is None:
+                return False
+            self._set_aside(key)
+            rows = self.rows[key] = fresh
+        if not rows.add_event(change, event):
+            return False
+        self._written(key, rows)
+        return True
+
+    def _python_rows(self, key, db, table):
+        rows = self.rows.get(key)
+        if type(rows) is not TableRows:
+            found = self._table(db, table)
+            if found is None:
+                self.schemaless.add((db, table))
+                return None
+            self._set_aside(key)
+            rows = self.rows[key] = TableRows(*found, render_bytes=self.render_bytes)
+        return rows
+
+    def _set_aside(self, key) -> None:
+        """The rows of ``key`` gathered the other way (compiled or Python) become a table
+        of their own, written before the rows that follow (rows stay in order)."""
+        rows = self.rows.pop(key, None)
+        if rows is not None and len(rows):
+            self.pieces.setdefault(key, []).append(rows.table())
+
+    def _size(self, rows) -> int:
+        return rows.nbytes() if hasattr(rows, "nbytes") else _PYTHON_ROW_BYTES * len(rows)
+
+    def _written(self, key, rows) -> None:
+        if len(rows) >= ROWS_PER_GROUP or self._size(rows) >= GROUP_BYTES:
             self._flush(key)
+            return
+        self._events += 1
+        if self._events % 64 == 0 and len(self.rows) > 1:      # the sum over tables, now and then
+            sizes = {k: self._size(r) for k, r in self.rows.items()}
+            if sum(sizes.values()) > MAX_BUFFERED_BYTES:
+                self._flush(max(sizes, key=sizes.__getitem__))
 
     def add_images(self, change, before, after) -> None:
         """A change with rendered images (``render_row``'s, or JSON read back)."""
@@ -555,19 +619,18 @@ class TypedWriter:
 
     def _add(self, change, before, after, plan) -> None:
         key = (change.db, change.table, self._day(change.ts))
-        rows = self.rows.get(key)
+        rows = self._python_rows(key, change.db, change.table)
         if rows is None:
-            table = self._table(change.db, change.table)
-            if table is None:
-                self.schemaless.add((change.db, change.table))
-                return
-            rows = self.rows[key] = TableRows(*table, render_bytes=self.render_bytes)
+            return
         rows.add(change, before, after, plan)
         if len(rows) >= ROWS_PER_GROUP:
             self._flush(key)
 
     def _flush(self, key) -> None:
-        rows = self.rows.pop(key)
+        self._set_aside(key)
+        tables = self.pieces.pop(key, None)
+        if not tables:
+            return
         writer = self.writers.get(key)
         if writer is None:
             db, table, day = key
@@ -579,14 +642,15 @@ class TypedWriter:
             name = f"part-{self.index:05d}-{self.opened}.parquet"
             self.opened += 1
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
-            writer = self.writers[key] = (pq.ParquetWriter(temp, rows.schema, compression="snappy"),
-                                          temp, final)
-        writer[0].write_table(rows.table())
+            schema = tables[0].schema
+            writer = self.writers[key] = (parquet_writer(temp, schema, text_columns(schema)), temp, final)
+        self.background.submit(writer[0].write_table,
+                               tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
     def close(self) -> None:
-        for key in list(self.rows):
-            self._flush(key)
+        for key in list(self.rows) + list(self.pieces):
+            if key in self.rows or key in self.pieces:
+                self._flush(key)
         for writer, temp, final in self.writers.values():
-            writer.close()
-            os.replace(temp, final)
+            self.background.submit(finish_file, writer, temp, final)
         self.writers.clear()

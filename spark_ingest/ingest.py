@@ -447,16 +447,25 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     tables: set = set()
     error_rows: list[dict] = []
     # a failure from here on leaves inflight.json: the next run removes this run's output
+    typed = None
+    if not args.no_tables:
+        # the tasks write tables/ too, from the rows they decode (arrow_typed: the
+        # compiled walk's Arrow columns); the tables no schema describes are typed after
+        from .tasks import table_columns_of
+
+        typed = (str(out / "tables"), run, table_columns_of(plan))
+    schemaless: set = set()
     if plan.splits:
         with StageMonitor(spark, f"binlog-ingest-{run}", progress, "decode", plan.nbytes):
             try:
-                results = decode_to_parquet(spark, plan, str(run_dir))
+                results = decode_to_parquet(spark, plan, str(run_dir), typed)
             except Exception as exc:        # a task's decoding error with on-error=fail
                 raise _task_error(exc) from None
         progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB in "
                       f"{time.time() - t_decode:.1f} s")
         for result in results:
             error_rows.extend(result["errors"])
+            schemaless.update(tuple(k) for k in result.get("schemaless", ()))
             for db, table, op, n in result["counts"]:
                 # (db, table) pairs, not "db.table" split again later: `a.b`.`c` is not
                 # `a`.`b.c`; the summary names a table as its directory under tables/
@@ -476,8 +485,9 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     if all_errors:
         _write_errors(spark, out / "errors", run, all_errors)
     t_tables = time.time()
-    if run_dir.exists() and not args.no_tables:
-        _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run, sorted(tables), progress)
+    if run_dir.exists() and not args.no_tables and schemaless:
+        _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run,
+                      sorted(schemaless & tables, key=repr), progress)
     t_tables = time.time() - t_tables
 
     seconds = {"prescan": t_scan, "decode": t_decode, "tables": t_tables}
@@ -537,10 +547,13 @@ def commit_run(args, plan, state, active, driver_errors, error_rows, stats, run,
     return 0
 
 
-def decode_to_parquet(spark, plan, run_dir: str) -> list[dict]:
+def decode_to_parquet(spark, plan, run_dir: str, typed=None) -> list[dict]:
     """One Spark task per split decodes it and writes its Parquet files itself
     (``writer.write_split``); the schema snapshots reach the tasks as a broadcast.  The
-    results: one {"rows", "counts", "errors"} per split."""
+    results: one {"rows", "counts", "errors"} per split.  ``typed``: (tables directory,
+    run, ``tasks.table_columns_of(plan)``): the tasks also write the typed tables, as
+    the local engine's do (``tasks.write_split_local``), and the results name the tables
+    no schema describes ("schemaless")."""
     from .writer import write_split
 
     splits, opts = list(plan.splits), plan.options
@@ -551,6 +564,12 @@ def decode_to_parquet(spark, plan, run_dir: str) -> list[dict]:
         from binlog.crypt import KeyRing
 
         split = splits[index]
+        if typed is not None:
+            from .tasks import write_split_local
+
+            tables_dir, run, columns = typed
+            return write_split_local(split, opts, snapshots.value[split.group], run_dir, tables_dir,
+                                     run, columns, keys.value)
         ring = KeyRing.from_dict(keys.value) if keys.value is not None else None
         return write_split(split, opts, snapshots.value[split.group], run_dir, keys=ring)
 

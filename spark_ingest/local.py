@@ -28,6 +28,7 @@ from .delta import staging_dir
 from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
 from .paths import table_dir_name
 from .records import SplitFailed
+from .tasks import table_columns_of, write_split_local
 
 
 def run_local(args) -> int:
@@ -80,15 +81,6 @@ def run_local(args) -> int:
     return code
 
 
-def table_columns_of(plan) -> dict:
-    """{(db, table): [(column, Spark type)]} of every table the plan's stores know, as
-    the Spark engine's ``typed.table_columns(plan.stores, ...)`` gives them."""
-    from .typed import table_columns
-
-    keys = {tuple(k) for store in plan.stores.values() for k in store.keys()}
-    return {key: table_columns(plan.stores, *key) for key in keys}
-
-
 def decode_splits(plan, run_dir: str, tables_dir: str, run: int, columns, progress) -> list[dict]:
     """Every split through ``write_split_local``: in this process for one split or one
     CPU, else in a pool of processes (forked: they share the loaded modules)."""
@@ -119,39 +111,6 @@ def decode_splits(plan, run_dir: str, tables_dir: str, run: int, columns, progre
         raise _task_error(exc) from None
     progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB, {len(splits)} split(s)")
     return done
-
-
-def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run: int, columns,
-                      keys=None) -> dict:
-    """One split decoded once: changes/ (``writer``) and, when ``columns`` is given, its
-    typed tables (``arrow_typed``); ``keys``: the plan's key ring as a dict (encrypted
-    binlogs).  The result of ``writer.write_records`` plus
-    ``schemaless``: the tables no schema describes, typed later by the driver."""
-    from binlog.crypt import KeyRing
-
-    from .arrow_typed import TypedWriter
-    from .records import read_split
-    from .writer import SplitWriter
-
-    writer = SplitWriter(run_dir, split.index)
-    typed = None
-    if columns is not None:
-        typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
-                            zone=opts.zone, binary_encoding=opts.binary_encoding)
-    ring = KeyRing.from_dict(keys) if keys is not None else None
-    try:
-        for batch in read_split(split, opts, snapshot, keys=ring, on_rows=typed.add_batch if typed else None):
-            writer.add(batch)
-    except SplitFailed as exc:
-        # its text, in an exception that crosses the process pool (SplitFailed's own
-        # constructor takes other arguments than pickling gives back)
-        raise RuntimeError(str(exc)) from None
-    writer.files.close()
-    result = writer.result()
-    if typed is not None:
-        typed.close()
-        result["schemaless"] = sorted(typed.schemaless, key=repr)
-    return result
 
 
 class _Change:

@@ -293,23 +293,19 @@ class EncodedImages:
         self.count = len(befores)
 
 
-# Each image is encoded as the before image of a delete row: ``SEPARATOR + image +
-# _DELETE_TAIL + row number``.  The separator is a byte JSON output never holds (the
-# encoder, like orjson, escapes every control character).
-_SEPARATOR = b"\x00"
-_DELETE_TAIL = b',"after":null,"row":'
-
-
-def images_encoder(binary_encoding: str = "hex"):
+def images_encoder(binary_encoding: str = "hex", also=None):
     """A reader's ``row_encoder`` giving an ``EncodedImages`` per rows event, or None
-    when the encoder cannot (no compiled module, partial JSON, an update whose after
-    images hold other columns than its before images, anything it falls back on): the
-    reader then decodes the event and gives a RowBatch (or the typed error)."""
+    when the encoder cannot (no compiled module, partial JSON, anything it falls back
+    on): the reader then decodes the event and gives a RowBatch (or the typed error).
+    ``also``: ``(change, event) -> bool``, called with each event encoded (the typed
+    tables' compiled columns, ``TypedWriter.add_event``); False makes it None too."""
     from binlog import rows as rows_module
     from binlog.output.json_lines import value_json
 
     render_bytes = bytes_renderer(binary_encoding)
-    flags = 2 if binary_encoding == "base64" else 0
+    # 16: each image alone and a NUL after it, a byte JSON text never holds (the
+    # encoder, like orjson, escapes every control character)
+    flags = (2 if binary_encoding == "base64" else 0) | 16
     renders: dict = {}
 
     def encode(change, event):
@@ -319,30 +315,30 @@ def images_encoder(binary_encoding: str = "hex"):
         plan = change.plan
         if event.width != len(plan.columns):
             return None
+        update = event.kind == "update"
         walk = plan.walk(event.present)
-        if event.kind == "update" and plan.walk(event.after_present) is not walk:
-            return None
-        if walk[2] is None or not walk[0]:
+        walk_after = plan.walk(event.after_present) if update else walk
+        if walk[2] is None or walk_after[2] is None:
             return None
         render = renders.get(id(plan))
         if render is None or render[0] is not plan:
             render = renders[id(plan)] = (plan, value_json(plan, render_bytes))
         try:
-            # every image read as a delete's: an insert's after images and an update's
-            # before/after pairs have the layout of a delete's before images
-            data, _, count = speedups.encode_rows(event.data, 2, walk[2], walk[2], walk[1], walk[1],
-                                                  0, flags, _SEPARATOR, b"", b"", render[1])
+            data, _, count = speedups.encode_rows(event.data, rows_module._KIND_CODES[event.kind],
+                                                  walk[2], walk_after[2], walk[1], walk_after[1],
+                                                  0, flags, b"", b"", b"", render[1])
         except speedups.Fallback:
             return None
-        images = [chunk[:chunk.rindex(_DELETE_TAIL)] for chunk in data.split(_SEPARATOR)[1:]]
-        if len(images) != count:
+        images = data.split(b"\0")
+        images.pop()                  # after the last NUL
+        if len(images) != (2 * count if update else count):
+            return None
+        if also is not None and not also(change, event):
             return None
         if event.kind == "insert":
             return EncodedImages(change, [None] * count, images)
         if event.kind == "delete":
             return EncodedImages(change, images, [None] * count)
-        if count % 2:
-            return None
         return EncodedImages(change, images[0::2], images[1::2])
     return encode
 
@@ -404,11 +400,12 @@ def make_schema(snapshot: str | None):
 
 
 def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None,
-               on_rows=None):
+               on_rows=None, on_event=None):
     """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
     plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_rows`` is also
-    given every decoded rows event's ``reader.RowBatch`` (the local engine's typed
-    tables)."""
+    given every decoded rows event's ``reader.RowBatch`` (the typed tables), and
+    ``on_event`` (``TypedWriter.add_event``) every rows event the compiled encoder
+    writes: when it returns False, the event is decoded and goes to ``on_rows``."""
     from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch, StatementChange
     from binlog.replay.keys import KeyCatalog
     from binlog.sources.file import FileSource
@@ -438,10 +435,10 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                                 keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
-        if on_rows is None and os.environ.get("BINLOG_BATCH", "1") != "0":
-            # nothing needs the decoded values: the images are written by compiled code
+        if (on_rows is None or on_event is not None) and os.environ.get("BINLOG_BATCH", "1") != "0":
+            # the images (and the typed columns) are written by compiled code
             # (BINLOG_BATCH=0 turns it off, as for binlog dump)
-            reader.row_encoder = images_encoder(opts.binary_encoding)
+            reader.row_encoder = images_encoder(opts.binary_encoding, on_event)
         position = None
         builder.broken()
         try:

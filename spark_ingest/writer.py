@@ -27,8 +27,8 @@ from collections import Counter, OrderedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from .background import Background, Inline, parquet_writer
 from .paths import NAME_MAX, inside
 from .prescan import ERROR_KEYS
 
@@ -39,8 +39,10 @@ _ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list("\"#%'*/:=?\\\x7f{[
 _ESCAPED |= {"\x00"}
 # rows buffered per partition before a row group is written: ~10-40 MB of JSON images
 MIN_ROWS_PER_GROUP = 65_536
-# and at most this much buffered over all partitions (the largest buffer is written first)
-MAX_BUFFERED_BYTES = 128 << 20
+# and at most this much buffered over all partitions (the largest buffer is written first):
+# with the typed tables' buffers (arrow_typed) a task's memory stays bounded by row
+# groups, not by its input
+MAX_BUFFERED_BYTES = 32 << 20
 MAX_OPEN_FILES = 256
 
 
@@ -87,11 +89,12 @@ class PartitionedWriter:
     MAX_OPEN_FILES files open (the least recently used is closed; the partition's next
     rows go to a new file) and at most MAX_BUFFERED_BYTES buffered in all."""
 
-    def __init__(self, target: str, index: int):
+    def __init__(self, target: str, index: int, background=None):
         from .records import ARROW_SCHEMA
 
         self.target = target
         self.index = index
+        self.background = background or Inline()   # runs the writes (background.Background)
         self.columns = [n for n in ARROW_SCHEMA.names if n not in ("db", "table")]
         self.schema = pa.schema([ARROW_SCHEMA.field(n) for n in self.columns])
         self.buffers: dict[str, list] = {}
@@ -133,7 +136,9 @@ class PartitionedWriter:
         parts = self.buffers.pop(key)
         self.buffered.pop(key)
         self.buffered_bytes -= sum(p.nbytes for p in parts)
-        self._writer(key).write_table(pa.Table.from_batches(parts, self.schema))
+        # one chunk: the writer takes many small ones slower than the copy costs
+        self.background.submit(self._writer(key).write_table,
+                               pa.Table.from_batches(parts, self.schema).combine_chunks())
 
     def _writer(self, key: str):
         if key in self.open:
@@ -147,13 +152,13 @@ class PartitionedWriter:
         name = f"part-{self.index:05d}-{self.opened}.parquet"
         self.opened += 1
         temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
-        self.open[key] = (pq.ParquetWriter(temp, self.schema, compression="snappy"), temp, final)
+        # no dictionary for the JSON images (no two alike)
+        dictionary = [n for n in self.schema.names if n not in ("before", "after")]
+        self.open[key] = (parquet_writer(temp, self.schema, dictionary), temp, final)
         return self.open[key][0]
 
     def _close(self, key: str) -> None:
-        writer, temp, final = self.open.pop(key)
-        writer.close()
-        os.replace(temp, final)
+        self.background.submit(finish_file, *self.open.pop(key))
 
     def close(self) -> None:
         for key in list(self.buffers):
@@ -162,11 +167,17 @@ class PartitionedWriter:
             self._close(key)
 
 
+def finish_file(writer, temp: str, final: str) -> None:
+    """A file's last write: closed, then renamed to its visible name."""
+    writer.close()
+    os.replace(temp, final)
+
+
 class SplitWriter:
     """A split's record batches: error records kept aside, the rest counted and written."""
 
-    def __init__(self, target: str, index: int):
-        self.files = PartitionedWriter(target, index)
+    def __init__(self, target: str, index: int, background=None):
+        self.files = PartitionedWriter(target, index, background)
         self.counts: Counter = Counter()
         self.errors: list[dict] = []
         self.rows = 0
@@ -201,10 +212,14 @@ def write_records(batches, target: str, index: int) -> dict:
     """Write record batches (``records.ARROW_SCHEMA``) under ``target``, file names
     ``part-<index>-<i>.parquet``.  Returns {"rows", "files", "counts": [[db, table, op,
     n], ...], "errors": [...]}."""
-    writer = SplitWriter(target, index)
-    for batch in batches:
-        writer.add(batch)
-    writer.files.close()
+    background = Background()
+    try:
+        writer = SplitWriter(target, index, background)
+        for batch in batches:
+            writer.add(batch)
+        writer.files.close()
+    finally:
+        background.close()
     return writer.result()
 
 

@@ -352,7 +352,11 @@ def value_code(col) -> str:
     t = col.type
     if t == T.GEOMETRY or (t in _STRING_TYPES and col.encoding is None):
         return "x"
-    if t in _STRING_TYPES or (t == T.ENUM and col.enum_values is not None):
+    if t in _STRING_TYPES:
+        # the codec the decoder uses, not the charset's name: a schema can give one
+        # without the other (the C code writes the bytes as they are)
+        return "q" if col.encoding == "utf-8" else "p"
+    if t == T.ENUM and col.enum_values is not None:
         return "q" if charset_of(col) in UTF8_CHARSETS else "p"
     return "v"
 

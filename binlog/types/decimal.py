@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ..column_kinds import DIG2BYTES
 from ._common import malformed, truncated
 
-DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 _POW10 = tuple(10 ** i for i in range(10))
 
 # (precision, scale) -> (size, [(nbytes, ndigits) int groups], [(nbytes, ndigits) frac groups])

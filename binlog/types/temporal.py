@@ -18,23 +18,23 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
+# the size tables: one copy, shared with the compiled walks (binlog/_column_kinds.h)
+from ..column_kinds import (
+    DATETIME_HIRES_BYTES,
+    FSP_BYTES as _FSP_BYTES,
+    FSP_MULT as _FSP_MULT,
+    SEC_PART_BYTES,
+    TIME_HIRES_BYTES,
+)
 from ._common import malformed, truncated
 
 _DIV = tuple(10 ** (6 - n) for n in range(7))      # usec -> N digits
 _POW = tuple(10 ** n for n in range(7))
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
-# MariaDB sql/sql_type.cc size tables, index N.
-SEC_PART_BYTES = (0, 1, 1, 2, 2, 3, 3)
-DATETIME_HIRES_BYTES = (5, 6, 6, 7, 7, 7, 8)
-TIME_HIRES_BYTES = (3, 4, 4, 5, 5, 5, 6)
 TIME_MAX_VALUE_SECONDS = 838 * 3600 + 59 * 60 + 59
 # zero_point(N) = (TIME_MAX_VALUE_SECONDS + 1) * 10^N
 TIME_ZERO_POINT = tuple((TIME_MAX_VALUE_SECONDS + 1) * 10 ** n for n in range(7))
-
-# MySQL compat56: fraction bytes by fsp and the factor that turns the stored value into usec.
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
-_FSP_MULT = (0, 10000, 10000, 100, 100, 1, 1)
 
 
 def _frac(usec: int, n: int) -> str:

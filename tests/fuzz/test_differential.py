@@ -29,6 +29,7 @@ import differential as diff  # noqa: E402
 import target  # noqa: E402
 
 from binlog import rows  # noqa: E402
+from binlog.column_kinds import FSP_BYTES as _FSP_BYTES  # noqa: E402
 from binlog.constants import MARIADB_NUMERIC_TYPES, NUMERIC_TYPES, ColumnType as T  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(not diff.compiled_available(),
@@ -54,8 +55,11 @@ def test_regressions(path):
 def test_seeds_reach_the_compiled_walk():
     """The seeds decode in the compiled walk (not all in the fallback): else the test
     below would compare the pure path with itself."""
+    typed = diff.TYPED_CHECKED[0]
     outcomes = [diff.check_rows(diff.case_from_bytes(s)) for s in ROWS_SEEDS]
     assert outcomes.count("compiled") > 0.8 * len(outcomes)
+    # and the compiled typed columns (binlog ingest's tables/) were compared on them
+    assert diff.TYPED_CHECKED[0] - typed > len(ROWS_SEEDS)
 
 
 # --- mutated rows events of the samples --------------------------------------------
@@ -98,7 +102,6 @@ def test_mutated_sample_rows_events(seed, rows, table_map, schema, known_zero):
 
 # --- generated TABLE_MAPs of every column type, rows built to fit -------------------
 
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _FIXED = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.YEAR: 1, T.DATE: 3,
           T.NEWDATE: 3}
 

@@ -171,7 +171,7 @@ def test_typed_columns_equal_the_per_value_steps(path, encoding):
 def test_typed_table_of_batches_equals_the_one_of_row_changes(path):
     """A whole typed table (its Arrow types, _before struct) made from RowBatches equals
     the one made from each RowChange (``TypedWriter.add``)."""
-    from spark_ingest.local import table_columns_of  # noqa: F401  (the local engine's source)
+    from spark_ingest.tasks import table_columns_of  # noqa: F401  (the engines' source)
     from spark_ingest.typed import table_columns
 
     store = SchemaStore()

@@ -72,6 +72,32 @@ def test_typed_tables_equal_the_spark_engines(spark, both):
         assert _rows(a) == _rows(b), name
 
 
+def test_typed_tables_equal_spark_from_json(spark, both):
+    """Both engines' tasks write tables/ from the rows they decode (the compiled walk's
+    Arrow columns): each table equals Spark's own projection of its changes/
+    (``typed.typed_table``: ``from_json`` and ``try_cast`` over the JSON images), the
+    columns and types those of the table read back."""
+    from spark_ingest.paths import table_dir_name
+    from spark_ingest.typed import typed_table
+
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    for engine in both:
+        changes = _read(spark, engine / "changes").drop("run")
+        names = {table_dir_name(r.db, r.table): (r.db, r.table)
+                 for r in changes.select("db", "table").distinct().collect() if r.db is not None}
+        checked = 0
+        for path in sorted((engine / "tables").iterdir()):
+            got = _read(spark, path).drop("_run", "_date")
+            columns = [(f.name, f.dataType.simpleString()) for f in got.schema.fields
+                       if not f.name.startswith("_")]
+            db, table = names[path.name]
+            want = typed_table(changes, db, table, columns)
+            assert got.schema == want.schema, path.name
+            assert _rows(got) == _rows(want), path.name
+            checked += got.count()
+        assert checked == changes.where("op IN ('insert', 'update', 'delete')").count() > 500
+
+
 def test_changes_equal_dump(spark, both):
     _, local = both
     rows = _read(spark, local / "changes").where("op != 'error'").collect()

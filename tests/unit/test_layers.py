@@ -37,7 +37,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.sql_connection", "binlog.gtids",
       "binlog.statements", "binlog.scan")],
     [("binlog.constants", "binlog.errors", "binlog.charsets", "binlog._speedups", "binlog._scan", "binlog.extensions",
-      "binlog.exitcodes", "binlog.interrupts", "binlog.inert")],
+      "binlog.exitcodes", "binlog.column_kinds", "binlog.interrupts", "binlog.inert")],
 ]
 
 

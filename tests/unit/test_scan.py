@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from support.paths import CORPUS, REPO
 
-from binlog import scan
+from binlog import column_kinds, scan
+from binlog.column_kinds import K_LONG
 from binlog.errors import BinlogError
 from binlog.reader import BinlogReader, RowChange, RowCount
 
@@ -66,7 +67,7 @@ def test_count_falls_back_to_decoding_for_columns_of_unknown_length(mode):
 
 
 # --- compiled == pure on any bytes ------------------------------------------------
-K = scan
+K = column_kinds
 SPECS = [
     (K.K_TINY, 0, 0, 0, 0), (K.K_LONGLONG, 0, 0, 0, 0), (K.K_DT2, 3, 0, 3, 0),
     (K.K_TIME2, 6, 0, 6, 0), (K.K_TS_HIRES, 4, 0, 4, 0), (K.K_VARCHAR, 0, 300, 0, 0),
@@ -139,7 +140,7 @@ def test_skip_run_compiled_equals_pure(sizes, codes, ids, chain, cut, flips, arg
 
 # --- count_run: runs of rows events counted in one call (binlog stats) ---------------
 
-_INT_SPEC = scan.SPEC.pack(0, 1, scan.K_LONG, 0, 0, 0, 0)     # one INT column, NULL bit 0
+_INT_SPEC = scan.SPEC.pack(0, 1, K_LONG, 0, 0, 0, 0)     # one INT column, NULL bit 0
 
 
 def rows_event(code: int, table_id: int, rows: list, log_pos: int, at: int, *, crc: int,
