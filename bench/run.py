@@ -257,7 +257,7 @@ con.execute("COPY (SELECT * FROM read_json(?, format = 'newline_delimited', maxi
 
 
 def ingest_contenders(record, cli, binlog: Path, schema_sql: Path, rows: int) -> None:
-    """The lake contenders of issue 33 (module docstring), each in its own process."""
+    """The lake contenders (module docstring), each in its own process."""
     with tempfile.TemporaryDirectory() as tmp:
         ingest = cli + ["ingest", "--engine", "local", "--parallelism", "1", "--no-progress",
                         "--schema-ddl", str(schema_sql)]

@@ -1,5 +1,6 @@
 /*
- * Optional compiled walks that look at lengths only, never at values (issue 20):
+ * Optional compiled walks that look at lengths only, never at values (the fast path of
+ * filters and statistics: a skipped event is stepped over, never decoded):
  *
  * skip_run: steps over a run of rows events the reader does not want (filtered tables,
  *     events before --start-datetime, event groups outside --start-gtid/--stop-gtid) by

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .column import Column
+from .column_kinds import FSP_BYTES, decimal_bin_size
 from .constants import (
     HEADER_LEN,
     LEGACY_TEMPORAL_TYPES,
@@ -134,10 +135,8 @@ _FIXED, _PREFIX, _DECODE, _LEGACY = range(4)
 _FIXED_WIDTH: dict[int, int] = {
     T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.FLOAT: 4, T.DOUBLE: 8,
     T.YEAR: 1, T.DATE: 3, T.NEWDATE: 3, T.NULL: 0}
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _V2_BASE: dict[int, int] = {T.TIMESTAMP2: 4, T.DATETIME2: 5, T.TIME2: 3}
 _PREFIXED = frozenset({T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.GEOMETRY, T.JSON})
-_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 
 class Rewriter:
@@ -423,10 +422,12 @@ def _step(col: Column, decoder) -> tuple:
     if t in _FIXED_WIDTH:
         return (_FIXED, _FIXED_WIDTH[t], None, col)
     if t in _V2_BASE and col.precision is not None and 0 <= col.precision <= 6:
-        return (_FIXED, _V2_BASE[t] + _FSP_BYTES[col.precision], None, col)
+        return (_FIXED, _V2_BASE[t] + FSP_BYTES[col.precision], None, col)
     if t == T.NEWDECIMAL:
-        intg, frac = (col.precision or 0) - col.scale, col.scale
-        size = (intg // 9 * 4 + _DIG2BYTES[intg % 9] + frac // 9 * 4 + _DIG2BYTES[frac % 9])
+        size = decimal_bin_size(col.precision or 0, col.scale)
+        if size < 0:
+            raise MalformedEventError(f"DECIMAL({col.precision},{col.scale}) metadata no server "
+                                      f"writes", column=col.label)
         return (_FIXED, size, None, col)
     if t in (T.BIT, T.ENUM, T.SET) and col.length:
         return (_FIXED, col.length, None, col)

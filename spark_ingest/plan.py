@@ -133,7 +133,7 @@ def build_plan(opts: ReadOptions, *, ranges: dict | None = None, tracked: dict |
     paths of files still being written - read only up to the end of their last whole
     transaction, and a partial event at their end is no error; ``chains``: {sequence key:
     ``Continuity.state()``} where earlier runs left each sequence.  A binlog missing from
-    a sequence (issue 16 item 1: ``binlog.continuity``) is a GapError here, before any
+    a sequence (``binlog.continuity``: a gap between two binlogs) is a GapError here, before any
     task runs, unless ``opts.allow_gaps``.  ``follow_chain=False``: files read again
     (ingest --reprocess), whose chain earlier runs checked: no check, no new state."""
     from schema_store.snapshot import export_snapshot, snapshot_json

@@ -1,5 +1,6 @@
 """``binlog ingest --reprocess-errors`` / ``--reprocess NAME[..NAME]``: ingest binlogs
-again, replacing what earlier runs wrote for them (issue 16 item 4).
+again, replacing what earlier runs wrote for them (a damaged file fixed, a schema
+supplied late).
 
 Typical use: a legacy temporal column without a schema sent rows to ``errors/`` (exit 3);
 the user reruns with ``--schema-ddl`` and ``--reprocess-errors``.  The files are read

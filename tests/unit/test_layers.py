@@ -1,4 +1,4 @@
-"""The package graph goes one way (style.md "Layout"; issue 13): every module imports on
+"""The package graph goes one way (docs/style.md "Layout"): every module imports on
 its own, no two modules import each other (directly or round a cycle), and no module
 imports one of a higher layer.  Imports inside functions count: they are cycles too,
 only deferred."""
