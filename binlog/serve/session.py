@@ -6,13 +6,7 @@ under a deadline (the login, then each command while idle), every send has a dea
 thread), and a malformed packet ends that client's session only.  Nothing it sends is
 executed: queries are matched against ``queries.Answers``.
 
-The dump follows sql/sql_repl.cc mysql_binlog_send: a fake ROTATE naming the file and
-position, the file's FORMAT_DESCRIPTION (a copy with log_pos 0 when starting inside the
-file), then the file's events as they are; at the end of a file that has a successor,
-the next file the same way; at the end of the last one, EOF in a non-blocking dump,
-else wait for more, with a HEARTBEAT every @master_heartbeat_period while idle.  Events
-carry their CRC32 only to a client that said it handles them (@master_binlog_checksum);
-a client that did not is refused a binlog with checksums, as the server refuses it.
+The dump itself is ``dump.Dump``.
 """
 from __future__ import annotations
 
@@ -25,14 +19,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..constants import HEADER_LEN, EventType
-from ..errors import BinlogError, MalformedEventError, ServerError, ServerProtocolError
+from ..errors import BinlogError, ServerError, ServerProtocolError
 from ..inert import inert
 from ..protocol import messages as m, serving as s
 from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from ..sources.wire import WireConnection
-from . import compat, events
+from .dump import ClientGone, Dump, gtid_position, to_int
 from .queries import Answers, ServeState
 
 MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
@@ -47,11 +40,6 @@ MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
 SERVER_MORE_RESULTS_EXISTS = 8
 _GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
 _MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
-_GTID = re.compile(r"\s*(\d{1,10})-(\d{1,10})-(\d{1,20})\s*")
-
-
-class ClientGone(Exception):
-    """The client closed the connection, stopped reading, or was killed: the session ends."""
 
 
 @dataclass
@@ -152,6 +140,31 @@ class Session:
                 raise ClientGone("closed the connection")
             self.reader.feed(data)
 
+    def receive_first(self, timeout: float) -> bytes:
+        """The handshake response, read to its last byte and no further: after an
+        SSLRequest, the client's TLS hello follows at once and must be left to TLS."""
+        deadline = time.monotonic() + timeout
+        head = self._exactly(4, deadline)
+        length = int.from_bytes(head[:3], "little")
+        if length > 4096:
+            raise ServerProtocolError(f"a handshake response of {length} bytes", step="login")
+        self.seq = (head[3] + 1) & 0xFF
+        return self._exactly(length, deadline)
+
+    def _exactly(self, n: int, deadline: float) -> bytes:
+        data = b""
+        while len(data) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ClientGone("timed out")
+            with self._io():
+                self.sock.settimeout(left)
+                chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ClientGone("closed the connection")
+            data += chunk
+        return data
+
     @contextmanager
     def _io(self) -> Iterator[None]:
         try:
@@ -197,11 +210,12 @@ class Session:
         scramble = upstream.greeting.scramble if upstream is not None and upstream.greeting else s.new_scramble()
         self.seq = 0
         self.send(s.greeting(self.state().version, self.info.id, scramble, ssl=self.tls is not None))
-        response = s.parse_handshake_response(self.receive(self.limits.login_timeout))
+        response = s.parse_handshake_response(self.receive_first(self.limits.login_timeout))
         if response.ssl_only:
             if self.tls is None:
                 raise ServerProtocolError("an SSLRequest, but TLS is not offered", step="login")
-            with self._io():
+            with self._io():        # the TLS handshake under the login's deadline
+                self.sock.settimeout(self.limits.login_timeout)
                 self.sock = self.tls.wrap_socket(self.sock, server_side=True)
             response = s.parse_handshake_response(self.receive(self.limits.login_timeout))
         self.info.user = response.user
@@ -359,9 +373,9 @@ class Session:
         variables = self.answers.user_vars
         aware = variables.get("master_binlog_checksum") is not None
         at_connect = (variables.get("master_binlog_checksum") or "").upper() == "CRC32"
-        capability = _int(variables.get("mariadb_slave_capability"))
-        period = _int(variables.get("master_heartbeat_period")) / 1e9
-        want = _gtid_position(variables.get("slave_connect_state"))
+        capability = to_int(variables.get("mariadb_slave_capability"))
+        period = to_int(variables.get("master_heartbeat_period")) / 1e9
+        want = gtid_position(variables.get("slave_connect_state"))
         names = self._first_names(blocking=not request.flags & BINLOG_DUMP_NON_BLOCK)
         if want is not None and not want:
             name, position = (names[0] if names else ""), 4     # an empty GTID state: the start
@@ -386,109 +400,6 @@ class Session:
                     annotate=bool(request.flags & BINLOG_SEND_ANNOTATE_ROWS), want=want,
                     blocking=not request.flags & BINLOG_DUMP_NON_BLOCK, heartbeat=period)
         dump.run()
-
-
-class Dump:
-    """The event stream of one COM_BINLOG_DUMP."""
-
-    def __init__(self, session: Session, name: str, position: int, *, aware: bool, rotate_crc: bool,
-                 capability: int, annotate: bool, want: dict[int, int] | None, blocking: bool,
-                 heartbeat: float):
-        self.session = session
-        self.logs = session.logs
-        self.name, self.position = name, position
-        self.aware, self.rotate_crc = aware, rotate_crc
-        self.capability, self.annotate = capability, annotate
-        self.want = want
-        self.skipping = False
-        self.blocking, self.heartbeat = blocking, heartbeat
-        self.server_id = session.state().server_id
-
-    def run(self) -> None:
-        session = self.session
-        while True:
-            checksum = self._start_file()
-            if checksum is None:
-                return
-            while True:
-                end = self.logs.size(self.name)
-                self._send_events(end, checksum)
-                following = self._next_name()
-                if following is not None and self.position >= self.logs.size(self.name):
-                    self.name, self.position = following, 4
-                    break
-                if not self.blocking:
-                    session.send(s.eof())
-                    return
-                self._wait(checksum)
-
-    def _start_file(self) -> bool | None:
-        """The fake ROTATE and the FORMAT_DESCRIPTION; the file's checksum setting, or
-        None when the client cannot take it."""
-        session = self.session
-        info = self.logs.info(self.name)
-        if info.checksum and not self.aware:
-            session._fail(ER_MASTER_FATAL, "Slave can not handle replication events with the checksum "
-                                           "that master is configured to log")
-            return None
-        session.send(b"\x00" + events.fake_rotate(self.name, self.position, self.server_id, self.rotate_crc))
-        offset, fde = next(iter(self.logs.events(self.name, 4, self.logs.size(self.name))))
-        session.send(b"\x00" + events.format_description_for_client(fde, resent=self.position > 4,
-                                                                    checksum=info.checksum))
-        if self.position == 4:
-            self.position = 4 + len(fde)
-        self.rotate_crc = info.checksum
-        session.info.file, session.info.position = self.name, self.position
-        return info.checksum
-
-    def _send_events(self, end: int, checksum: bool) -> None:
-        session = self.session
-        for offset, data in self.logs.events(self.name, self.position, end):
-            if session.info.stop.is_set():
-                raise ClientGone("killed")
-            sent = self._for_client(data, checksum)
-            if sent is not None:
-                session.send_event(sent)
-            self.position = offset + len(data)
-            session.info.position = self.position
-
-    def _for_client(self, data: bytes, checksum: bool) -> bytes | None:
-        """The event as this client gets it, None when it is left out (sql_repl.cc
-        send_event_to_slave): event groups before its GTID position, and what its
-        capability does not understand (``compat``)."""
-        code = data[4]
-        if code == EventType.GTID_EVENT and self.want is not None:
-            domain = int.from_bytes(data[HEADER_LEN + 8:HEADER_LEN + 12], "little")
-            seq = int.from_bytes(data[HEADER_LEN:HEADER_LEN + 8], "little")
-            self.skipping = domain in self.want and seq <= self.want[domain]
-        if self.skipping and code not in (EventType.ROTATE_EVENT, EventType.FORMAT_DESCRIPTION_EVENT):
-            return None
-        try:
-            return compat.for_client(data, self.capability, annotate=self.annotate, checksum=checksum)
-        except compat.CompatError as exc:
-            raise MalformedEventError(str(exc), source=self.name, event_offset=self.position) from None
-
-    def _next_name(self) -> str | None:
-        names = self.logs.names()
-        if self.name in names:
-            i = names.index(self.name)
-            return names[i + 1] if i + 1 < len(names) else None
-        return None
-
-    def _wait(self, checksum: bool) -> None:
-        """Until the followed binlog grows, a new one starts, or a heartbeat is due."""
-        session = self.session
-        idle_since = time.monotonic()
-        while True:
-            if session.info.stop.is_set():
-                raise ClientGone("killed")
-            if self.logs.size(self.name) > self.position or self._next_name() is not None:
-                return
-            if self.heartbeat and time.monotonic() - idle_since >= self.heartbeat:
-                session.send(b"\x00" + events.heartbeat(self.name, self.position, self.server_id,
-                                                        checksum and self.aware))
-                idle_since = time.monotonic()
-            session.info.stop.wait(session.limits.poll)
 
 
 def _reply(conn: WireConnection, deadline: float) -> Iterator[bytes]:
@@ -537,24 +448,3 @@ def _status(payload: bytes, *, ok: bool) -> int:
     else:
         cur.skip(2, "warnings")
     return cur.u16("status") if cur.remaining >= 2 else 0
-
-
-def _int(value: str | None) -> int:
-    try:
-        return int(value or 0)
-    except ValueError:
-        return 0
-
-
-def _gtid_position(text: str | None) -> dict[int, int] | None:
-    """@slave_connect_state ``D-S-N,...`` as domain -> seq_no; None when not set."""
-    if text is None:
-        return None
-    want: dict[int, int] = {}
-    for item in filter(None, text.split(",")):
-        match = _GTID.fullmatch(item)
-        if match is None:
-            raise ServerProtocolError(f"@slave_connect_state {inert(text, limit=100)!r} is not a GTID list",
-                                      step="dump request")
-        want[int(match.group(1))] = int(match.group(3))
-    return want
