@@ -54,11 +54,12 @@ def moves_script() -> str:
 
 
 def many_script(db: str, transactions: int, hot_keys: int, cold: int = 10) -> str:
-    """``transactions`` source transactions: each updates one of ``hot_keys`` rows of
-    ``db.hot`` (many transactions on few keys), inserts a row of its own into one of
-    ``cold`` tables (disjoint keys) and a marker row ``db.mk`` (its number): the
-    target's binlog then shows each source transaction's commit."""
-    lines = [f"CREATE DATABASE {db};",
+    """``transactions`` source transactions: each inserts a row of its own into one of
+    ``cold`` tables (disjoint keys) and a marker row ``db.mk`` (its number: the
+    target's binlog then shows each source transaction's commit); those of the second
+    half also update one of ``hot_keys`` rows of ``db.hot`` (many transactions on few
+    keys), every 7th swapping two rows' unique ``tag``; DDL at the middle."""
+    lines = [f"CREATE DATABASE {db};", f"USE {db};",
              f"CREATE TABLE {db}.hot (id INT PRIMARY KEY, n INT NOT NULL, tag INT NOT NULL, UNIQUE KEY (tag));",
              f"CREATE TABLE {db}.mk (id INT PRIMARY KEY);"]
     for c in range(cold):
@@ -67,10 +68,11 @@ def many_script(db: str, transactions: int, hot_keys: int, cold: int = 10) -> st
     tags = {k: k for k in range(1, hot_keys + 1)}
     for i in range(1, transactions + 1):
         k = i % hot_keys + 1
-        stmts = [f"UPDATE {db}.hot SET n = n + 1 WHERE id = {k}",
-                 f"INSERT INTO {db}.c{i % cold} (id, v) VALUES ({i}, 'row {i}')",
+        stmts = [f"INSERT INTO {db}.c{i % cold} (id, v) VALUES ({i}, 'row {i}')",
                  f"INSERT INTO {db}.mk VALUES ({i})"]
-        if i % 7 == 0 and hot_keys > 1:     # the unique secondary key swaps between two rows
+        if i > transactions // 2:           # the second half: few keys as well
+            stmts.insert(0, f"UPDATE {db}.hot SET n = n + 1 WHERE id = {k}")
+        if i > transactions // 2 and i % 7 == 0 and hot_keys > 1:   # unique tags swap
             j = k % hot_keys + 1
             stmts += [f"UPDATE {db}.hot SET tag = 0 WHERE id = {k}",
                       f"UPDATE {db}.hot SET tag = {tags[k]} WHERE id = {j}",
