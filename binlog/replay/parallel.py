@@ -290,6 +290,8 @@ class Pool:
         if job.barrier:
             t.wait(lambda: t.low == seq - 1)
             worker = self.workers[0]
+            with t.cond:
+                t.pending[0] += 1
         else:
             worker = self._choose(job)
         job.worker = worker.index
