@@ -95,7 +95,7 @@ LIVE_BATCH_SECONDS = 1.0
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("apply", help="apply binlog row changes to a target server (checkpointed)")
+    p = sub.add_parser("apply")
     add_reader_options(p, live=True)
     p.add_argument("--to", required=True, metavar="DSN",
                    help="the target: mysql://user:pw@host:port/ (or ?unix_socket=/path)")
