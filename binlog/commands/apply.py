@@ -612,10 +612,9 @@ class Applier:
             start = Mark((cp["file"], cp["pos"]), (cp["resume_file"], cp["resume_pos"]),
                          cp["gtid"], cp["gtid_pos"])
         tracker = Tracker(start, _pos_key)
-        sessions = []
+        sessions: list = []
         try:
-            for i in range(self.args.workers):
-                sessions.append(_WorkerSession(self, i, tracker))
+            self._open_sessions(tracker, sessions)
             pool = self.pool = Pool(sessions, tracker, Options(
                 self.args.batch_transactions, self.args.batch_rows, on_retry=warn))
             thread = threading.Thread(target=self._produce_jobs, args=(reader, assembler, pool),
@@ -634,6 +633,22 @@ class Applier:
             thread.join(1.0)
         finally:
             self._end_parallel(sessions, tracker)
+
+    def _open_sessions(self, tracker, sessions: list) -> None:
+        """The workers' connections, made at once: each costs a few round trips (the
+        handshake, the session setup), which add up on a distant target."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(16, self.args.workers)) as pool:
+            futures = [pool.submit(_WorkerSession, self, i, tracker) for i in range(self.args.workers)]
+        failed = None
+        for future in futures:
+            try:
+                sessions.append(future.result())
+            except Exception as exc:    # noqa: BLE001 - the first is raised, once all are open
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
     def _end_parallel(self, sessions, tracker) -> None:
         if self.pool is not None:
