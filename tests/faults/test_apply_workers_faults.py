@@ -173,3 +173,43 @@ CREATE TRIGGER dl.tb AFTER INSERT ON dl.b FOR EACH ROW BEGIN UPDATE dl.cnt SET n
     assert "Deadlock found" in err and "applies its open batch again (retry 1)" in err, err
     assert target.query("SELECT id, n FROM dl.cnt ORDER BY id") == [(1, 11), (2, 11)]
     assert target.query("SELECT (SELECT COUNT(*) FROM dl.a), (SELECT COUNT(*) FROM dl.b)") == [(1, 1)]
+
+
+def test_workers_follow_a_live_source_through_a_kill(two_servers):
+    """``apply --from DSN --stop-never --workers 8`` while the source is written: killed
+    -9 part way, started again, it catches up; a last run without --stop-never finds
+    nothing to do; each transaction committed once."""
+    import threading
+
+    source, target = two_servers
+    source.execute("FLUSH BINARY LOGS")
+    cmd = [sys.executable, "-m", "binlog.cli", "apply", "--from", dsn(source), "--server-id", "43",
+           "--stop-never", "--heartbeat", "0.5", "--workers", "8", "--no-safe", "--quiet",
+           "--to", dsn(target)]
+    writer = threading.Thread(target=run_script, args=(source, many_script("kf", 600, 5)))
+    proc = _start(cmd)
+    writer.start()
+    try:
+        deadline = time.monotonic() + 120
+        while _committed(target) < 100 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc = _start(cmd)
+        writer.join(300)
+        deadline = time.monotonic() + 120
+        while _committed(target) < 600 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert _committed(target) == 600, proc.stderr.read().decode() if proc.poll() is not None else ""
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        writer.join(300)
+    again = cli("apply", "--from", dsn(source), "--server-id", "43", "--workers", "8", "--no-safe",
+                "--to", dsn(target))
+    assert again.returncode == 0, again.stderr.decode()
+    assert "0 transaction(s), 0 row change(s)" in again.stderr.decode(), again.stderr.decode()
+    assert_same_contents(source, target, ["kf"])
+    assert sorted(committed_markers(target, "kf")) == list(range(1, 601))
