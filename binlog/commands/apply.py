@@ -831,8 +831,10 @@ class Applier:
             yield kind, item
 
     def _idle(self) -> None:
-        """The live source has nothing new (a heartbeat): commit the open batch."""
-        if self.feed is not None:
+        """The live source has nothing new (a heartbeat): commit the open batch(es)."""
+        if self.pool is not None:
+            self.pool.flush()
+        elif self.feed is not None:
             self.feed.put(("idle",))
 
     # -- statements of a transaction not complete yet (_Early) --------------------------

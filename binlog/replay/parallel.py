@@ -239,12 +239,14 @@ def _note_gtid(domains: dict[int, str], gtid: str | None) -> None:
 # -- the pool -----------------------------------------------------------------------------
 
 _STOP = object()
+_FLUSH = object()       # commit the open batch now: the producer waits for it
 
 
 @dataclass
 class Options:
     batch_transactions: int = 200
     batch_rows: int = 5000
+    linger: float = 0.1         # a batch waits this long for more jobs before its commit
     deadlock_retries: int = 10
     on_retry: Callable[[str], None] = print
 
@@ -257,6 +259,7 @@ class _Worker:
     thread: threading.Thread | None = None
     ends: list = field(default_factory=list)    # its committed ends above the last mark
     busy: bool = False
+    opened: float = 0.0                         # when the open batch got its first job
 
 
 class Pool:
@@ -286,9 +289,9 @@ class Pool:
         if job.skip:
             t.commit([job])
             return
-        t.wait(lambda: seq - t.low <= WINDOW)
+        self._wait(lambda: seq - t.low <= WINDOW)
         if job.barrier:
-            t.wait(lambda: t.low == seq - 1)
+            self._wait(lambda: t.low == seq - 1)
             worker = self.workers[0]
             with t.cond:
                 t.pending[0] += 1
@@ -297,7 +300,24 @@ class Pool:
         job.worker = worker.index
         self._put(worker, job)
         if job.barrier:     # later jobs' keys and tables are the target's after it
-            t.wait(lambda: not t.busy(seq))
+            self._wait(lambda: not t.busy(seq))
+
+    def _wait(self, ready: Callable[[], bool]) -> None:
+        """Wait for commits: every open batch is committed now instead of lingering."""
+        with self.tracker.cond:
+            if ready():
+                return
+        self.flush()
+        self.tracker.wait(ready)
+
+    def flush(self, indexes: Iterable[int] | None = None) -> None:
+        """Ask workers (all, or ``indexes``) to commit their open batch now (the producer
+        waits for keys they hold, or the input is idle)."""
+        for i in (range(len(self.workers)) if indexes is None else indexes):
+            try:
+                self.workers[i].queue.put_nowait(_FLUSH)
+            except queue.Full:
+                pass        # a full queue: the worker is busy and commits as it goes
 
     def _choose(self, job: Job) -> _Worker:
         t = self.tracker
@@ -312,9 +332,13 @@ class Pool:
             return found
 
         with t.cond:
+            flushed = False
             while len(held := holders()) > 1:
                 if t.stopped:
                     raise Stopped
+                if not flushed:
+                    self.flush(held)
+                    flushed = True
                 t.cond.wait(0.2)
             if held:
                 index = held.pop()
@@ -382,6 +406,8 @@ class Pool:
                     return
                 w.busy = True
                 self._apply(w, batch, item)
+                if not batch:
+                    w.opened = time.monotonic()
                 batch.append(item)
                 if (item.barrier or len(batch) >= self.options.batch_transactions
                         or sum(j.rows for j in batch) >= self.options.batch_rows):
@@ -396,16 +422,27 @@ class Pool:
             w.busy = False
 
     def _next(self, w: _Worker, batch: list[Job]):
-        """The next job; None when the queue is empty and a batch is open (commit it)."""
+        """The next job; None when the open batch is to be committed: it lingered
+        ``Options.linger`` seconds, or the producer asked (_FLUSH)."""
         while True:
-            try:
-                return w.queue.get_nowait() if batch else w.queue.get(timeout=0.2)
-            except queue.Empty:
-                if batch:
+            if batch:
+                left = w.opened + self.options.linger - time.monotonic()
+                try:
+                    item = w.queue.get(timeout=left) if left > 0 else w.queue.get_nowait()
+                except queue.Empty:
                     return None
-                w.busy = False
-                if self.tracker.stopped:
-                    return _STOP
+            else:
+                try:
+                    item = w.queue.get(timeout=0.2)
+                except queue.Empty:
+                    w.busy = False
+                    if self.tracker.stopped:
+                        return _STOP
+                    continue
+            if item is not _FLUSH:
+                return item
+            if batch:
+                return None
 
     def _apply(self, w: _Worker, batch: list[Job], job: Job) -> None:
         """Apply ``job``; on a deadlock or lock wait timeout roll back and apply the
@@ -514,7 +551,10 @@ def resume_point(rows: list[dict], pos_key: Callable) -> Resume | None:
     skip: set[Position] = set()
     for r in rows:
         skip.update(e for e in decode_ends(r.get("committed"), r["name"]) if pos_key(e) > low)
-    mark = Mark((best["file"], best["pos"]), (best["resume_file"], best["resume_pos"]),
-                best["gtid"], best["gtid_pos"])
+    if not best["file"]:        # rows written before any mark: none yet
+        mark = Mark(None, None)
+    else:
+        mark = Mark((best["file"], best["pos"]), (best["resume_file"], best["resume_pos"]),
+                    best["gtid"], best["gtid_pos"])
     return Resume(mark, skip, sum(r["transactions"] for r in rows),
                   sum(r["row_changes"] for r in rows))
