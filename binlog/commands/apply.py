@@ -582,8 +582,7 @@ class Applier:
             # row images' VALUES from their bytes (SqlRenderer.row_values)
             self.renderer.events = {}
             reader.rows_hook = self.renderer.note_event
-            if args.workers == 1:       # workers need the rows' keys: decoded images
-                reader.row_encoder = partial(encode_event, self.renderer)
+            reader.row_encoder = partial(encode_event, self.renderer)
         self.raw = self._binlog_method(reader) if args.method == "binlog" else None
         assembler = TxAssembler(on_warning=warn)
         self.assembler = assembler
@@ -674,7 +673,7 @@ class Applier:
                 if isinstance(item, SourceEvent):
                     keys.observe(item.event)
                 for unit in assembler.feed(item):
-                    pool.submit(self._job(unit, assembler.pending_start, renderer))
+                    self._dispatch(pool, self._job(unit, assembler.pending_start, renderer), renderer)
                     if isinstance(unit, Transaction) and renderer.events:
                         renderer.events.clear()
             warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
@@ -686,6 +685,24 @@ class Applier:
             return
         except BaseException as exc:        # noqa: BLE001 - given to the main thread
             pool.stop(exc)
+
+    def _dispatch(self, pool, job, renderer) -> None:
+        """A large transaction runs alone, its statements rendered as the worker
+        executes them (replay.parallel.PartStream); any other job is dispatched whole."""
+        if not job.streamed:
+            pool.submit(job)
+            return
+        from ..replay.parallel import PartStream
+
+        stream = job.parts = PartStream(pool.tracker)
+        pool.submit(job, wait=False)
+        try:
+            for part in self._parts(job.unit, renderer):
+                stream.put(part)
+        finally:
+            if not pool.tracker.stopped:
+                stream.close()
+        pool.wait_done(job)
 
     def _job(self, unit, pending, renderer):
         """A replay.parallel.Job: a transaction rendered, with its conflict keys; a
@@ -702,6 +719,9 @@ class Applier:
             self.stats["skipped"] += is_tx
             return job
         if is_tx and not unit.statements:
+            if unit.rows >= self.args.batch_rows:
+                job.streamed = True         # a barrier (no keys), rendered as it runs
+                return job
             job.parts = list(self._parts(unit, renderer))
             job.keys = conflict_keys(unit, self.keys.keys)
         return job
@@ -1522,9 +1542,9 @@ class _WorkerSession(Applier):
                 warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
         except ConnectionLost as exc:
             code = getattr(exc.__cause__, "args", (None,))[0] if exc.__cause__ else None
-            if code in RETRYABLE_ERRORS:
+            if code in RETRYABLE_ERRORS and not job.streamed:
                 raise Retryable(str(exc)) from exc
-            raise
+            raise       # (a streamed job cannot be given again: the run resumes)
 
     def commit(self, jobs, mark, ends) -> None:
         from ..replay.transactions import Transaction

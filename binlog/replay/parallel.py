@@ -78,6 +78,7 @@ class Job:
     seq: int = -1
     worker: int = -1
     skip: bool = False              # committed by an earlier run: only counted
+    streamed: bool = False          # parts come as the producer renders them (PartStream)
 
     @property
     def barrier(self) -> bool:
@@ -100,9 +101,9 @@ def conflict_keys(tx, keys_of: Callable) -> frozenset | None:
     if tx.statements or tx.xid is not None or tx.early:
         return None
     out: set = set()
-    for ch in tx.changes:
-        if not isinstance(ch, RowChange):
-            return None         # counted rows (RowCount, encoded): no images
+    for ch in _row_changes(tx.changes):
+        if ch is None:
+            return None         # rows counted, not decoded: no images
         before = ch.before
         tk = keys_of(ch)
         uniques = tk.conflicts if tk.source == "live" else ()
@@ -122,6 +123,19 @@ def conflict_keys(tx, keys_of: Callable) -> frozenset | None:
 
 
 _UNKNOWN = object()
+
+
+def _row_changes(items):
+    """The RowChanges of a transaction's items: a rows event the compiled walk rendered
+    (replay.batch.EncodedEvent) gives its rows decoded by ``changes()``; None for rows
+    only counted."""
+    for item in items:
+        if isinstance(item, RowChange):
+            yield item
+        elif callable(decoded := getattr(item, "changes", None)):
+            yield from decoded()
+        else:
+            yield None
 
 
 def _key_values(image: dict, cols, key: tuple[int, ...]):
@@ -283,7 +297,9 @@ class Pool:
             w.thread.start()
 
     # -- producer side ---------------------------------------------------------------
-    def submit(self, job: Job) -> None:
+    def submit(self, job: Job, wait: bool = True) -> None:
+        """Dispatch ``job``; a barrier is waited for unless ``wait`` is false (a
+        streamed one: the producer renders its parts, then calls ``wait_done``)."""
         t = self.tracker
         seq = t.add(job)
         if job.skip:
@@ -299,8 +315,11 @@ class Pool:
             worker = self._choose(job)
         job.worker = worker.index
         self._put(worker, job)
-        if job.barrier:     # later jobs' keys and tables are the target's after it
-            self._wait(lambda: not t.busy(seq))
+        if job.barrier and wait:    # later jobs' keys and tables are the target's after it
+            self.wait_done(job)
+
+    def wait_done(self, job: Job) -> None:
+        self._wait(lambda: not self.tracker.busy(job.seq))
 
     def _wait(self, ready: Callable[[], bool]) -> None:
         """Wait for commits: every open batch is committed now instead of lingering."""
@@ -497,6 +516,42 @@ class Pool:
     @staticmethod
     def _rollback(w: _Worker) -> None:
         w.session.rollback()
+
+
+class PartStream:
+    """The parts of a large transaction, handed from the producer (``put``, ``close``)
+    to the worker applying it (iteration) through a bounded queue: the target executes
+    while the rest is rendered, and the transaction's statements are never all held."""
+
+    SIZE = 16
+
+    def __init__(self, tracker: Tracker):
+        self.tracker = tracker
+        self.queue: queue.Queue = queue.Queue(self.SIZE)
+
+    def put(self, part) -> None:
+        while True:
+            try:
+                self.queue.put(part, timeout=0.2)
+                return
+            except queue.Full:
+                if self.tracker.stopped:
+                    raise Stopped from None
+
+    def close(self) -> None:
+        self.put(_STOP)
+
+    def __iter__(self):
+        while True:
+            try:
+                part = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                if self.tracker.stopped:
+                    raise Stopped from None
+                continue
+            if part is _STOP:
+                return
+            yield part
 
 
 class _Failed(Exception):

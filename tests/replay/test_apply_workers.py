@@ -31,19 +31,29 @@ def test_one_worker_sends_the_statements_of_the_sequential_apply(two_servers):
     assert_same_contents(source, target, ["wk"])
 
 
+#: a transaction of 3,000 rows (over --batch-rows: it runs alone, its statements rendered
+#: while the target executes them), then small ones on its rows
+LARGE = """USE wm;
+INSERT INTO wm.c1 (id, v) SELECT seq + 100000, REPEAT('b', 30) FROM seq_1_to_3000;
+UPDATE wm.c1 SET v = 'after' WHERE id = 100001;
+DELETE FROM wm.c1 WHERE id = 100002;
+"""
+
+
 @pytest.mark.parametrize("safe", ["--safe", "--no-safe"])
 def test_sixteen_workers_end_equal_to_the_source(two_servers, safe):
     """Keys moving inside a transaction and swapping across transactions, a unique
     secondary key moving, DDL in the middle, then 300 transactions on 5 hot rows (whose
     unique tags swap) and on disjoint rows of 10 tables: 16 workers leave the target
-    equal to the source; each transaction's marker was committed once (target binlog)."""
+    equal to the source; each transaction's marker was committed once (target binlog).
+    A 3,000-row transaction among them runs alone."""
     from workers_helpers import committed_markers, many_script
 
     source, target = two_servers
-    run_script(source, moves_script() + many_script("wm", 300, 5))
+    run_script(source, moves_script() + many_script("wm", 300, 5) + LARGE)
     files = [str(p) for p in source.binlog_files()]
     done = cli("apply", "--to", dsn(target), "--workers", "16", "--batch-transactions", "4",
-               safe, *files)
+               "--batch-rows", "1000", safe, *files)
     err = done.stderr.decode()
     assert done.returncode == 0, err
     assert_same_contents(source, target, ["wk", "wm"])
