@@ -630,8 +630,21 @@ class Applier:
             finally:
                 progress.close()
             thread.join(1.0)
+            self._fold_finished(tracker, sessions)
         finally:
             self._end_parallel(sessions, tracker)
+
+    def _fold_finished(self, tracker, sessions) -> None:
+        """The input is applied to its end: the workers' rows become the stream's row,
+        at the end (a rerun starts there, with nothing to skip)."""
+        from ..replay.parallel import Resume
+
+        if tracker.mark.end is None:
+            return
+        cp = self.checkpoint or {}
+        totals = (cp.get("transactions", 0) + sum(s.totals[0] for s in sessions),
+                  cp.get("row_changes", 0) + sum(s.totals[1] for s in sessions))
+        self._fold_rows(Resume(tracker.mark, set(), *totals))
 
     def _open_sessions(self, tracker, sessions: list) -> None:
         """The workers' connections, made at once: each costs a few round trips (the
