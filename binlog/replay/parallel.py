@@ -273,6 +273,7 @@ class _Worker:
     thread: threading.Thread | None = None
     ends: list = field(default_factory=list)    # its committed ends above the last mark
     busy: bool = False
+    applying: int = 0                           # 1 while a job is being applied
     opened: float = 0.0                         # when the open batch got its first job
 
 
@@ -290,7 +291,6 @@ class Pool:
         tracker.pending = [0] * len(sessions)
         self.error: BaseException | None = None
         self.failed_job: Job | None = None
-        self._turn = 0
         for w in self.workers:
             w.thread = threading.Thread(target=self._work, args=(w,), daemon=True,
                                         name=f"binlog-apply-worker-{w.index + 1}")
@@ -359,16 +359,18 @@ class Pool:
                     self.flush(held)
                     flushed = True
                 t.cond.wait(0.2)
-            if held:
-                index = held.pop()
-            else:
-                index = min(range(len(self.workers)),
-                            key=lambda i: (t.pending[i], (i - self._turn) % len(self.workers)))
-                self._turn = (index + 1) % len(self.workers)
+            index = held.pop() if held else self._least_busy()
             for k in keys:
                 t.last[k] = (job.seq, index)
             t.pending[index] += 1
         return self.workers[index]
+
+    def _least_busy(self) -> int:
+        """The worker with the fewest jobs waiting or being applied, the first of equals:
+        a target that keeps up with one worker gets one (its batches grow, as with
+        --workers 1); the others are taken as the target falls behind."""
+        return min(range(len(self.workers)),
+                   key=lambda i: (self.workers[i].queue.qsize() + self.workers[i].applying, i))
 
     def _put(self, worker: _Worker, item) -> None:
         if item is not _STOP and self.tracker.stopped:
@@ -424,7 +426,11 @@ class Pool:
                     self._commit(w, batch)
                     return
                 w.busy = True
-                self._apply(w, batch, item)
+                w.applying = 1
+                try:
+                    self._apply(w, batch, item)
+                finally:
+                    w.applying = 0
                 if not batch:
                     w.opened = time.monotonic()
                 batch.append(item)
