@@ -105,8 +105,13 @@ def transactions_in(path: Path, stop: int | None) -> int:
     return count
 
 
-def run(shell: str, srv: MariaDBServer) -> dict:
-    before = server_cpu(srv)
+def proxy_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run(shell: str, srv: MariaDBServer, proxy: int) -> dict:
+    before, proxy_before = server_cpu(srv), proxy_cpu(proxy)
     started = time.perf_counter()
     proc = subprocess.run(["bash", "-o", "pipefail", "-c", shell], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
@@ -121,7 +126,7 @@ def run(shell: str, srv: MariaDBServer) -> dict:
             u, s, m = line.split()[1:]
             user, sys_, rss = float(u), float(s), float(m)
     return {"wall": wall, "client_cpu": user + sys_, "rss_mib": rss / 1024,
-            "server_cpu": server_cpu(srv) - before}
+            "server_cpu": server_cpu(srv) - before, "proxy_cpu": proxy_cpu(proxy) - proxy_before}
 
 
 def main() -> None:
@@ -169,7 +174,7 @@ def main() -> None:
                 reference = None
                 for name, shell in contenders:
                     fresh(srv)
-                    r = run(shell, srv)
+                    r = run(shell, srv, proxy.pid)
                     sums = checksums(srv)
                     reference = reference or sums
                     r.update(workload=workload, via=via, contender=name, transactions=txs,
@@ -178,7 +183,8 @@ def main() -> None:
                     results.append(r)
                     print(f"{workload:5} {via:6} {name:26} {r['wall']:8.2f} s {r['tx_per_s']:9.0f} tx/s "
                           f"{r['mb_per_s']:7.2f} MB/s  apply CPU {r['client_cpu']:6.2f} s  target CPU "
-                          f"{r['server_cpu']:6.2f} s  RSS {r['rss_mib']:6.1f} MiB"
+                          f"{r['server_cpu']:6.2f} s  proxy CPU {r['proxy_cpu']:5.2f} s  "
+                          f"RSS {r['rss_mib']:6.1f} MiB"
                           f"{'' if r['same'] else '  CONTENTS DIFFER'}", flush=True)
         finally:
             proxy.terminate()
