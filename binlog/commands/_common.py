@@ -370,9 +370,35 @@ def connect(dsn: str, *, what: str = "the target", **extra):
     kw.update(extra)
     host = dsn_address(kw)
     try:
-        return pymysql.connect(charset="utf8mb4", **kw)
+        return _connection_class()(charset="utf8mb4", **kw)
     except pymysql.err.MySQLError as exc:
         raise TargetError(f"cannot connect to {what} ({host}): {exc.args[-1] if exc.args else exc}") from exc
+
+
+_CONNECTION_CLASS = None
+
+
+def _connection_class():
+    """PyMySQL's Connection, but for one TLS context shared by the connections of a run
+    that give no TLS options (PyMySQL's "preferred" mode makes one per connection,
+    15-20 ms of CPU loading the system's CA certificates: apply --workers 64 opens 65)."""
+    global _CONNECTION_CLASS
+    if _CONNECTION_CLASS is None:
+        import pymysql
+
+        class SharedTlsConnection(pymysql.connections.Connection):
+            shared = None
+
+            def _create_ssl_ctx(self, sslp):
+                if sslp != {}:          # the DSN's own TLS options: a context of their own
+                    return super()._create_ssl_ctx(sslp)
+                cls = type(self)
+                if cls.shared is None:
+                    cls.shared = super()._create_ssl_ctx(sslp)
+                return cls.shared
+
+        _CONNECTION_CLASS = SharedTlsConnection
+    return _CONNECTION_CLASS
 
 
 class TargetError(ServerError):

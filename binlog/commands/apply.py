@@ -1530,6 +1530,7 @@ class _WorkerSession(Applier):
         self.batch_replaced = self.warned_replaced = 0
         self.conn = self.meta = self.feed = self.pool = None
         self._connect()
+        self._trigger_checked = parent._trigger_checked     # a table's, whoever checked
 
     def _forget_live(self) -> None:
         self.parent._live_cache = {}
