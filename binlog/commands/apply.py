@@ -185,8 +185,10 @@ def run(args) -> int:
     except KeyboardInterrupt:
         applier.abort()
         cp = applier.checkpoint_text()
-        sys.stderr.write(f"binlog: interrupted: the open batch was rolled back; the target's "
-                         f"checkpoint is {cp}; run the same command to resume\n")
+        done = ("every worker committed what it had applied" if args.workers > 1
+                else "the open batch was rolled back")
+        sys.stderr.write(f"binlog: interrupted: {done}; the target's checkpoint is {cp}; run "
+                         f"the same command to resume\n")
         return 130
 
 
