@@ -283,6 +283,7 @@ class Pool:
     thread) waits for the workers and raises the first failure."""
 
     QUEUE = 64
+    SPREAD = 4
 
     def __init__(self, sessions: Sequence[Session], tracker: Tracker, options: Options):
         self.tracker = tracker
@@ -366,11 +367,16 @@ class Pool:
         return self.workers[index]
 
     def _least_busy(self) -> int:
-        """The worker with the fewest jobs waiting or being applied, the first of equals:
-        a target that keeps up with one worker gets one (its batches grow, as with
-        --workers 1); the others are taken as the target falls behind."""
+        """The worker with the fewest jobs waiting or being applied, counted in steps of
+        SPREAD, the first of equals: a target that keeps up with one worker gets one
+        (its batches grow, as with --workers 1); the next is taken when SPREAD jobs wait
+        on each before it (the target falls behind)."""
+        spread = self.SPREAD
+        for w in self.workers:      # (the deque's length: no lock taken per worker)
+            if len(w.queue.queue) + w.applying < spread:
+                return w.index
         return min(range(len(self.workers)),
-                   key=lambda i: (self.workers[i].queue.qsize() + self.workers[i].applying, i))
+                   key=lambda i: len(self.workers[i].queue.queue) + self.workers[i].applying)
 
     def _put(self, worker: _Worker, item) -> None:
         if item is not _STOP and self.tracker.stopped:
