@@ -54,10 +54,10 @@ def _kill_apply_repeatedly(source, target, kills: int, transactions: int, safe: 
     killed = 0
     for _ in range(kills * 3):
         proc = _start(cmd)
-        goal = _committed(target) + rng.randint(1, max(2, transactions // (kills + 1)))
+        done = _committed(target)
+        goal = done + rng.randint(1, max(2, (transactions - done) // (kills - killed + 1)))
         while proc.poll() is None and _committed(target) < goal:
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0, 0.3))
+            time.sleep(0.01)
         if proc.poll() is not None:
             err = proc.stderr.read().decode()
             assert proc.returncode == 0, err
