@@ -152,15 +152,22 @@ def test_a_deadlock_between_two_workers_is_retried(two_servers):
     deadlock; InnoDB rolls one back (1213), its worker applies it again, and each
     trigger's effect is there once."""
     source, target = two_servers
+    # three short transactions between the two: worker 1 takes jobs until 4 wait on it,
+    # so the insert into b goes to worker 2 while worker 1 applies the insert into a
     run_script(source, """CREATE DATABASE dl;
 CREATE TABLE dl.a (id INT PRIMARY KEY);
 CREATE TABLE dl.b (id INT PRIMARY KEY);
+CREATE TABLE dl.f (id INT PRIMARY KEY);
 INSERT INTO dl.a VALUES (1);
+INSERT INTO dl.f VALUES (1);
+INSERT INTO dl.f VALUES (2);
+INSERT INTO dl.f VALUES (3);
 INSERT INTO dl.b VALUES (1);
 """)
     run_script(target, """CREATE DATABASE dl;
 CREATE TABLE dl.a (id INT PRIMARY KEY);
 CREATE TABLE dl.b (id INT PRIMARY KEY);
+CREATE TABLE dl.f (id INT PRIMARY KEY);
 CREATE TABLE dl.cnt (id INT PRIMARY KEY, n INT NOT NULL);
 INSERT INTO dl.cnt VALUES (1, 0), (2, 0);
 CREATE TRIGGER dl.ta AFTER INSERT ON dl.a FOR EACH ROW BEGIN UPDATE dl.cnt SET n = n + 1 WHERE id = 1; SET @x = SLEEP(1); UPDATE dl.cnt SET n = n + 1 WHERE id = 2; END;
@@ -172,7 +179,8 @@ CREATE TRIGGER dl.tb AFTER INSERT ON dl.b FOR EACH ROW BEGIN UPDATE dl.cnt SET n
     assert done.returncode == 0, err
     assert "Deadlock found" in err and "applies its open batch again (retry 1)" in err, err
     assert target.query("SELECT id, n FROM dl.cnt ORDER BY id") == [(1, 11), (2, 11)]
-    assert target.query("SELECT (SELECT COUNT(*) FROM dl.a), (SELECT COUNT(*) FROM dl.b)") == [(1, 1)]
+    assert target.query("SELECT (SELECT COUNT(*) FROM dl.a), (SELECT COUNT(*) FROM dl.b), "
+                        "(SELECT COUNT(*) FROM dl.f)") == [(1, 1, 3)]
 
 
 def test_workers_follow_a_live_source_through_a_kill(two_servers):
