@@ -28,17 +28,15 @@ __all__ = ["EXIT_OK", "EXIT_DECODE_ERROR", "EXIT_USAGE", "EXIT_DAMAGE", "EXIT_IN
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """The package's version (pyproject.toml reads it from ``binlog.__version__``):
+    importlib.metadata's search of the installed distributions cost ~15 ms."""
+    from . import __version__
 
-    try:
-        return version("binlog-temporal")
-    except PackageNotFoundError:        # run from a checkout that was never installed
-        return "unknown (not installed)"
+    return __version__
 
 
 class _Version(argparse.Action):
-    """--version: the installed version is looked up only when asked for
-    (importlib.metadata costs ~15 ms of every start-up otherwise)."""
+    """--version: the version is looked up only when asked for."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
@@ -51,31 +49,64 @@ class _Version(argparse.Action):
 def build_parser(argv=None) -> argparse.ArgumentParser:
     """The whole parser, or with ``argv`` naming a subcommand only that subcommand's:
     importing every command module (PyMySQL, the schema store, Spark's options...) was
-    most of the start-up of every run."""
+    most of the start-up of every run.  ``--help``, ``--version``, no subcommand or an
+    unknown one import none: the list of subcommands comes from COMMANDS."""
     parser = Parser(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in _command_modules(_chosen(argv)):
-        module.add_parser(sub)          # each sets run=... on its parser
+    chosen = _chosen(argv)
+    if chosen is None:
+        for name, (_module, text) in COMMANDS.items():
+            sub.add_parser(name, help=text, add_help=False)
+    else:
+        for module in _command_modules((COMMANDS[chosen][0],)):
+            module.add_parser(_Described(sub, chosen))   # each sets run=... on its parser
     return parser
 
 
 # Each subcommand lives in its own module: each has add_parser(subparsers), which
-# registers its parser with set_defaults(run=<function(args) -> exit code>).
-COMMANDS = {"dump": "binlog.commands.dump", "schema": "binlog.commands.schema",
-            "stats": "binlog.commands.stats", "apply": "binlog.commands.apply",
-            "verify-rows": "binlog.commands.verify", "fetch": "binlog.commands.fetch",
-            "doctor": "binlog.commands.doctor", "serve": "binlog.commands.serve",
-            "rewrite": "binlog.commands.rewrite", "ingest": "spark_ingest.command"}
-COMMAND_MODULES = tuple(COMMANDS.values())
+# registers its parser with set_defaults(run=<function(args) -> exit code>).  The line
+# `binlog --help` shows for each is here, so listing them imports none.
+COMMANDS = {
+    "dump": ("binlog.commands.dump", "decode binlog files to JSON Lines or text"),
+    "schema": ("binlog.commands.schema", "inspect and maintain the schema store"),
+    "stats": ("binlog.commands.stats", "per-table row counts, bytes, largest transactions, "
+                                       "time range; --plot changes per minute"),
+    "apply": ("binlog.commands.apply", "apply binlog row changes to a target server "
+                                       "(checkpointed; --workers N in parallel)"),
+    "verify-rows": ("binlog.commands.verify", "compare the rows a binlog changed with a "
+                                              "target's, by TiCDC row checksums"),
+    "fetch": ("binlog.commands.fetch", "copy a live server's binlogs into a directory, "
+                                       "byte for byte"),
+    "doctor": ("binlog.commands.doctor", "read-only migration preflight: what will break "
+                                         "before a migration starts"),
+    "rewrite": ("binlog.commands.rewrite", "rewrite legacy binlogs as MySQL 5.6-format binlogs "
+                                           "(TIMESTAMP2/DATETIME2/TIME2) any consumer reads"),
+    "serve": ("binlog.commands.serve", "serve (rewritten) binlogs over the replication "
+                                       "protocol to unmodified replicas and CDC tools"),
+    "ingest": ("spark_ingest.command", "ingest binlog files into Parquet (changes/, tables/, "
+                                       "errors/), in this process or on Spark"),
+}
+COMMAND_MODULES = tuple(module for module, _text in COMMANDS.values())
 
 
-def _chosen(argv) -> tuple[str, ...]:
-    """The module of the subcommand ``argv`` names (its first word; the top-level
-    parser has no option that takes a value), else all of them (--help, a typo)."""
+class _Described:
+    """The subparsers of ``binlog`` as a command module sees them: its parser gets its
+    line of COMMANDS."""
+
+    def __init__(self, sub, name: str):
+        self.sub, self.name = sub, name
+
+    def add_parser(self, name, **kw):
+        return self.sub.add_parser(name, help=COMMANDS[self.name][1], **kw)
+
+
+def _chosen(argv) -> str | None:
+    """The subcommand ``argv`` names (its first word; the top-level parser has no option
+    that takes a value), else None (--help, --version, a typo, nothing)."""
     words = sys.argv[1:] if argv is None else list(argv)
     first = words[0] if words else None
-    return (COMMANDS[first],) if first in COMMANDS else COMMAND_MODULES
+    return first if first in COMMANDS else None
 
 
 def _command_modules(names=COMMAND_MODULES):

@@ -311,6 +311,7 @@ class BinlogReader:
                                       allow_gaps=options.allow_gaps, on_warning=hooks.on_warning)
         self.continuity = Continuity(allow_gaps=options.allow_gaps, on_warning=hooks.on_warning)
         self._plans: dict[tuple, DecodePlan] = {}
+        self._column_keys: dict[int, tuple] = {}   # id(TABLE_MAP columns) -> (them, their key)
         self._inferred: dict[tuple, dict[int, int]] = {}
         self._charset_warned: set[tuple] = set()
         self._batches = False            # items(batches=): RowBatch per rows event
@@ -789,9 +790,7 @@ class BinlogReader:
             attributes.setdefault(index, {}).setdefault("precision", n)
         if self.options.assume_charset:
             _assume_charset(table_map, attributes, assumed_codec(self.options.assume_charset))
-        key = (table_map.db, table_map.table, known_zero,
-               tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
-                      c.set_values, c.nullable) for c in table_map.columns),
+        key = (table_map.db, table_map.table, known_zero, self._columns_key(table_map.columns),
                tuple(sorted((i, tuple(sorted(a.items()))) for i, a in attributes.items())))
         plan = self._plans.get(key)
         if plan is None:
@@ -800,6 +799,19 @@ class BinlogReader:
             self._plans[key] = plan
             self._warn_unknown_charsets(plan)
         return plan
+
+    def _columns_key(self, columns) -> tuple:
+        """What of a TABLE_MAP's columns a plan depends on; remembered for the list
+        itself, which the stream shares between the repeats of one TABLE_MAP."""
+        hit = self._column_keys.get(id(columns))
+        if hit is not None and hit[0] is columns:
+            return hit[1]
+        key = tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
+                     c.set_values, c.nullable) for c in columns)
+        if len(self._column_keys) >= 1024:
+            self._column_keys.clear()
+        self._column_keys[id(columns)] = (columns, key)
+        return key
 
     def _warn_unknown_charsets(self, plan: DecodePlan) -> None:
         for col in plan.columns:

@@ -38,6 +38,19 @@ def _build():
     import pymysql
 
     class GuardedConnection(pymysql.connections.Connection):
+        shared_tls = None
+
+        def _create_ssl_ctx(self, sslp):
+            """One TLS context for the connections of a run that give no TLS options
+            (PyMySQL's "preferred" mode makes one per connection, 15-20 ms of CPU loading
+            the system's CA certificates: apply --workers 64 opens 65)."""
+            if sslp != {}:          # the DSN's own TLS options: a context of their own
+                return super()._create_ssl_ctx(sslp)
+            cls = type(self)
+            if cls.shared_tls is None:
+                cls.shared_tls = super()._create_ssl_ctx(sslp)
+            return cls.shared_tls
+
         def __init__(self, *args, allow_cleartext_password: bool = False, **kw):
             self._allow_cleartext = allow_cleartext_password
             self._users_key = kw.get("server_public_key")

@@ -13,8 +13,7 @@ from binlog.errors import ON_ERROR_CHOICES
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "ingest", help="ingest binlog files into Parquet (changes/, tables/, errors/), in this "
-                       "process or on Spark",
+        "ingest",
         description="Decode binlog files and write DIR/changes/ (the records of "
                     "`binlog dump --format json`), DIR/tables/<db>.<table>/ (typed), "
                     "DIR/errors/ and DIR/_checkpoint/ (reruns read only new data).  The local "

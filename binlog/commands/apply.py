@@ -97,13 +97,14 @@ _GONE = (OSError, pymysql.err.Error)
 CONNECTION_ERRORS = {2003, 2006, 2013, 2014, 2055, 1927, 4031, 1053}
 RETRYABLE_ERRORS = {1205, 1213}          # lock wait timeout, deadlock
 DDL_ALREADY_DONE = {1050, 1051, 1007, 1008, 1060, 1061, 1091, 1146, 1176}
+MAX_WORKERS = 256
 # From a live source (--from) a batch is committed once it is this old, and whenever the
 # source is idle (a heartbeat): the target lags the source by about this much.
 LIVE_BATCH_SECONDS = 1.0
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("apply", help="apply binlog row changes to a target server (checkpointed)")
+    p = sub.add_parser("apply")
     add_reader_options(p, live=True)
     p.add_argument("--to", required=True, metavar="DSN",
                    help="the target: mysql://user:pw@host:port/ (or ?unix_socket=/path)")
@@ -150,6 +151,12 @@ def add_parser(sub) -> None:
     p.add_argument("--retry-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long each reconnect keeps trying a target that refuses "
                         "connections (a restart), with growing pauses (default 60)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="target connections applying source transactions at once (default 1: "
+                        "one connection, in source order). Transactions whose rows share a "
+                        "primary or unique key stay in order; DDL and what has no known key run "
+                        "alone. For a distributed target (TiDB) use 16 or more "
+                        "(docs/apply-workers.md)")
     p.add_argument("--quiet", action="store_true", help="no summary and no progress line on stderr")
     p.set_defaults(run=run)
 
@@ -168,6 +175,14 @@ def run(args) -> int:
                          "--method sql")
     if args.safe is None:
         args.safe = args.method == "sql"
+    if args.workers < 1 or args.workers > MAX_WORKERS:
+        raise UsageError(f"--workers must be 1 to {MAX_WORKERS}")
+    if args.workers > 1 and args.method != "sql":
+        raise UsageError("--workers applies rendered SQL statements; --method binlog needs "
+                         "--workers 1")
+    if len(args.checkpoint_name) > 60:
+        raise UsageError("--checkpoint-name: at most 60 characters (the workers' rows add "
+                         "'/N')")
     applier = Applier(args)
     try:
         return applier.run()
@@ -179,8 +194,10 @@ def run(args) -> int:
     except KeyboardInterrupt:
         applier.abort()
         cp = applier.checkpoint_text()
-        sys.stderr.write(f"binlog: interrupted: the open batch was rolled back; the target's "
-                         f"checkpoint is {cp}; run the same command to resume\n")
+        done = ("every worker committed what it had applied" if args.workers > 1
+                else "the open batch was rolled back")
+        sys.stderr.write(f"binlog: interrupted: {done}; the target's checkpoint is {cp}; run "
+                         f"the same command to resume\n")
         return 130
 
 
@@ -192,6 +209,23 @@ def _pos_key(position):
     from schema_store.store import file_key
 
     return (file_key(position[0]), position[1])
+
+
+def _like_prefix(name: str) -> str:
+    """LIKE pattern of the workers' rows of checkpoint ``name``: ``name/%``."""
+    return name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+
+
+def _checkpoint_row(r: dict) -> dict:
+    """A row of the checkpoint table as replay.parallel.resume_point reads it."""
+    def text(v):
+        return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+    return {"name": text(r["name"]), "file": text(r["binlog_file"]), "pos": int(r["binlog_pos"]),
+            "gtid": text(r["gtid"]), "gtid_pos": text(r["gtid_pos"]),
+            "resume_file": text(r["resume_file"]), "resume_pos": int(r["resume_pos"]),
+            "transactions": int(r["transactions"]), "row_changes": int(r["row_changes"]),
+            "committed": text(r.get("committed"))}
 
 
 class Applier:
@@ -223,6 +257,9 @@ class Applier:
         self.replaced_before_early = 0
         self.source_ts: int | None = None   # the last watermark's ts (_watermark), --from
         self.progress: Any = None           # the live source's progress line
+        self.skip_ends: set = set()     # committed by workers above the checkpoint (--workers)
+        self.skip_max = None
+        self.pool = None            # --workers: the running replay.parallel.Pool
 
     # -- connection ----------------------------------------------------------------------
     def _connect(self):
@@ -260,6 +297,8 @@ class Applier:
 
     def abort(self) -> None:
         self._stop_pipeline()
+        if self.pool is not None:
+            self.pool.stop()
         self.batch_replaced = 0
         self._close_meta()
         if self.conn is not None:
@@ -310,18 +349,94 @@ class Applier:
         self.conn.commit()
 
     def _load_checkpoint(self):
+        """The stream's row and its workers' rows (``NAME/i``, --workers): the resume
+        point is the highest mark, the committed transactions above it are skipped
+        (replay.parallel.resume_point).  Workers' rows are folded into the stream's row
+        first, in one target transaction, so any number of workers goes on from there."""
+        from ..replay.parallel import resume_point
+
+        name = self.args.checkpoint_name
         with self.conn.cursor() as cur:
-            cur.execute(f"SELECT binlog_file, binlog_pos, gtid, gtid_pos, resume_file, resume_pos, "
-                        f"transactions, row_changes FROM {self.cp_ident} WHERE name = %s",
-                        (self.args.checkpoint_name,))
-            row = cur.fetchone()
+            cur.execute(f"SELECT * FROM {self.cp_ident} WHERE name = %s OR name LIKE %s",
+                        (name, _like_prefix(name)))
+            cols = [d[0].lower() for d in cur.description]
+            rows = [_checkpoint_row(dict(zip(cols, r, strict=True))) for r in cur.fetchall()]
         self.conn.commit()
-        if row is None:
+        found = resume_point(rows, _pos_key)
+        self.skip_ends = found.skip if found is not None else set()
+        self.skip_max = max(map(_pos_key, self.skip_ends)) if self.skip_ends else None
+        if found is None:
             return None
-        f, p, gtid, gtid_pos, rf, rp, txs, rows = row
-        return {"file": f, "pos": int(p), "gtid": gtid, "gtid_pos": gtid_pos,
-                "resume_file": rf, "resume_pos": int(rp), "transactions": int(txs),
-                "row_changes": int(rows)}
+        if len(rows) > 1:
+            self._fold_rows(found)
+        mark = found.mark
+        if mark.end is None or mark.resume is None:
+            return None         # nothing below a mark yet: from the start, skipping those
+        return {"file": mark.end[0], "pos": mark.end[1], "gtid": mark.gtid,
+                "gtid_pos": mark.gtid_pos, "resume_file": mark.resume[0],
+                "resume_pos": mark.resume[1], "transactions": found.transactions,
+                "row_changes": found.row_changes}
+
+    def _fold_rows(self, found) -> None:
+        """Workers' rows into the stream's row: its mark, the committed ends above it,
+        the totals; the workers' rows deleted (one target transaction)."""
+        self._ensure_committed_column()
+        sql = self._row_sql(self.args.checkpoint_name, found.mark,
+                            (found.transactions, found.row_changes), sorted(found.skip, key=_pos_key))
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(sql)
+                cur.execute(f"DELETE FROM {self.cp_ident} WHERE name LIKE %s",
+                            (_like_prefix(self.args.checkpoint_name),))
+            self.conn.commit()
+        except Exception as exc:
+            raise self._translate(exc, None) from exc
+
+    def _clear_worker_rows(self) -> None:
+        """--reset-checkpoint: the workers' rows and committed lists go too."""
+        with self.conn.cursor() as cur:
+            cur.execute(f"DELETE FROM {self.cp_ident} WHERE name LIKE %s",
+                        (_like_prefix(self.args.checkpoint_name),))
+            if self._has_committed_column():
+                cur.execute(f"UPDATE {self.cp_ident} SET committed = NULL WHERE name = %s",
+                            (self.args.checkpoint_name,))
+        self.conn.commit()
+        self.skip_ends, self.skip_max = set(), None
+
+    def _has_committed_column(self) -> bool:
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+                        "AND TABLE_NAME = %s AND COLUMN_NAME = 'committed'",
+                        (self.cp_db, self.cp_table))
+            return bool(cur.fetchone()[0])
+
+    def _ensure_committed_column(self) -> None:
+        """The ends of the transactions a worker committed above its mark (--workers)."""
+        if not self._has_committed_column():
+            with self.conn.cursor() as cur:
+                cur.execute(f"ALTER TABLE {self.cp_ident} ADD COLUMN committed MEDIUMTEXT NULL")
+        self.conn.commit()
+
+    def _row_sql(self, name, mark, totals, ends) -> str:
+        """A worker's checkpoint row (or the folded stream's row): its mark, the ends of
+        the transactions committed above it (replay.parallel)."""
+        from ..output.sql import quote_text
+        from ..replay.parallel import encode_ends
+
+        end = mark.end or ("", 0)
+        resume = mark.resume or ("", 0)
+        committed = encode_ends(ends)
+        values = [quote_text(name), quote_text(end[0]), str(end[1]),
+                  quote_text(mark.gtid) if mark.gtid else "NULL",
+                  quote_text(mark.gtid_pos) if mark.gtid_pos else "NULL",
+                  quote_text(resume[0]), str(resume[1]), str(totals[0]), str(totals[1]),
+                  quote_text(committed) if committed else "NULL"]
+        return (f"INSERT INTO {self.cp_ident} (name, binlog_file, binlog_pos, gtid, gtid_pos, "
+                f"resume_file, resume_pos, transactions, row_changes, committed) VALUES "
+                f"({', '.join(values)}) ON DUPLICATE KEY UPDATE binlog_file = VALUES(binlog_file), "
+                "binlog_pos = VALUES(binlog_pos), gtid = VALUES(gtid), gtid_pos = VALUES(gtid_pos), "
+                "resume_file = VALUES(resume_file), resume_pos = VALUES(resume_pos), transactions = "
+                "VALUES(transactions), row_changes = VALUES(row_changes), committed = VALUES(committed)")
 
     def _checkpoint_sql(self, end, gtid, resume, txs, rows) -> str:
         from ..output.sql import quote_text
@@ -450,6 +565,7 @@ class Applier:
         args = self.args
         self.checkpoint = None if args.reset_checkpoint else self._load_checkpoint()
         if args.reset_checkpoint:
+            self._clear_worker_rows()
             args.reset_checkpoint = False         # a retry resumes from what this run wrote
         live = bool(args.from_dsn)
         files = [] if live else expand_paths(args.paths, allow_gaps=args.allow_gaps, on_warning=warn)
@@ -524,8 +640,153 @@ class Applier:
         self.pending_cp: tuple | None = None
         self.batch_done: list[tuple] = []     # (transaction, checkpoint, its parts or None) applied in the open batch
         self.first_unit = self.checkpoint is not None
+        if args.workers > 1:
+            self._parallel(reader, assembler)
+            return
         self._pipeline(reader, assembler)
         self._commit()
+
+    # -- --workers N ---------------------------------------------------------------------
+    def _parallel(self, reader, assembler) -> None:
+        """Decoding, rendering and dispatching in a thread of their own (_produce_jobs),
+        the workers' sessions in theirs (replay.parallel.Pool); this thread waits and
+        shows progress."""
+        from ..replay.parallel import Mark, Options, Pool, Tracker
+
+        self._ensure_committed_column()
+        cp = self.checkpoint
+        start = Mark(None, None)
+        if cp is not None:
+            start = Mark((cp["file"], cp["pos"]), (cp["resume_file"], cp["resume_pos"]),
+                         cp["gtid"], cp["gtid_pos"])
+        tracker = Tracker(start, _pos_key)
+        sessions: list = []
+        try:
+            self._open_sessions(tracker, sessions)
+            pool = self.pool = Pool(sessions, tracker, Options(
+                self.args.batch_transactions, self.args.batch_rows, on_retry=warn))
+            thread = threading.Thread(target=self._produce_jobs, args=(reader, assembler, pool),
+                                      name="binlog-apply-decode", daemon=True)
+            thread.start()
+            progress = _WorkersProgress(pool, tracker, quiet=self.args.quiet)
+            try:
+                pool.join(progress.tick)
+            except TargetError as exc:
+                exc.message += (f"\n  every worker stopped; what they applied before it is "
+                                f"committed ({tracker.committed} transaction(s) in this run), "
+                                f"and each worker's checkpoint row says what")
+                raise
+            finally:
+                progress.close()
+            thread.join(1.0)
+            self._fold_finished(tracker, sessions)
+        finally:
+            self._end_parallel(sessions, tracker)
+
+    def _fold_finished(self, tracker, sessions) -> None:
+        """The input is applied to its end: the workers' rows become the stream's row,
+        at the end (a rerun starts there, with nothing to skip)."""
+        from ..replay.parallel import Resume
+
+        if tracker.mark.end is None:
+            return
+        cp = self.checkpoint or {}
+        totals = (cp.get("transactions", 0) + sum(s.totals[0] for s in sessions),
+                  cp.get("row_changes", 0) + sum(s.totals[1] for s in sessions))
+        self._fold_rows(Resume(tracker.mark, set(), *totals))
+
+    def _open_sessions(self, tracker, sessions: list) -> None:
+        """The workers' connections, made at once: each costs a few round trips (the
+        handshake, the session setup), which add up on a distant target."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(16, self.args.workers)) as pool:
+            futures = [pool.submit(_WorkerSession, self, i, tracker) for i in range(self.args.workers)]
+        failed = None
+        for future in futures:
+            try:
+                sessions.append(future.result())
+            except Exception as exc:    # noqa: BLE001 - the first is raised, once all are open
+                failed = failed or exc
+        if failed is not None:
+            raise failed
+
+    def _end_parallel(self, sessions, tracker) -> None:
+        if self.pool is not None:
+            self.pool.stop()
+            self.pool.wait(30.0)    # each worker commits what it applied, then ends
+            self.pool = None
+        for session in sessions:
+            for key, value in session.stats.items():
+                self.stats[key] += value
+            session.close()
+        mark = tracker.mark
+        if mark.end is not None:
+            self.checkpoint = {"file": mark.end[0], "pos": mark.end[1], "gtid": mark.gtid}
+
+    def _produce_jobs(self, reader, assembler, pool) -> None:
+        from ..reader import SourceEvent
+        from ..replay.parallel import Stopped
+        from ..replay.transactions import Transaction
+
+        keys, renderer = self.keys, self.renderer
+        try:
+            for item in reader.items():
+                if isinstance(item, SourceEvent):
+                    keys.observe(item.event)
+                for unit in assembler.feed(item):
+                    self._dispatch(pool, self._job(unit, assembler.pending_start, renderer), renderer)
+                    if isinstance(unit, Transaction) and renderer.events:
+                        renderer.events.clear()
+            warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
+            for unit in assembler.finish():
+                sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its "
+                                 f"COMMIT; not applied (the next run resumes before it)\n")
+            pool.finish()
+        except Stopped:
+            return
+        except BaseException as exc:        # noqa: BLE001 - given to the main thread
+            pool.stop(exc)
+
+    def _dispatch(self, pool, job, renderer) -> None:
+        """A large transaction runs alone, its statements rendered as the worker
+        executes them (replay.parallel.PartStream); any other job is dispatched whole."""
+        if not job.streamed:
+            pool.submit(job)
+            return
+        from ..replay.parallel import PartStream
+
+        stream = job.parts = PartStream(pool.tracker)
+        pool.submit(job, wait=False)
+        try:
+            for part in self._parts(job.unit, renderer):
+                stream.put(part)
+        finally:
+            if not pool.tracker.stopped:
+                stream.close()
+        pool.wait_done(job)
+
+    def _job(self, unit, pending, renderer):
+        """A replay.parallel.Job: a transaction rendered, with its conflict keys; a
+        statement group (DDL, statement-logged) a barrier."""
+        from ..replay.parallel import Job, conflict_keys
+        from ..replay.transactions import Transaction
+
+        end = unit.end
+        resume = end if pending is None or _pos_key(end) < _pos_key(pending) else pending
+        is_tx = isinstance(unit, Transaction)
+        job = Job(unit, None, None, end, resume, unit.gtid, unit.rows if is_tx else 0,
+                  unit.ts, skip=self._done(end))
+        if job.skip:
+            self.stats["skipped"] += is_tx
+            return job
+        if is_tx and not unit.statements:
+            if unit.rows >= self.args.batch_rows:
+                job.streamed = True         # a barrier (no keys), rendered as it runs
+                return job
+            job.parts = list(self._parts(unit, renderer))
+            job.keys = conflict_keys(unit, self.keys.keys)
+        return job
 
     def _binlog_method(self, reader):
         """--method binlog: the reader counts the rows of the tables whose events go on
@@ -596,7 +857,8 @@ class Applier:
                 early.check_dropped(assembler.current, units)
                 for unit in units:
                     pending = assembler.pending_start
-                    done = started is not None and _pos_key(unit.end) <= _pos_key(started)
+                    done = ((started is not None and _pos_key(unit.end) <= _pos_key(started))
+                            or unit.end in self.skip_ends)
                     render = isinstance(unit, Transaction) and not done
                     feed.put(("unit", unit, pending, render))
                     if render:
@@ -657,8 +919,10 @@ class Applier:
             yield kind, item
 
     def _idle(self) -> None:
-        """The live source has nothing new (a heartbeat): commit the open batch."""
-        if self.feed is not None:
+        """The live source has nothing new (a heartbeat): commit the open batch(es)."""
+        if self.pool is not None:
+            self.pool.flush()
+        elif self.feed is not None:
             self.feed.put(("idle",))
 
     # -- statements of a transaction not complete yet (_Early) --------------------------
@@ -698,7 +962,9 @@ class Applier:
 
     # -- units ---------------------------------------------------------------------------
     def _done(self, end) -> bool:
-        return self.applied is not None and end is not None and _pos_key(end) <= _pos_key(self.applied)
+        if end is None:
+            return False
+        return (self.applied is not None and _pos_key(end) <= _pos_key(self.applied)) or end in self.skip_ends
 
     def _unit(self, unit, parts=None) -> None:
         from ..replay.transactions import DDL, Statement
@@ -888,11 +1154,23 @@ class Applier:
         return ddl_kept(statement, self.filter)
 
     def _ddl(self, statement) -> None:
-        from ..output.sql import ddl_statements
+        if not self._ddl_wanted(statement):
+            self._advance(statement.end, statement.gtid, rows=0)
+            return
+        self._commit()          # DDL commits implicitly: the data before it goes first
+        self._run_ddl(statement, self.first_unit)
+        self._advance(statement.end, statement.gtid, rows=0)
+        self._commit()
 
-        where = f"{statement.file} @ {statement.pos}" + (f" GTID {statement.gtid}" if statement.gtid else "")
+    def _where(self, statement) -> str:
+        return f"{statement.file} @ {statement.pos}" + (f" GTID {statement.gtid}" if statement.gtid else "")
+
+    def _ddl_wanted(self, statement) -> bool:
+        """Whether the DDL is replayed (else it is reported: --no-ddl, filtered out,
+        a routine without --routines)."""
         kind = routine_kind(statement.query)
         if self.args.no_ddl or not self._ddl_kept(statement) or (kind and not self.args.routines):
+            where = self._where(statement)
             if self.args.no_ddl:
                 warn(f"{where}: DDL not replayed (--no-ddl): {_short(statement.query)}")
             elif kind and not self._routines_warned:
@@ -900,13 +1178,18 @@ class Applier:
                 warn(f"{where}: {kind} definitions (and those of triggers, procedures, "
                      f"functions, events) are not replayed: the row events already hold the "
                      f"rows they wrote; --routines replays them: {_short(statement.query)}")
-            self._advance(statement.end, statement.gtid, rows=0)
-            return
+            return False
+        return True
+
+    def _run_ddl(self, statement, tolerant: bool) -> None:
+        """Execute the DDL (it commits implicitly); ``tolerant``: the first unit after a
+        resume, "already exists / does not exist" taken as applied before a crash."""
+        from ..output.sql import ddl_statements
+
+        where = self._where(statement)
         if self.args.strip_definer:
             statement = replace(statement, query=strip_definer(statement.query))
         statement = self.rewrite.statement(statement)
-        self._commit()          # DDL commits implicitly: the data before it goes first
-        tolerant = self.first_unit
         import pymysql
 
         try:
@@ -928,10 +1211,11 @@ class Applier:
             raise error from exc
         finally:
             self.keys.invalidate()
-            self._live_cache = {}
+            self._forget_live()
         self.stats["ddl"] += 1
-        self._advance(statement.end, statement.gtid, rows=0)
-        self._commit()
+
+    def _forget_live(self) -> None:
+        self._live_cache = {}
 
     # -- row changes ---------------------------------------------------------------------
     def _apply_transaction(self, tx, parts=None) -> None:
@@ -1281,7 +1565,127 @@ class _Early:
     def _may_send(self, tx) -> bool:
         if tx.statements or tx.xid is not None or self.applier.args.split_updates:
             return False
+        skip_max = self.applier.skip_max      # a transaction workers committed may come
+        if skip_max is not None and _pos_key(tx.start) <= skip_max:
+            return False
         return self.started is None or _pos_key(tx.start) >= _pos_key(self.started)
+
+
+class _WorkerSession(Applier):
+    """One worker's target connection (replay.parallel.Session): the applier's
+    statements on a session of its own, and the worker's checkpoint row (``NAME/i``)
+    written in each of its commits."""
+
+    def __init__(self, parent: Applier, index: int, tracker):   # noqa: D107
+        self.__dict__.update(parent.__dict__)
+        self.parent, self.tracker = parent, tracker
+        self.name = f"{parent.args.checkpoint_name}/{index + 1}"
+        self.stats = dict.fromkeys(parent.stats, 0)
+        self.totals = (0, 0)
+        self.batch_replaced = self.warned_replaced = 0
+        self.conn = self.meta = self.feed = self.pool = None
+        self._connect()
+        self._trigger_checked = parent._trigger_checked     # a table's, whoever checked
+
+    def _forget_live(self) -> None:
+        self.parent._live_cache = {}
+
+    def apply(self, job) -> None:
+        from ..replay.parallel import Retryable
+        from ..replay.transactions import DDL, Statement, Transaction
+
+        unit = job.unit
+        try:
+            if not isinstance(unit, Statement):
+                self._apply_transaction(unit, job.parts)
+            elif unit.kind == DDL:
+                if self._ddl_wanted(unit):
+                    # what a crash may have left: the first DDL of a run that resumed
+                    tolerant = self.parent.checkpoint is not None and self.tracker.committed == 0
+                    self._run_ddl(unit, tolerant)
+            elif unit.kind == "dml":
+                self._apply_transaction(Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end,
+                                                    ts=unit.ts, server_id=unit.server_id,
+                                                    statements=[unit]))
+            else:
+                warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+        except ConnectionLost as exc:
+            code = getattr(exc.__cause__, "args", (None,))[0] if exc.__cause__ else None
+            if code in RETRYABLE_ERRORS and not job.streamed:
+                raise Retryable(str(exc)) from exc
+            raise       # (a streamed job cannot be given again: the run resumes)
+
+    def commit(self, jobs, mark, ends) -> None:
+        from ..replay.transactions import Transaction
+
+        txs = [j for j in jobs if isinstance(j.unit, Transaction)]
+        totals = (self.totals[0] + len(jobs), self.totals[1] + sum(j.rows for j in jobs))
+        with self.parent._meta_lock:
+            self.parent.commit_attempts += 1
+            n = self.parent.commit_attempts
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(self._row_sql(self.name, mark, totals, ends))
+            if self.fault == ("kill-before-commit", n):
+                os.kill(os.getpid(), signal.SIGKILL)
+            self.conn.commit()
+        except Exception as exc:
+            raise self._translate(exc, None, what=f"the commit of worker {self.name}") from exc
+        self.totals = totals
+        s = self.stats
+        s["commits"] += 1
+        s["transactions"] += len(txs)
+        s["rows"] += sum(j.rows for j in txs)
+        s["statements"] += sum(len(j.unit.statements) for j in txs)
+        s["replaced"] += self.batch_replaced
+        self.batch_replaced = 0
+        if self.fault == ("kill-after-commit", n):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def rollback(self) -> None:
+        self.abort_batch()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except _GONE:
+                pass        # the connection is already broken
+            self.conn = None
+
+
+class _WorkersProgress:
+    """--workers: a progress line on stderr when it is a terminal (workers busy,
+    transactions/s, the position everything before which is committed, lag behind
+    the source's timestamps)."""
+
+    def __init__(self, pool, tracker, quiet: bool):
+        self.pool, self.tracker = pool, tracker
+        self.enabled = not quiet and sys.stderr.isatty()
+        self.last = (time.monotonic(), 0)
+        self.shown = False
+
+    def tick(self) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        then, count = self.last
+        done = self.tracker.committed
+        rate = (done - count) / (now - then) if now > then else 0.0
+        self.last = (now, done)
+        mark = self.tracker.mark
+        where = f"{mark.end[0]}:{mark.end[1]}" if mark.end else "-"
+        lag = f", lag {max(0, int(time.time()) - mark.ts)}s" if mark.ts else ""
+        sys.stderr.write(f"\rbinlog apply: {self.pool.busy_workers()}/{len(self.pool.workers)} "
+                         f"workers busy, {rate:,.0f} transactions/s, {done:,} committed, "
+                         f"all before {where}{lag}\x1b[K")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
 
 
 class _Stopped(Exception):

@@ -16,8 +16,7 @@ from ..exitcodes import Exit
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("doctor", help="read-only migration preflight: what will break before "
-                                      "a migration starts")
+    p = sub.add_parser("doctor")
     p.add_argument("--from", dest="from_dsn", required=True, metavar="DSN",
                    help="the source: mysql://user:password@host:port/ (?unix_socket=, ?ssl_ca=...)")
     p.add_argument("--target", dest="target_dsn", metavar="DSN",

@@ -37,7 +37,7 @@ from ._progress import with_progress
 
 
 def add_parser(sub) -> None:
-    dump = sub.add_parser("dump", help="decode binlog files to JSON Lines or text")
+    dump = sub.add_parser("dump")
     dump.add_argument("paths", nargs="*", metavar="FILE|DIR",
                       help="binlog files, or directories (their binlogs in index order); or "
                            "--from DSN")
@@ -173,10 +173,7 @@ def run(args) -> int:
     if args.output_dir is None and os.environ.get("BINLOG_BATCH", "1") != "0":
         # the compiled batch path (json/text): whole rows events straight to lines
         reader.row_encoder = getattr(writer, "encode_rows", None)
-        from ..output.cdc import CdcJsonWriter
-        from ..output.text import TextWriter
-
-        if type(writer) in (CdcJsonWriter, TextWriter):
+        if type(writer) is _plain_writer(args.format):
             reader.run_writer = writer     # and runs of rows events in one compiled call
         # sql: the rows events of a transaction, whose row images go out as VALUES
         reader.rows_hook = getattr(writer, "rows_hook", None)
@@ -227,26 +224,43 @@ def run(args) -> int:
     return _dump_exit_code(reader.stats)
 
 
+def _plain_writer(fmt: str):
+    """The writer class of --format json / text (one import: start-up), else None."""
+    if fmt == "json":
+        from ..output.cdc import CdcJsonWriter
+
+        return CdcJsonWriter
+    if fmt == "text":
+        from ..output.text import TextWriter
+
+        return TextWriter
+    return None
+
+
 def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
-    from ..output.cdc import CdcJsonWriter
-    from ..output.debezium import DebeziumWriter
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
-    from ..output.text import TextWriter
-    from ..replay.keys import KeyCatalog
     from ..replay.rewrite import DbRewrite
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
 
     def make(stream):
+        # each format imports its own writer only (start-up of a short run)
         if args.format == "debezium":
+            from ..output.debezium import DebeziumWriter
+
             writer = DebeziumWriter(stream, on_warning=warn)
         elif args.format == "json":
+            from ..output.cdc import CdcJsonWriter
+            from ..replay.keys import KeyCatalog
+
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
                                    with_types=args.with_types, rewrite_db=rewrite,
                                    bigint_as_string=args.bigint_as_string, checksum=args.checksum)
             return BigintsAsStrings(writer) if args.bigint_as_string else writer
         else:
+            from ..output.text import TextWriter
+
             writer = TextWriter(stream, args.binary_encoding,
                                 bigint_as_string=args.bigint_as_string, rewrite_db=rewrite)
         writer = BigintsAsStrings(writer) if args.bigint_as_string else writer

@@ -52,7 +52,7 @@ FLUSH_INTERVAL = 0.2        # seconds: under a steady stream, the copy lags by a
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("fetch", help="copy a live server's binlogs into a directory, byte for byte")
+    p = sub.add_parser("fetch")
     add_live_options(p, fetch=True)
     p.add_argument("--to", dest="directory", required=True, metavar="DIR",
                    help="relay directory (created if missing; resumed if it holds a relay)")

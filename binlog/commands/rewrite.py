@@ -18,8 +18,7 @@ from ._common import (
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("rewrite", help="rewrite legacy binlogs as MySQL 5.6-format binlogs "
-                                       "(TIMESTAMP2/DATETIME2/TIME2) any consumer reads")
+    p = sub.add_parser("rewrite")
     p.add_argument("paths", nargs="*", metavar="FILE|DIR",
                    help="binlog files, or directories (their binlogs in index order); - for "
                         "stdin; .gz/.zst are read as they are")

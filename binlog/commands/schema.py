@@ -7,7 +7,7 @@ from ._common import EXIT_OK, add_schema_options, open_schema
 
 
 def add_parser(sub) -> None:
-    schema = sub.add_parser("schema", help="inspect and maintain the schema store")
+    schema = sub.add_parser("schema")
     ssub = schema.add_subparsers(dest="schema_command", required=True)
     set_ = ssub.add_parser("set", help="set a column's type and precision (kept in the store)")
     set_.add_argument("table", metavar="DB.TABLE")

@@ -29,7 +29,7 @@ from ._common import add_schema_options
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("serve", help="serve a directory of binlogs over the replication protocol")
+    p = sub.add_parser("serve")
     p.add_argument("--listen", metavar="HOST:PORT", default="127.0.0.1:3307",
                    help="address to listen on (default 127.0.0.1:3307; 0.0.0.0:PORT for every "
                         "interface)")

@@ -21,8 +21,7 @@ PLOT_TABLES = 12
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("stats", help="per-table row counts, bytes, largest transactions, time "
-                                     "range; --plot changes per minute")
+    p = sub.add_parser("stats")
     add_reader_options(p, live=True)
     p.add_argument("--top", type=int, default=10, metavar="N",
                    help="list the N largest transactions (default 10)")

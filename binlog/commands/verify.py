@@ -69,8 +69,7 @@ def _type_codes():
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("verify-rows", help="compare the rows a binlog changed with a target's, "
-                                           "by TiCDC row checksums")
+    p = sub.add_parser("verify-rows")
     add_reader_options(p)
     p.add_argument("--against", required=True, metavar="DSN",
                    help="the server to check: mysql://user:pw@host:port/ (or ?unix_socket=)")

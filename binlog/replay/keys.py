@@ -25,6 +25,7 @@ class TableKeys:
     names: tuple[str, ...] | None = None       # column names when the binlog has none
     skip: frozenset[int] = frozenset()         # generated columns: never written
     source: str = "none"
+    conflicts: tuple[tuple[int, ...], ...] = ()  # every unique key, nullable ones too (live)
 
     @property
     def identity(self) -> tuple[int, ...] | None:
@@ -178,4 +179,9 @@ def _from_live(live: LiveTable, cols) -> TableKeys | None:
     pk = indices(live.primary) if live.primary else None
     uniques = tuple(k for k in (indices(key) for key in live.not_null_uniques()) if k)
     skip = frozenset(i for n in live.generated if (i := index.get(n.lower())) is not None)
-    return TableKeys(pk, uniques, names, skip, source="live")
+    every = [live.primary] if live.primary else []
+    every += [key for key in live.uniques if key != live.primary]
+    found = tuple(indices(key) for key in every)
+    # a unique key naming a column the rows lack cannot be checked: no conflict keys
+    conflicts = found if all(found) else ()
+    return TableKeys(pk, uniques, names, skip, source="live", conflicts=conflicts)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..constants import HEADER_LEN, EventType
 from ..errors import MalformedEventError, ServerProtocolError
@@ -16,8 +16,20 @@ from ..inert import inert
 from ..protocol import serving as s
 from . import compat, events
 
-if TYPE_CHECKING:
-    from .session import Session
+
+class Client(Protocol):
+    """What a dump needs of its session (``session.Session``)."""
+    logs: Any
+    limits: Any
+    info: Any
+
+    def state(self) -> Any: ...
+
+    def send(self, payload: bytes) -> None: ...
+
+    def send_event(self, event: bytes) -> None: ...
+
+    def _fail(self, code: int, message: str) -> None: ...
 
 ER_MASTER_FATAL = 1236
 
@@ -30,7 +42,7 @@ _GTID = re.compile(r"\s*(\d{1,10})-(\d{1,10})-(\d{1,20})\s*")
 class Dump:
     """The event stream of one COM_BINLOG_DUMP."""
 
-    def __init__(self, session: Session, name: str, position: int, *, aware: bool, rotate_crc: bool,
+    def __init__(self, session: Client, name: str, position: int, *, aware: bool, rotate_crc: bool,
                  capability: int, annotate: bool, want: dict[int, int] | None, blocking: bool,
                  heartbeat: float):
         self.session = session

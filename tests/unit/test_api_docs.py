@@ -42,7 +42,9 @@ def test_public_names_version_and_py_typed():
 
     assert binlog.__all__ == ["BinlogReader", "TableFilter", "SchemaStore", "__version__"]
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert binlog.__version__ == project["project"]["version"]
+    # one place for the version: the package's, which the build reads (and --version)
+    assert "version" in project["project"]["dynamic"] and "version" not in project["project"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "binlog.__version__"}
     assert (REPO / "binlog" / "py.typed").exists()
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["binlog"]
     from binlog.api import BinlogReader
