@@ -11,7 +11,6 @@ certificate, or a unix socket) or the user allowed it: the key must be the user'
 """
 from __future__ import annotations
 
-import ssl
 from typing import Any
 
 from .errors import ServerAccessError
@@ -76,6 +75,8 @@ def _build():
             self.__dict__["_server_key"] = value
 
         def _secure_channel(self) -> bool:
+            import ssl
+
             context = getattr(self, "ctx", None)
             return bool(self.unix_socket) or (
                 bool(getattr(self, "_secure", False)) and context is not None

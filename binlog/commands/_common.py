@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import sql_connection
 from ..constants import LEGACY_TEMPORAL_TYPES
 from ..errors import ServerError, UsageError
 from ..exitcodes import Exit
@@ -360,6 +359,8 @@ def live_tables_from_dsn(dsn: str):
     kw = parse_dsn(dsn)
     database = kw.pop("database")
     try:
+        from .. import sql_connection
+
         conn = sql_connection.connect(kw, charset="utf8mb4")
     except pymysql.err.MySQLError as exc:
         raise ServerError(f"cannot connect to {kw.get('host', 'localhost')} for the keys: {exc}") from exc
@@ -402,6 +403,8 @@ def connect(dsn: str, *, what: str = "the target", **extra):
     kw.update(extra)
     host = dsn_address(kw)
     try:
+        from .. import sql_connection
+
         return sql_connection.connect(kw, charset="utf8mb4")
     except pymysql.err.MySQLError as exc:
         raise TargetError(f"cannot connect to {what} ({host}): {exc.args[-1] if exc.args else exc}") from exc
