@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..constants import LOG_EVENT_ARTIFICIAL_F, EventType
+from ..constants import HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
 from ..errors import BadMagicError, UsageError
 from ..stream import NEED_DATA, EventStream
 
@@ -234,3 +234,18 @@ class Poller:
                 return False
             time.sleep(self.interval)
         return True
+
+
+def event_heads(data, start: int = 4) -> Iterator[tuple[int, int, int]]:
+    """(offset, length, log_pos) of each event of a binlog file's bytes (``data``: bytes
+    or an mmap) from ``start``, an event boundary, while a whole header is there; a
+    length under a header's stops the walk after it is given.  The callers decide what a
+    partial or damaged event means (relay, served and rewritten files)."""
+    size = len(data)
+    pos = start
+    while pos + HEADER_LEN <= size:
+        length = int.from_bytes(data[pos + 9:pos + 13], "little")
+        yield pos, length, int.from_bytes(data[pos + 13:pos + 17], "little")
+        if length < HEADER_LEN:
+            return
+        pos += length

@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from ..constants import BINLOG_MAGIC, HEADER_LEN
 from ..errors import RelayError, UsageError
+from .base import event_heads
 
 _BUFFER = 1 << 20
 
@@ -140,10 +141,8 @@ def _whole_events_end(path: Path) -> int:
         if data[:4] != BINLOG_MAGIC:
             raise RelayError(f"{path} does not start with the binlog magic: not a relay file",
                              source=path.name, event_offset=0)
-        pos = 4
-        while pos + HEADER_LEN <= size:
-            length = int.from_bytes(data[pos + 9:pos + 13], "little")
-            log_pos = int.from_bytes(data[pos + 13:pos + 17], "little")
+        end = 4
+        for pos, length, log_pos in event_heads(data):
             if length < HEADER_LEN or log_pos != (pos + length) & 0xFFFFFFFF:
                 raise RelayError(f"the event at {pos} says it has {length} bytes and ends at "
                                  f"{log_pos}: the relay file is damaged", source=path.name,
@@ -151,5 +150,5 @@ def _whole_events_end(path: Path) -> int:
                                  hint="move the file away and fetch it again")
             if pos + length > size:
                 break
-            pos += length
-        return pos
+            end = pos + length
+        return end

@@ -8,6 +8,7 @@ name), and says after which input event writing goes on and at which output offs
 """
 from __future__ import annotations
 
+import mmap
 import os
 from pathlib import Path
 from typing import IO
@@ -15,6 +16,7 @@ from typing import IO
 from ..constants import BINLOG_MAGIC, HEADER_LEN
 from ..errors import InputError, MalformedEventError
 from ..rewrite import MAP_HEADER, MapEntry, parse_map
+from .base import event_heads
 
 
 def index_name(first: str) -> str:
@@ -142,19 +144,17 @@ class RewriteDir:
 def _whole_events_end(path: Path) -> int:
     """Where the last whole event of a binlog we wrote ends (4 with none; 0 when not
     even the magic is there), from the headers' sizes."""
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        if f.read(4) != BINLOG_MAGIC:
+    if path.stat().st_size < 4:
+        return 0
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[:4] != BINLOG_MAGIC:
             return 0
-        pos = 4
-        while pos + HEADER_LEN <= size:
-            f.seek(pos)
-            head = f.read(HEADER_LEN)
-            event_size = int.from_bytes(head[9:13], "little")
-            if event_size < HEADER_LEN:
-                raise MalformedEventError(f"event size {event_size} in our own output",
+        end = 4
+        for pos, length, _ in event_heads(data):
+            if length < HEADER_LEN:
+                raise MalformedEventError(f"event size {length} in our own output",
                                           source=str(path), event_offset=pos)
-            if pos + event_size > size:
+            if pos + length > len(data):
                 break
-            pos += event_size
-    return pos
+            end = pos + length
+        return end

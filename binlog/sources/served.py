@@ -10,7 +10,7 @@ state before its first event group).
 """
 from __future__ import annotations
 
-import os
+import mmap
 import re
 import time
 from dataclasses import dataclass
@@ -22,6 +22,7 @@ from ..errors import BinlogError, MalformedEventError, RelayError, UsageError
 from ..events.gtid import decode_gtid_list, decode_maria_gtid
 from ..header import parse_header
 from ..rewrite import lookup, parse_map
+from .base import event_heads
 
 #: A served file's name: a binlog name, never a path.
 BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
@@ -41,25 +42,49 @@ class ServedLogs:
         self.dir = Path(directory)
         if not self.dir.is_dir():
             raise RelayError(f"{self.dir}: not a directory of binlogs")
-        self._ends: dict[str, int] = {}     # files only grow: where the walk stopped
+        # files only grow: for each, (its size when last walked, where the walk stopped)
+        self._ends: dict[str, tuple[int, int]] = {}
+        self._listed: tuple[tuple, list[str]] | None = None     # (what the list came from, it)
+        self._files: set[str] = set()       # names seen as plain files (a file stays one)
+        self._state: tuple[str, int, dict] | None = None        # gtid_state so far: file, end
 
     def names(self) -> list[str]:
-        """The files in index order (the ``.index`` file, else the names sorted)."""
-        indexes = sorted(self.dir.glob("*.index"))
-        if len(indexes) > 1:
-            raise RelayError(f"{self.dir} holds several .index files: not one server's binlogs")
-        if indexes:
-            lines = indexes[0].read_text(encoding="utf-8", errors="replace").splitlines()
-            names = [Path(line.strip()).name for line in lines if line.strip()]
-        else:
-            names = sorted(p.name for p in self.dir.iterdir() if BINLOG_NAME.fullmatch(p.name))
-        names = [n for n in names if BINLOG_NAME.fullmatch(n) and (self.dir / n).is_file()
-                 and not (self.dir / n).is_symlink()]
+        """The files in index order (the ``.index`` file, else the names sorted).  Asked
+        for by every client at every look at a followed binlog: the list is read again
+        only when the index (or, without one, the directory) has changed."""
+        names = [n for n in self._listing() if n in self._files or self._plain_file(n)]
         # a file just listed may not hold its FORMAT_DESCRIPTION yet (binlog fetch lists a
         # name before it writes the file): it is served once that is whole
         while names and self._whole_end(names[-1]) <= 4:
             names.pop()
         return names
+
+    def _listing(self) -> list[str]:
+        indexes = sorted(self.dir.glob("*.index"))
+        if len(indexes) > 1:
+            raise RelayError(f"{self.dir} holds several .index files: not one server's binlogs")
+        source = indexes[0] if indexes else self.dir
+        seen = source.stat()
+        key = (str(source), seen.st_mtime_ns, seen.st_size)
+        if self._listed is not None and self._listed[0] == key:
+            return self._listed[1]
+        if indexes:
+            lines = indexes[0].read_text(encoding="utf-8", errors="replace").splitlines()
+            names = [Path(line.strip()).name for line in lines if line.strip()]
+        else:
+            names = sorted(p.name for p in self.dir.iterdir() if BINLOG_NAME.fullmatch(p.name))
+        names = [n for n in names if BINLOG_NAME.fullmatch(n)]
+        self._listed = (key, names)
+        return names
+
+    def _plain_file(self, name: str) -> bool:
+        """Listed names are files only once created (fetch lists a name first), and
+        never symbolic links (serve sends nothing from outside the directory)."""
+        path = self.dir / name
+        if path.is_file() and not path.is_symlink():
+            self._files.add(name)
+            return True
+        return False
 
     def path(self, name: str) -> Path:
         if not BINLOG_NAME.fullmatch(name) or name not in self.names():
@@ -72,9 +97,12 @@ class ServedLogs:
         return self._whole_end(name)
 
     def _whole_end(self, name: str) -> int:
-        with open(self.dir / name, "rb") as fh:
-            end = whole_events_end(fh, self._ends.get(name, 4))
-        self._ends[name] = end
+        path = self.dir / name
+        size = path.stat().st_size
+        walked, end = self._ends.get(name, (-1, 4))
+        if size != walked:
+            end = whole_events_end(path, end)
+            self._ends[name] = (size, end)
         return end
 
     def info(self, name: str) -> FileInfo:
@@ -133,7 +161,9 @@ class ServedLogs:
     def gtid_list(self, name: str) -> dict[int, tuple[int, int]] | None:
         """The state before ``name``'s first event group: domain -> (server id, seq_no);
         None when the file has no GTID_LIST (not a MariaDB 10 binlog)."""
-        for offset, data in self.events(name, 4, min(self.size(name), 64 * 1024)):
+        for number, (offset, data) in enumerate(self.events(name, 4, self.size(name))):
+            if number > 8:
+                return None     # it comes right after the FORMAT_DESCRIPTION (and checkpoint)
             header = parse_header(data, 0, offset)
             if header.type_code == EventType.GTID_LIST_EVENT:
                 checksum = self.info(name).checksum
@@ -144,19 +174,25 @@ class ServedLogs:
         return None
 
     def gtid_state(self) -> dict[int, tuple[int, int]]:
-        """The last GTID of each domain in the served binlogs."""
+        """The last GTID of each domain in the served binlogs: the last file's GTID_LIST
+        and its GTID events, walked on from where the last call stopped."""
         names = self.names()
         if not names:
             return {}
         last = names[-1]
-        state = dict(self.gtid_list(last) or {})
+        if self._state is not None and self._state[0] == last:
+            _, start, state = self._state
+        else:
+            start, state = 4, dict(self.gtid_list(last) or {})
         checksum = self.info(last).checksum
-        for offset, data in self.events(last, 4, self.size(last)):
+        end = self.size(last)
+        for offset, data in self.events(last, start, end):
             header = parse_header(data, 0, offset)
             if header.type_code == EventType.GTID_EVENT:
                 event = decode_maria_gtid(_body(data, checksum), None, header)
                 state[event.domain_id] = (header.server_id, event.seq_no)
-        return state
+        self._state = (last, end, state)
+        return dict(state)
 
     def gtid_start_file(self, want: dict[int, int]) -> str:
         """The file a dump from the GTID position ``want`` (domain -> seq_no) starts at:
@@ -180,22 +216,18 @@ def _body(data: bytes, checksum: bool) -> Cursor:
     return Cursor(data, HEADER_LEN, end)
 
 
-def whole_events_end(fh, start: int = 4) -> int:
-    """Offset after the last whole event of an open binlog file (4 for an empty one),
-    walking from ``start``, an event boundary already known."""
-    size = os.fstat(fh.fileno()).st_size
-    if size < 4:
-        return 4
-    pos = start
-    fh.seek(pos)
-    while pos + HEADER_LEN <= size:
-        head = fh.read(HEADER_LEN)
-        length = int.from_bytes(head[9:13], "little")
-        if length < HEADER_LEN or pos + length > size:
-            break
-        pos += length
-        fh.seek(pos)
-    return pos
+def whole_events_end(path: Path, start: int = 4) -> int:
+    """Offset after the last whole event of a binlog file (4 for an empty one), walking
+    from ``start``, an event boundary already known."""
+    if path.stat().st_size <= start:
+        return start
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        end = start
+        for pos, length, _ in event_heads(data, start):
+            if length < HEADER_LEN or pos + length > len(data):
+                break
+            end = pos + length
+        return end
 
 
 __all__ = ["ServedLogs", "FileInfo", "whole_events_end", "BinlogError"]
