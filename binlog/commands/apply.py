@@ -94,6 +94,15 @@ from ._progress import with_progress
 # What closing or rolling back a connection that already failed may raise.
 _GONE = (OSError, pymysql.err.Error)
 
+
+def close_quietly(conn) -> None:
+    """Close a target connection that may be broken already (then there is nothing left
+    to close, and nothing to report)."""
+    try:
+        conn.close()
+    except _GONE:
+        pass        # the connection is already broken
+
 CONNECTION_ERRORS = {2003, 2006, 2013, 2014, 2055, 1927, 4031, 1053}
 RETRYABLE_ERRORS = {1205, 1213}          # lock wait timeout, deadlock
 DDL_ALREADY_DONE = {1050, 1051, 1007, 1008, 1060, 1061, 1091, 1146, 1176}
@@ -289,10 +298,7 @@ class Applier:
 
     def _close_meta(self) -> None:
         if self.meta is not None:
-            try:
-                self.meta.close()
-            except _GONE:
-                pass        # the connection is already broken
+            close_quietly(self.meta)
             self.meta = None
 
     def abort(self) -> None:
@@ -306,10 +312,7 @@ class Applier:
                 self.conn.rollback()
             except _GONE:
                 pass        # the connection is already broken: nothing left to undo
-            try:
-                self.conn.close()
-            except _GONE:
-                pass        # the connection is already broken: nothing left to undo
+            close_quietly(self.conn)
             self.conn = None
 
     def _live(self, db, table):
@@ -526,10 +529,7 @@ class Applier:
                 self._stop_pipeline()
                 self._close_meta()
                 if self.conn is not None:
-                    try:
-                        self.conn.close()
-                    except _GONE:
-                        pass    # the connection is already broken
+                    close_quietly(self.conn)
                     self.conn = None
 
     def _wait_for_target(self) -> None:
@@ -1647,10 +1647,7 @@ class _WorkerSession(Applier):
 
     def close(self) -> None:
         if self.conn is not None:
-            try:
-                self.conn.close()
-            except _GONE:
-                pass        # the connection is already broken
+            close_quietly(self.conn)
             self.conn = None
 
 

@@ -11,7 +11,7 @@ import time
 
 import pymysql
 import pytest
-from support.serve_process import PASSWORD, Serve, copy_binlogs, workload
+from support.serve_process import PASSWORD, Serve, copy_binlogs, follow_raw, workload
 
 from binlog.protocol import messages as m
 from binlog.sources.wire import WireConnection
@@ -135,10 +135,7 @@ def test_too_many_clients_are_told_so(served, tmp_path):
 def test_sigterm_ends_serve_with_dumps_open(served, tmp_path):
     source, directory = served
     serve = Serve(directory, tmp_path)
-    follower = subprocess.Popen(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
-                                 "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
-                                 "--raw", "--stop-never", "--result-file", str(tmp_path) + "/",
-                                 source.binlog_names()[0]], stderr=subprocess.PIPE)
+    follower = follow_raw(serve, source.binlog_names()[0], tmp_path, stderr=subprocess.PIPE)
     try:
         time.sleep(2)
         started = time.monotonic()
@@ -196,10 +193,7 @@ def login_tls(port: int, ca) -> WireConnection:
 def test_kill_ends_a_dump_and_ping_answers(served, tmp_path):
     source, directory = served
     serve = Serve(directory, tmp_path)
-    follower = subprocess.Popen(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
-                                 "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
-                                 "--raw", "--stop-never", "--result-file", str(tmp_path) + "/",
-                                 source.binlog_names()[0]], stderr=subprocess.PIPE)
+    follower = follow_raw(serve, source.binlog_names()[0], tmp_path, stderr=subprocess.PIPE)
     try:
         conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
         conn.ping(reconnect=False)

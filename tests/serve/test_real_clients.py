@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from support.serve_process import PASSWORD, REPO, Serve, copy_binlogs, rows, workload
+from support.serve_process import PASSWORD, REPO, Serve, copy_binlogs, follow_raw, rows, workload
 
 pytestmark = pytest.mark.server
 
@@ -151,10 +151,7 @@ def test_processlist_shows_each_client_and_its_lag(source, tmp_path):
 
     copy_binlogs(source, tmp_path / "served")
     serve = Serve(tmp_path / "served", tmp_path)
-    follower = subprocess.Popen(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
-                                 "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
-                                 "--raw", "--stop-never", "--result-file", str(tmp_path) + "/",
-                                 source.binlog_names()[0]])
+    follower = follow_raw(serve, source.binlog_names()[0], tmp_path)
     try:
         conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
         deadline = time.monotonic() + 20

@@ -75,3 +75,10 @@ class Serve:
         """The serve process's peak resident memory (VmHWM)."""
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
         return int(re.search(r"VmHWM:\s+(\d+)", status).group(1))
+
+
+def follow_raw(serve: Serve, first: str, out: Path, **popen) -> subprocess.Popen:
+    """mariadb-binlog --raw --stop-never following serve into ``out`` (a child to kill)."""
+    return subprocess.Popen(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
+                             "--port", str(serve.port), "--user", "repl", f"--password={PASSWORD}",
+                             "--raw", "--stop-never", "--result-file", f"{out}/", first], **popen)
