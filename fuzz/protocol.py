@@ -29,7 +29,7 @@ class _PairClient(ReplicationClient):
         self.sock = sock
 
     def connect(self) -> None:
-        self.conn = WireConnection(self.kw, on_error=self._typed_step)
+        self.conn = WireConnection(self.kw, on_error=self._typed)
         self.conn.open(sock=self.sock)
 
 

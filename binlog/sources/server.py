@@ -287,7 +287,7 @@ class ReplicationClient:
     # -- connection -------------------------------------------------------------------
     def connect(self) -> None:
         self.close()
-        self.conn = WireConnection(self.kw, on_error=self._typed_step)
+        self.conn = WireConnection(self.kw, on_error=self._typed)
         try:
             self.conn.open()
         except ServerError:
@@ -528,11 +528,9 @@ class ReplicationClient:
     def _server_error(self, packet: bytes) -> ServerError:
         return self._connection().server_error(packet, "reading the binlog")
 
-    def _typed_step(self, code: int, text: str, step: str) -> ServerError:
-        """The typed error of an ERR packet (``text`` already inert)."""
-        return self._typed(code, text, step)
-
     def _typed(self, code: int | None, text: str, doing: str) -> ServerError:
+        """The typed error of a server's refusal (``text`` already inert): also the wire
+        connection's handler of ERR packets."""
         tracker = self.tracker
         where = tracker.file if tracker is not None and tracker.file else None
         pos = tracker.position if tracker is not None and where else None
