@@ -12,6 +12,7 @@ and a replication connection implement the same two classes.  Positions everywhe
 """
 from __future__ import annotations
 
+import mmap
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -236,7 +237,7 @@ class Poller:
         return True
 
 
-def event_heads(data, start: int = 4) -> Iterator[tuple[int, int, int]]:
+def event_heads(data: bytes | mmap.mmap, start: int = 4) -> Iterator[tuple[int, int, int]]:
     """(offset, length, log_pos) of each event of a binlog file's bytes (``data``: bytes
     or an mmap) from ``start``, an event boundary, while a whole header is there; a
     length under a header's stops the walk after it is given.  The callers decide what a
