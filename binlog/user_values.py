@@ -63,11 +63,17 @@ def parse_table_name(text: str) -> tuple[str, str]:
 # live source, ``?server_public_key=FILE`` (the server's RSA key, so the password is never
 # encrypted with a key the server sends) and ``?allow_cleartext_password=1`` (the opt-in to
 # send it in clear where the server asks so: sources/wire.py, protocol/auth.py).
+# ``?password_file=PATH`` reads the password from a file's first line, so it is not on a
+# command line (which every local user can read in /proc/PID/cmdline); serve hands its
+# fetch child the upstream's password that way, through a pipe (/dev/fd/N).
 # One parser for --schema-from, --from and --to; a DSN carries a password, so messages
 # show ``redact_dsn(dsn)``.
 _SCHEMES = ("mysql", "mariadb")
 _FLOATS = ("connect_timeout", "read_timeout")
 _PATHS = ("unix_socket", "ssl_ca", "ssl_cert", "ssl_key", "server_public_key")
+_PASSWORD_FILE = "password_file"
+#: a password file's first line is read from at most this many bytes
+_PASSWORD_FILE_LIMIT = 4096
 _FLAGS = ("ssl_verify_cert", "ssl_verify_identity", "allow_cleartext_password")
 #: Parameters only our own client takes (not PyMySQL's keyword arguments).
 WIRE_ONLY = ("allow_cleartext_password",)
@@ -96,7 +102,7 @@ def redact_dsn(dsn: str) -> str:
     path, q, query = after.partition("?")
     if q:
         names = [item.partition("=")[0] for item in query.split("&")]
-        query = "&".join(f"{n}=..." if n not in _FLOATS + _PATHS + _FLAGS else item
+        query = "&".join(f"{n}=..." if n not in _FLOATS + _PATHS + _FLAGS + (_PASSWORD_FILE,) else item
                          for n, item in zip(names, query.split("&"), strict=True))
     return f"{scheme}://{head}{host}{slash}{path}{q}{query}"
 
@@ -146,9 +152,31 @@ def parse_dsn(dsn: str) -> dict:
             kw[name] = value
         elif name in _FLAGS:
             kw[name] = value.lower() in ("1", "true", "yes", "on")
+        elif name == _PASSWORD_FILE:
+            if parts.password:
+                raise _bad(dsn, "give the password in the DSN or in ?password_file=, not both")
+            kw["password"] = _read_password(dsn, value)
         else:
-            raise _bad(dsn, f"unknown parameter {name!r} (known: {', '.join(_FLOATS + _PATHS + _FLAGS)})")
+            known = ", ".join(_FLOATS + _PATHS + _FLAGS + (_PASSWORD_FILE,))
+            raise _bad(dsn, f"unknown parameter {name!r} (known: {known})")
     return kw
+
+
+def _read_password(dsn: str, path: str) -> str:
+    """The first line of a password file (its line end dropped; no other trimming: a
+    password may begin or end with blanks).  Only the path is ever quoted in a message."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_PASSWORD_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise _bad(dsn, f"?password_file={path}: {exc.strerror or exc}") from None
+    line, newline, _ = data.partition(b"\n")
+    if not newline and len(data) > _PASSWORD_FILE_LIMIT:
+        raise _bad(dsn, f"?password_file={path}: no line end in its first {_PASSWORD_FILE_LIMIT} bytes")
+    try:
+        return line.removesuffix(b"\r").decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(dsn, f"?password_file={path}: the password is not UTF-8") from None
 
 
 def pymysql_kwargs(kw: dict) -> dict:

@@ -120,8 +120,10 @@ def _children(args) -> list:
     args.binlogs = str(rewritten)
     children = []
     if args.upstream:
-        children.append(Child("fetch", ["fetch", "--from", args.upstream, "--to", str(relay),
-                                        "--server-id", str(args.server_id), "--stop-never"], _log))
+        dsn, password = _password_apart(args.upstream)
+        children.append(Child("fetch", ["fetch", "--from", dsn, "--to", str(relay),
+                                        "--server-id", str(args.server_id), "--stop-never"],
+                              _log, secret=password))
     schema = [f"--schema-ddl={path}" for path in args.schema_ddl]
     schema += [f"--schema-store={args.schema_store}"] if args.schema_store else []
     schema += [f"--schema-from={args.schema_from}"] if args.schema_from else []
@@ -152,6 +154,27 @@ def build_server(args):
                   listen=(host.strip("[]"), int(port)), limits=limits, max_clients=args.max_clients,
                   tls=_tls(args), log=_log, full_metadata=args.full_metadata,
                   upstream=_upstream_address(args.upstream))
+
+
+def _password_apart(dsn: str) -> tuple[str, str | None]:
+    """The upstream DSN for the fetch child's command line, without its password (read
+    from a pipe instead: serve/children.py), and that password.  Built from the raw
+    text, so the user name and host keep their own percent-encoding."""
+    from urllib.parse import quote, urlsplit
+
+    from ..serve.children import SECRET_FD
+    from ..user_values import parse_dsn
+
+    password = parse_dsn(dsn)["password"]       # also from ?password_file=, read once here
+    if not password:
+        return dsn, None
+    parts = urlsplit(dsn)
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    netloc = f"{userinfo.partition(':')[0]}@{hostport}" if userinfo else hostport
+    query = "&".join(item for item in parts.query.split("&")
+                     if item and not item.startswith("password_file="))
+    query += ("&" if query else "") + "password_file=" + quote(f"/dev/fd/{SECRET_FD}", safe="/{}")
+    return parts._replace(netloc=netloc, query=query).geturl(), password
 
 
 def _upstream_address(dsn: str | None) -> dict | None:

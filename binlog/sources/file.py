@@ -81,6 +81,12 @@ def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: 
     return [entry for _, _, entry in sorted(numbered)]
 
 
+def _holds_binlogs(directory: Path) -> bool:
+    """Whether directory_binlogs would find anything (an index or a NAME.NNNNNN file)."""
+    return any(_NUMBERED.match(binlog_name(entry)) or entry.suffix == ".index"
+               for entry in directory.iterdir())
+
+
 def _stored(path: Path) -> Path | None:
     """The file holding binlog ``path``: itself, or compressed beside it."""
     for candidate in (path, *(path.with_name(path.name + s) for s in COMPRESSED_SUFFIXES)):
@@ -173,12 +179,17 @@ class FileSource(BinlogSource):
 
     ``follow``: the last file is followed as it grows, and after a ROTATE in it the
     file it names (in the same directory) once it appears; ``follow_timeout`` seconds
-    without new data end the wait (None: wait forever)."""
+    without new data end the wait (None: wait forever).  Following one directory that
+    holds no binlog yet (a relay a ``fetch`` is about to fill) waits for its first one."""
 
     def __init__(self, paths: Iterable[str | os.PathLike], *, follow: bool = False,
                  follow_timeout: float | None = None, poll_interval: float = 0.25,
                  on_idle: Callable[[], None] | None = None, allow_gaps: bool = False,
                  on_warning: Callable[[str], None] | None = None):
+        paths = list(paths)
+        if follow and len(paths) == 1 and Path(paths[0]).is_dir():
+            directory = Path(paths[0])
+            Poller(follow_timeout, poll_interval, on_idle).wait_until(lambda: _holds_binlogs(directory))
         self.files = expand_paths(paths, allow_gaps=allow_gaps, on_warning=on_warning)
         self.follow = follow
         self.follow_timeout = follow_timeout

@@ -425,3 +425,25 @@ def test_follow_writes_as_the_relay_grows(tmp_path):
     assert proc.returncode == Exit.OK, err
     assert rewrite("temporal_predump", tmp_path / "whole").returncode == Exit.OK
     assert out.read_bytes() == (tmp_path / "whole" / "temporal_predump.binlog").read_bytes()
+
+
+def test_following_an_empty_relay_waits_for_its_first_binlog(tmp_path):
+    """serve starts rewrite --follow on a relay its fetch has not filled yet: it waits
+    (not exit 2 and a restart), and --follow-timeout still ends an empty wait."""
+    import time
+
+    relay = tmp_path / "relay"
+    relay.mkdir()
+    cmd = [sys.executable, "-m", "binlog.cli", "rewrite", str(relay), *map(str, LEGACY["temporal_predump"]),
+           "--to", str(tmp_path / "out"), "--follow", "--follow-timeout", "3"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    assert proc.poll() is None
+    (relay / "temporal_predump.000001").write_bytes((SAMPLES / "temporal_predump.binlog").read_bytes())
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == Exit.OK, err
+    assert (tmp_path / "out" / "temporal_predump.000001").stat().st_size > 1000
+    never_filled = tmp_path / "never-filled"
+    never_filled.mkdir()
+    empty = binlog("rewrite", never_filled, "--to", tmp_path / "out2", "--follow", "--follow-timeout", "0.5")
+    assert empty.returncode == Exit.USAGE and "no binlog files" in empty.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from support.serve_process import PASSWORD, REPO, Serve, copy_binlogs, follow_raw, rows, workload
@@ -225,3 +226,55 @@ def test_clients_log_in_with_the_upstreams_accounts(source, tmp_path):
     finally:
         serve.stop()
     assert "cdc-Pw9" not in serve.text() and "not reachable" in serve.text()
+
+
+def _process_tree(pid: int) -> list[int]:
+    """pid and every descendant, from /proc's parent links."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        tree.append(todo.pop())
+        todo.extend(parents.get(tree[-1], []))
+    return tree
+
+
+def test_the_upstreams_password_is_on_no_command_line(source, tmp_path):
+    """serve --upstream with ?password_file=: the fetch child relays the upstream (its
+    binlogs arrive byte for byte) while neither serve's nor any child's command line or
+    environment holds the password (/proc/PID/cmdline is readable by every local user)."""
+    secret = "Relay-Pw9-secret"
+    source.execute(f"CREATE USER relay@'%' IDENTIFIED BY '{secret}'")
+    source.execute("GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT ON *.* TO relay@'%'")
+    (tmp_path / "pw").write_text(secret + "\n")
+    upstream = f"mysql://relay@127.0.0.1:{source.port}/?password_file={tmp_path / 'pw'}"
+    serve = Serve(None, tmp_path, "--upstream", upstream, "--relay", tmp_path / "relay")
+    try:
+        name = source.binlog_names()[0]
+        expected = (source.binlog_dir / name).read_bytes()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            relayed = tmp_path / "relay" / name
+            if relayed.exists() and relayed.stat().st_size >= len(expected):
+                break
+            time.sleep(0.1)
+        got = relayed.read_bytes()[:len(expected)]
+        # the FORMAT_DESCRIPTION's in-use flag (byte 21) goes cleared, as the server sends it
+        assert got[:21] + got[22:] == expected[:21] + expected[22:], serve.text()
+        tree = _process_tree(serve.proc.pid)
+        assert len(tree) >= 3, (tree, serve.text())  # serve, its fetch and rewrite children
+        for pid in tree:
+            for part in ("cmdline", "environ"):
+                try:
+                    data = (Path(f"/proc/{pid}") / part).read_bytes()
+                except OSError:
+                    continue                        # ended meanwhile
+                assert secret.encode() not in data, (pid, part)
+    finally:
+        serve.stop()
+    assert secret not in serve.text()

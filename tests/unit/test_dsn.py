@@ -62,3 +62,28 @@ def test_one_slash_is_not_localhost():
         parse_dsn("mysql:/host")
     assert parse_dsn("mysql:///?unix_socket=/s") == {"user": "root", "password": "", "database": None,
                                                      "unix_socket": "/s"}
+
+
+def test_password_file_gives_the_first_line(tmp_path):
+    secret = tmp_path / "pw"
+    secret.write_bytes(b" pa ss\r\nsecond line\n")
+    kw = parse_dsn(f"mysql://u@h/?password_file={secret}")
+    assert kw["password"] == " pa ss" and "password_file" not in kw
+    assert redact_dsn(f"mysql://u@h/?password_file={secret}").endswith(f"password_file={secret}")
+
+
+@pytest.mark.parametrize("content, why", [(b"x" * 5000, "no line end"), (b"\xff\xfe\n", "not UTF-8")])
+def test_password_file_refusals_name_the_path_only(tmp_path, content, why):
+    secret = tmp_path / "pw"
+    secret.write_bytes(content)
+    with pytest.raises(UsageError, match=why) as info:
+        parse_dsn(f"mysql://u@h/?password_file={secret}")
+    assert str(secret) in str(info.value) and "xxxx" not in str(info.value)
+
+
+def test_password_file_and_a_password_together_are_refused(tmp_path):
+    with pytest.raises(UsageError, match="not both") as info:
+        parse_dsn(f"mysql://u:{SECRET}@h/?password_file={tmp_path}/pw")
+    assert SECRET not in str(info.value)
+    with pytest.raises(UsageError, match="No such file"):
+        parse_dsn(f"mysql://u@h/?password_file={tmp_path}/missing")
