@@ -48,25 +48,26 @@ def decimal_from_bin(raw: bytes, precision: int, scale: int) -> Decimal:
     if negative:
         v ^= (1 << (8 * size)) - 1
     data = v.to_bytes(size, "big")
-    p = 0
-    intval = 0
-    for nbytes, ndigits in int_groups:
-        g = int.from_bytes(data[p:p + nbytes], "big")
-        p += nbytes
-        if g >= _POW10[ndigits]:
-            raise malformed(f"DECIMAL({precision},{scale}) digit group {g} out of range")
-        intval = intval * _POW10[ndigits] + g
-    fracval = 0
-    for nbytes, ndigits in frac_groups:
-        g = int.from_bytes(data[p:p + nbytes], "big")
-        p += nbytes
-        if g >= _POW10[ndigits]:
-            raise malformed(f"DECIMAL({precision},{scale}) digit group {g} out of range")
-        fracval = fracval * _POW10[ndigits] + g
+    int_size = sum(nbytes for nbytes, _ in int_groups)
+    intval = _digits(data, 0, int_groups, precision, scale)
+    fracval = _digits(data, int_size, frac_groups, precision, scale)
     sign = "-" if negative and (intval or fracval) else ""
     if scale:
         return Decimal(f"{sign}{intval}.{fracval:0{scale}d}")
     return Decimal(f"{sign}{intval}")
+
+
+def _digits(data: bytes, p: int, groups, precision: int, scale: int) -> int:
+    """The number the digit groups at ``data[p:]`` spell (decimal2bin's base 10^9 words
+    of 4 bytes, the leftover digits in DIG2BYTES bytes: strings/decimal.c)."""
+    value = 0
+    for nbytes, ndigits in groups:
+        g = int.from_bytes(data[p:p + nbytes], "big")
+        p += nbytes
+        if g >= _POW10[ndigits]:
+            raise malformed(f"DECIMAL({precision},{scale}) digit group {g} out of range")
+        value = value * _POW10[ndigits] + g
+    return value
 
 
 def decode_newdecimal(buf, pos, end, col):
