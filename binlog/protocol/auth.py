@@ -8,9 +8,10 @@ a hostile one picks the method that gives it the password: ``mysql_clear_passwor
 ``sha256_password`` sends it as it is over TLS, or encrypted with an RSA key the server
 itself supplies (so the server reads it).  Here:
 
-- ``mysql_native_password`` and the fast path of ``caching_sha2_password`` are
-  challenge-response: the reply proves the password without revealing it (sql/sql_acl.cc
-  native_password_authenticate; sql/auth/sha2_password.cc for MySQL);
+- ``mysql_native_password``, the fast path of ``caching_sha2_password`` and MariaDB's
+  ``client_ed25519`` are challenge-response: the reply proves the password without
+  revealing it (sql/sql_acl.cc native_password_authenticate; sql/auth/sha2_password.cc
+  for MySQL; plugin/auth_ed25519/server_ed25519.c for MariaDB);
 - the full path of ``caching_sha2_password`` and ``sha256_password`` send the password
   only over a *secure* channel (TLS with a verified certificate, or a unix socket, as the
   MySQL clients count them), or encrypted with the public key the user gave
@@ -18,8 +19,8 @@ itself supplies (so the server reads it).  Here:
 - ``mysql_clear_password`` and ``dialog`` only with ``?allow_cleartext_password=1``, the
   same opt-in the MySQL clients ask for (``--enable-cleartext-plugin``), or over a
   secure channel;
-- anything else (``client_ed25519``, ``mysql_old_password``, ``auth_gssapi_client``, an
-  unknown name) is refused by name.
+- anything else (``mysql_old_password``, ``auth_gssapi_client``, ``parsec``, an unknown
+  name) is refused by name.
 
 A refusal is ``ServerAccessError``: it says which method the server asked for and what
 the user can do; the password is in no message.
@@ -119,6 +120,38 @@ class Sha256Password(Method):
         return full_password(self.cred, self.scramble, self.name)
 
 
+class Ed25519(Method):
+    """MariaDB's ed25519: an Ed25519 signature of the server's 32-byte nonce whose secret
+    scalar comes from SHA-512(password) as a seed of any length (plugin/auth_ed25519/ref10
+    sign.c crypto_sign: az = SHA512(pw), clamped; r = SHA512(az[32:] + m); S = r + H(R+A+m)*a),
+    so the server checks it against the stored public key and learns nothing of the
+    password.  The group arithmetic is libsodium's, through PyNaCl (the ``ed25519`` extra,
+    as PyMySQL does it)."""
+    name = "client_ed25519"
+
+    def start(self) -> bytes:
+        try:
+            from nacl import bindings as sodium
+        except ImportError:
+            raise ServerAccessError("the account uses MariaDB's ed25519 authentication, which "
+                                    "needs the PyNaCl package", code=None,
+                                    hint="pip install 'binlog-temporal[ed25519]'") from None
+        if len(self.scramble) < 32:
+            raise ServerProtocolError(f"{STEP}: an ed25519 nonce of {len(self.scramble)} bytes, "
+                                      f"not 32", step=STEP)
+        nonce = self.scramble[:32]
+        az = bytearray(hashlib.sha512(self.cred.password).digest())
+        az[0] &= 248
+        az[31] &= 63
+        az[31] |= 64
+        a = bytes(az[:32])
+        r = sodium.crypto_core_ed25519_scalar_reduce(hashlib.sha512(bytes(az[32:]) + nonce).digest())
+        big_r = sodium.crypto_scalarmult_ed25519_base_noclamp(r)
+        big_a = sodium.crypto_scalarmult_ed25519_base_noclamp(a)
+        k = sodium.crypto_core_ed25519_scalar_reduce(hashlib.sha512(big_r + big_a + nonce).digest())
+        return big_r + sodium.crypto_core_ed25519_scalar_add(sodium.crypto_core_ed25519_scalar_mul(k, a), r)
+
+
 class ClearPassword(Method):
     """The password as it is, NUL-terminated (KB "Authentication Plugin - mysql_clear_password")."""
     name = "mysql_clear_password"
@@ -196,7 +229,8 @@ def rsa_encrypt(pem: bytes, data: bytes) -> bytes:
 
 
 METHODS: dict[str, Callable[[Credentials, bytes], Method]] = {
-    cls.name: cls for cls in (NativePassword, CachingSha2, Sha256Password, ClearPassword, Dialog)
+    cls.name: cls for cls in (NativePassword, CachingSha2, Sha256Password, Ed25519, ClearPassword,
+                              Dialog)
 }
 
 
@@ -206,6 +240,6 @@ def method(name: str, cred: Credentials, scramble: bytes) -> Method:
     if factory is None:
         raise ServerAccessError(f"the server asks for authentication method {inert(name, limit=64)!r}, "
                                 f"which this client does not support",
-                                hint="give the replication user a mysql_native_password or "
-                                     "caching_sha2_password account")
+                                hint="give the replication user a mysql_native_password, "
+                                     "ed25519 or caching_sha2_password account")
     return factory(cred, scramble)

@@ -175,7 +175,8 @@ class WireConnection:
             if kind == bytes([m.SWITCH]) and not switched:
                 switched = True
                 request = m.parse_auth_switch(payload, step)
-                method = auth.method(request.plugin, cred, request.data[:20])
+                # whole: 20 bytes and a NUL for the SHA methods (each takes [:20]), 32 for ed25519
+                method = auth.method(request.plugin, cred, request.data)
                 self.send(method.start(), deadline)
             elif kind == bytes([m.MORE_DATA]):
                 reply = method.more(payload[1:])
