@@ -28,12 +28,24 @@ __all__ = ["EXIT_OK", "EXIT_DECODE_ERROR", "EXIT_USAGE", "EXIT_DAMAGE", "EXIT_IN
            "build_parser", "main"]
 
 
+class _Top(Parser):
+    """``binlog``'s own parser: --version prints its ``version``, looked up only when
+    asked for (importlib.metadata's search of the installed distributions cost ~15 ms;
+    pyproject.toml reads the version from ``binlog.__version__``)."""
+
+    @property
+    def version(self) -> str:
+        from . import __version__
+
+        return f"binlog {__version__}"
+
+
 def build_parser(argv=None) -> argparse.ArgumentParser:
     """The whole parser, or with ``argv`` naming a subcommand only that subcommand's:
     importing every command module (PyMySQL, the schema store, Spark's options...) was
     most of the start-up of every run.  ``--help``, ``--version``, no subcommand or an
     unknown one import none: the list of subcommands comes from COMMANDS."""
-    parser = Parser(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
+    parser = _Top(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
     build(parser, "binlog")                 # --version (binlog.options declares every option)
     sub = parser.add_subparsers(dest="command", required=True)
     chosen = _chosen(argv)

@@ -100,23 +100,6 @@ def batch_size(text) -> int:
     return max(1, _number("batch-size", text, int))
 
 
-class VersionAction(argparse.Action):
-    """--version: the version is looked up only when asked for."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        # the package's version (pyproject.toml reads it from binlog.__version__):
-        # importlib.metadata's search of the installed distributions cost ~15 ms
-        import sys
-
-        from . import __version__
-
-        sys.stdout.write(f"binlog {__version__}\n")     # stdout, as argparse's own action
-        parser.exit()
-
-
 # -- declarations ------------------------------------------------------------------------
 class Source:
     """How the data source reads an option: its key, the ``ReadOptions`` field it sets,
@@ -173,7 +156,8 @@ SCHEMA_DDL_HELP = ("mysqldump/mariadb-dump --no-data file or CREATE TABLE script
                    "the binlog's start (repeatable)")
 
 _DECLARATIONS: tuple[Option, ...] = (
-    _o("version", action=VersionAction, help="show the version and exit"),
+    # argparse's version action prints the parser's ``version`` (binlog.cli looks it up)
+    _o("version", action="version", help="show the version and exit"),
     # -- inputs ---------------------------------------------------------------------------
     _o("paths", "paths", nargs="*", metavar="FILE|DIR", help=PATHS_HELP + "; or --from DSN"),
     _o("paths:files", "paths", nargs="+", metavar="FILE|DIR", help=PATHS_HELP),

@@ -57,8 +57,8 @@ def test_each_parser_takes_exactly_its_declared_options(command):
         for name, value in option.kw.items():
             got = action.__class__ if name == "action" else getattr(action, name)
             if name == "action" and isinstance(value, str):
-                got = {argparse._StoreTrueAction: "store_true",
-                       argparse._AppendAction: "append"}.get(type(action), type(action))
+                got = {argparse._StoreTrueAction: "store_true", argparse._AppendAction: "append",
+                       argparse._VersionAction: "version"}.get(type(action), type(action))
             assert got == value, (command, option.key, name)
 
 
