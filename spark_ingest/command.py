@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from binlog.options import INGEST_FORMATS, build
+from binlog.options import build
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -29,7 +29,6 @@ def add_arguments(p) -> None:
     build(p, "ingest")
 
 
-FORMATS = INGEST_FORMATS
 # What the [spark] extra installs; without it the Spark engine cannot run at all.
 SPARK_MODULES = ("pyspark", "pyarrow", "py4j")
 
