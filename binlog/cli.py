@@ -22,28 +22,22 @@ from .commands._common import EXIT_DAMAGE, EXIT_DECODE_ERROR, EXIT_INCOMPLETE, E
 from .errors import BinlogError, UsageError
 from .exitcodes import Exit, for_exception
 from .inert import escape
+from .options import build
 
 __all__ = ["EXIT_OK", "EXIT_DECODE_ERROR", "EXIT_USAGE", "EXIT_DAMAGE", "EXIT_INCOMPLETE",
            "build_parser", "main"]
 
 
-def _version() -> str:
-    """The package's version (pyproject.toml reads it from ``binlog.__version__``):
-    importlib.metadata's search of the installed distributions cost ~15 ms."""
-    from . import __version__
+class _Top(Parser):
+    """``binlog``'s own parser: --version prints its ``version``, looked up only when
+    asked for (importlib.metadata's search of the installed distributions cost ~15 ms;
+    pyproject.toml reads the version from ``binlog.__version__``)."""
 
-    return __version__
+    @property
+    def version(self) -> str:
+        from . import __version__
 
-
-class _Version(argparse.Action):
-    """--version: the version is looked up only when asked for."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        sys.stdout.write(f"binlog {_version()}\n")     # stdout, as argparse's own action
-        parser.exit()
+        return f"binlog {__version__}"
 
 
 def build_parser(argv=None) -> argparse.ArgumentParser:
@@ -51,8 +45,8 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     importing every command module (PyMySQL, the schema store, Spark's options...) was
     most of the start-up of every run.  ``--help``, ``--version``, no subcommand or an
     unknown one import none: the list of subcommands comes from COMMANDS."""
-    parser = Parser(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
-    parser.add_argument("--version", action=_Version, help="show the version and exit")
+    parser = _Top(prog="binlog", description="Decode MariaDB/MySQL binlog files byte by byte.")
+    build(parser, "binlog")                 # --version (binlog.options declares every option)
     sub = parser.add_subparsers(dest="command", required=True)
     chosen = _chosen(argv)
     if chosen is None:

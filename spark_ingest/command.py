@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from binlog.errors import ON_ERROR_CHOICES
+from binlog.options import build
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -25,80 +25,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def add_arguments(p) -> None:
-    p.add_argument("sources", nargs="+", metavar="SRC",
-                   help="binlog files, directories (their binlogs in index order) or globs")
-    p.add_argument("--to", required=True, metavar="DIR", help="output directory (created if missing)")
-    p.add_argument("--engine", choices=ENGINES, default=None,
-                   help="local (default): in this process and one worker process per CPU, "
-                        "Arrow only, no JVM; spark: a Spark job (the default with --master or "
-                        "under spark-submit)")
-    p.add_argument("--format", choices=FORMATS, default="parquet",
-                   help="parquet (default): Parquet files in Spark's partition layout; delta: "
-                        "changes/, errors/ and each tables/<db>.<table>/ as Delta Lake tables "
-                        "(local engine, needs the [delta] extra)")
-    p.add_argument("--parallelism", type=int, metavar="N",
-                   help="local engine: worker processes (default: the CPUs this process may use)")
-    p.add_argument("--master", metavar="URL",
-                   help="Spark master (selects --engine spark; default: local[*], or "
-                        "spark-submit's --master)")
-    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra Spark configuration (repeatable)")
-    p.add_argument("--schema-ddl", action="append", default=[], metavar="FILE",
-                   help="mysqldump/mariadb-dump --no-data file or CREATE TABLE script, as of "
-                        "the binlogs' start (repeatable)")
-    p.add_argument("--schema-store", metavar="PATH",
-                   help="SQLite schema store to read (copied; the job never writes it)")
-    p.add_argument("--schema-from", metavar="DSN", help="snapshot schemas from a live server")
-    p.add_argument("--no-track-ddl", action="store_true",
-                   help="do not follow CREATE/ALTER/DROP/RENAME in the binlogs")
-    p.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
-                   help="keep only matching tables (wildcards %% _ *; repeatable)")
-    p.add_argument("--exclude-table", action="append", default=[], metavar="DB.TABLE",
-                   help="drop matching tables (repeatable)")
-    p.add_argument("--database", action="append", default=[], metavar="DB",
-                   help="keep only tables of this database (repeatable)")
-    p.add_argument("--on-error", choices=ON_ERROR_CHOICES, default="skip",
-                   help="skip (default): damaged or undecodable input is reported in DIR/errors/ "
-                        "and the job goes on at the next transaction; fail: the first error stops "
-                        "the job (exit 1) and nothing is committed")
-    p.add_argument("--allow-gaps", action="store_true",
-                   help="a binlog missing from a sequence (an index naming a file that is not "
-                        "there, a ROTATE to an absent file, a GTID jump) is a warning and the "
-                        "rest is ingested; by default it stops the run (exit 1) before anything "
-                        "is written")
-    p.add_argument("--follow-symlinks", action="store_true",
-                   help="search symlinked directories too (by default they are not followed); "
-                        "each directory is searched once and no file is read twice, so a "
-                        "symlink loop ends where it comes back")
-    p.add_argument("--reprocess-errors", action="store_true",
-                   help="ingest again, from their start, the files that have records in "
-                        "DIR/errors/ (e.g. with the --schema-ddl/--schema-from they lacked), "
-                        "replacing their earlier rows in changes/, tables/ and errors/")
-    p.add_argument("--reprocess", action="append", default=[], metavar="NAME[..NAME]",
-                   help="ingest these binlogs again from their start, replacing their earlier "
-                        "output (a name, or FIRST..LAST of one numbered sequence; repeatable)")
-    p.add_argument("--infer-precision", action="store_true",
-                   help="infer unknown legacy temporal precisions from the row images")
-    p.add_argument("--timezone", default="UTC",
-                   help="zone TIMESTAMP values are rendered in (default UTC)")
-    p.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex")
-    p.add_argument("--no-verify-checksum", action="store_true")
-    p.add_argument("--with-types", action="store_true",
-                   help="changes/: fill the `types` column (each column's SQL type, as dump "
-                        "--with-types)")
-    from binlog.commands._common import add_key_options
-
-    add_key_options(p)
-    p.add_argument("--split-size", metavar="BYTES",
-                   help="split files larger than this at transaction boundaries (e.g. 64m; "
-                        "0: one task per file; default: min(128m, total / cores))")
-    p.add_argument("--no-tables", action="store_true", help="do not write the typed tables/")
-    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
-    p.add_argument("--summary-json", metavar="FILE", help="also write the run's summary here")
+    """``binlog ingest``'s options (declared in ``binlog.options``)."""
+    build(p, "ingest")
 
 
-ENGINES = ("local", "spark")
-FORMATS = ("parquet", "delta")
 # What the [spark] extra installs; without it the Spark engine cannot run at all.
 SPARK_MODULES = ("pyspark", "pyarrow", "py4j")
 

@@ -1,4 +1,4 @@
-"""Options of the ``binlog`` data source, mirroring ``binlog dump``'s command line.
+"""Options of the ``binlog`` data source, declared with the command line's in ``binlog.options``.
 
 Spark hands data source options over as strings with lower-cased keys; here ``_`` and
 ``-`` are the same (``start-position`` = ``start_position``).  Lists (``table``,
@@ -8,62 +8,60 @@ comma-separated string.  Booleans: true/false/1/0/yes/no.
 from __future__ import annotations
 
 import glob
-import json
 import os
-import re
 from dataclasses import dataclass, field, fields
 
-from binlog.errors import ON_ERROR_CHOICES, UsageError
+from binlog.errors import UsageError
+from binlog.options import SOURCE_ALIASES, SOURCES, parse_size, source_default, source_value
 from binlog.user_values import parse_epoch, parse_zone
 
 DEFAULT_MAX_SPLIT = 128 << 20
 MIN_SPLIT = 4 << 20
 
-#: Every option the data source understands (canonical spelling).
-OPTION_NAMES = (
-    "path", "paths", "schema-ddl", "schema-store", "schema-from", "no-track-ddl",
-    "table", "exclude-table", "database", "start-position", "stop-position",
-    "start-datetime", "stop-datetime", "timezone", "on-error", "infer-precision",
-    "binary-encoding", "no-verify-checksum", "split-size", "parallelism",
-    "include-errors", "batch-size", "plan", "key-file", "key-file-key", "key-file-digest",
-    "key-file-pbkdf2", "encryption-algorithm", "allow-gaps", "follow-symlinks", "with-types",
-)
+#: Every option the data source understands (canonical spelling; binlog.options declares
+#: them, with the command line's options they share).
+OPTION_NAMES = tuple(SOURCES)
+
+__all__ = ["OPTION_NAMES", "ReadOptions", "parse_options", "parse_size", "discover",
+           "expand_sources"]
 
 
 @dataclass
 class ReadOptions:
+    """The data source's settings; the defaults of those a command line has too are its
+    options' (binlog.options)."""
     paths: list[str] = field(default_factory=list)
     schema_ddl: list[str] = field(default_factory=list)
-    schema_store: str | None = None
-    schema_from: str | None = None
-    track_ddl: bool = True
+    schema_store: str | None = source_default("schema-store")
+    schema_from: str | None = source_default("schema-from")
+    track_ddl: bool = source_default("no-track-ddl")
     table: list[str] = field(default_factory=list)
     exclude_table: list[str] = field(default_factory=list)
     database: list[str] = field(default_factory=list)
-    start_position: int | None = None
-    stop_position: int | None = None
-    start_datetime: str | None = None
-    stop_datetime: str | None = None
-    timezone: str = "UTC"
-    on_error: str = "fail"
-    infer_precision: bool = False
-    binary_encoding: str = "hex"
-    verify_checksums: bool = True
-    split_size: int | None = None      # None: automatic; 0: never split a file
+    start_position: int | None = source_default("start-position")
+    stop_position: int | None = source_default("stop-position")
+    start_datetime: str | None = source_default("start-datetime")
+    stop_datetime: str | None = source_default("stop-datetime")
+    timezone: str = source_default("timezone")
+    on_error: str = source_default("on-error")
+    infer_precision: bool = source_default("infer-precision")
+    binary_encoding: str = source_default("binary-encoding")
+    verify_checksums: bool = source_default("no-verify-checksum")
+    split_size: int | None = source_default("split-size")   # None: automatic; 0: never split
     parallelism: int | None = None
     include_errors: bool = False
-    with_types: bool = False            # the records' `types` column (as dump --with-types)
+    with_types: bool = source_default("with-types")   # the records' `types` column
     batch_size: int = 4096
     # Encrypted binlogs: the driver reads the key files (build_plan) and hands the keys to
     # the tasks inside the plan, as it does the schema snapshot; the secret of encrypted
     # key files is never written into a plan (to_dict) nor printed (repr).
     key_file: list[str] = field(default_factory=list)
     key_file_key: str | None = field(default=None, repr=False)
-    key_file_digest: str = "sha1"
-    key_file_pbkdf2: int = 0
+    key_file_digest: str = source_default("key-file-digest")
+    key_file_pbkdf2: int = source_default("key-file-pbkdf2")
     encryption_algorithm: str | None = None
-    allow_gaps: bool = False           # a binlog missing from a sequence: a warning, not an error
-    follow_symlinks: bool = False      # search symlinked directories too (each file read once)
+    allow_gaps: bool = source_default("allow-gaps")   # a missing binlog: a warning, not an error
+    follow_symlinks: bool = source_default("follow-symlinks")   # (each file read once)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "key_file_key"}
@@ -104,142 +102,31 @@ class ReadOptions:
         return min(DEFAULT_MAX_SPLIT, max(MIN_SPLIT, -(-total_bytes // cores)))
 
 
-# Spark's camel-case spellings (``.option("allowGaps", True)``: Spark lower-cases keys)
-_ALIASES = {"allowgaps": "allow-gaps", "followsymlinks": "follow-symlinks"}
-
-
 def _key(name: str) -> str:
     key = name.strip().lower().replace("_", "-")
-    return _ALIASES.get(key, key)
-
-
-def _bool(name: str, text) -> bool:
-    if isinstance(text, bool):
-        return text
-    low = str(text).strip().lower()
-    if low in ("1", "true", "yes", "on", ""):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise UsageError(f"option {name}: expected true or false, got {text!r}")
-
-
-def _int(name: str, text) -> int:
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        raise UsageError(f"option {name}: expected an integer, got {text!r}") from None
-
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
-
-
-def parse_size(text) -> int:
-    """``134217728``, ``128m``, ``128MB``, ``1g``, ``64KiB``."""
-    if isinstance(text, int):
-        return text
-    m = _SIZE.match(str(text))
-    if not m:
-        raise UsageError(f"bad size {text!r}: use bytes or a number with k/m/g")
-    return int(m.group(1)) << (10 * " kmgt".index((m.group(2) or " ").lower()))
-
-
-def _list(text) -> list[str]:
-    if isinstance(text, (list, tuple)):
-        return [str(t) for t in text]
-    text = str(text).strip()
-    if not text:
-        return []
-    if text.startswith("["):
-        try:
-            return [str(t) for t in json.loads(text)]
-        except ValueError:
-            raise UsageError(f"bad JSON list {text!r}") from None
-    return [t.strip() for t in text.split(",") if t.strip()]
+    return SOURCE_ALIASES.get(key, key)
 
 
 def parse_options(options) -> ReadOptions:
-    """Data source options (any case, ``-`` or ``_``) -> ReadOptions; UsageError if bad."""
+    """Data source options (any case, ``-`` or ``_``; Spark's camelCase where
+    binlog.options gives one) -> ReadOptions; UsageError if bad.  Each value is
+    converted and checked as its command-line option's (``binlog.options.source_value``)."""
     opts = ReadOptions()
     for raw_key, value in dict(options).items():
         key = _key(raw_key)
         if value is None:
             continue
-        if key == "path":
-            opts.paths.extend(_list(value) if str(value).lstrip().startswith("[") else [str(value)])
-        elif key == "paths":
-            opts.paths.extend(_list(value))
-        elif key == "schema-ddl":
-            opts.schema_ddl.extend(_list(value))
-        elif key == "schema-store":
-            opts.schema_store = str(value)
-        elif key == "schema-from":
-            opts.schema_from = str(value)
-        elif key == "no-track-ddl":
-            opts.track_ddl = not _bool(key, value)
-        elif key == "track-ddl":
-            opts.track_ddl = _bool(key, value)
-        elif key == "table":
-            opts.table.extend(_list(value))
-        elif key == "exclude-table":
-            opts.exclude_table.extend(_list(value))
-        elif key == "database":
-            opts.database.extend(_list(value))
-        elif key == "start-position":
-            opts.start_position = _int(key, value)
-        elif key == "stop-position":
-            opts.stop_position = _int(key, value)
-        elif key == "start-datetime":
-            opts.start_datetime = str(value)
-        elif key == "stop-datetime":
-            opts.stop_datetime = str(value)
-        elif key == "timezone":
-            opts.timezone = str(value)
-        elif key == "on-error":
-            if str(value).lower() not in ON_ERROR_CHOICES:
-                raise UsageError(f"option on-error: expected fail or skip, got {value!r}")
-            opts.on_error = str(value).lower()
-        elif key == "infer-precision":
-            opts.infer_precision = _bool(key, value)
-        elif key == "binary-encoding":
-            if str(value).lower() not in ("hex", "base64"):
-                raise UsageError(f"option binary-encoding: expected hex or base64, got {value!r}")
-            opts.binary_encoding = str(value).lower()
-        elif key == "no-verify-checksum":
-            opts.verify_checksums = not _bool(key, value)
-        elif key == "verify-checksum":
-            opts.verify_checksums = _bool(key, value)
-        elif key == "split-size":
-            opts.split_size = parse_size(value)
-        elif key == "parallelism":
-            opts.parallelism = _int(key, value)
-        elif key == "include-errors":
-            opts.include_errors = _bool(key, value)
-        elif key == "with-types":
-            opts.with_types = _bool(key, value)
-        elif key == "batch-size":
-            opts.batch_size = max(1, _int(key, value))
-        elif key == "key-file":
-            opts.key_file.extend(_list(value))
-        elif key == "key-file-key":
-            opts.key_file_key = str(value)
-        elif key == "key-file-digest":
-            opts.key_file_digest = str(value).lower()
-        elif key == "key-file-pbkdf2":
-            opts.key_file_pbkdf2 = _int(key, value)
-        elif key == "encryption-algorithm":
-            from binlog.crypt import check_algorithm
-
-            opts.encryption_algorithm = check_algorithm(str(value))
-        elif key == "allow-gaps":
-            opts.allow_gaps = _bool(key, value)
-        elif key == "follow-symlinks":
-            opts.follow_symlinks = _bool(key, value)
-        elif key == "plan":
-            pass                                   # handled by the data source
-        else:
+        if key not in SOURCES:
             raise UsageError(f"unknown option {raw_key!r} of the binlog data source "
                              f"(known: {', '.join(OPTION_NAMES)})")
+        source = SOURCES[key][1]
+        if not source.field:
+            continue                               # plan: handled by the data source
+        converted = source_value(key, value)
+        if source.extend:
+            getattr(opts, source.field).extend(converted)
+        else:
+            setattr(opts, source.field, converted)
     opts.epochs()          # validate the time zone and datetimes now (UsageError)
     opts.table_filter()
     return opts

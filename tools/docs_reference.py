@@ -7,7 +7,12 @@ comments:
   ``binlog CMD`` (``CMD`` may be ``schema set``), rendered from the real argparse parser
   that ``binlog.cli.build_parser`` assembles (names, metavars, choices, help text);
 - ``<!-- exit-codes:begin ... -->`` ... ``<!-- exit-codes:end -->``: the exit code table,
-  ``binlog.exitcodes.markdown_table()``.
+  ``binlog.exitcodes.markdown_table()``;
+- ``<!-- data-source-options:begin ... -->`` ... ``<!-- data-source-options:end -->``: the
+  Spark data source's options, ``binlog.options.source_table()``.
+
+The parsers and the data source's options come from one table, ``binlog.options``
+(one declaration per option).
 
 ``python tools/docs_reference.py --write`` rewrites every such block from the code;
 ``python tools/docs_reference.py`` (and the MkDocs hook, so ``mkdocs build`` and
@@ -26,8 +31,9 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 REGENERATE = "python tools/docs_reference.py --write"
 
-# <!-- NAME:begin (comment) --> ... <!-- NAME:end -->, NAME "exit-codes" or "options:CMD"
-BLOCK = re.compile(r"(<!-- (?P<name>exit-codes|options:[a-z -]+):begin[^>]*-->\n)(?P<body>.*?)(?P<end><!-- (?P=name):end -->)",
+# <!-- NAME:begin (comment) --> ... <!-- NAME:end -->, NAME "exit-codes",
+# "data-source-options" or "options:CMD"
+BLOCK = re.compile(r"(<!-- (?P<name>exit-codes|data-source-options|options:[a-z -]+):begin[^>]*-->\n)(?P<body>.*?)(?P<end><!-- (?P=name):end -->)",
                    re.S)
 
 
@@ -105,6 +111,12 @@ def render(name: str) -> str:
         from binlog.exitcodes import markdown_table
 
         return markdown_table().rstrip("\n") + "\n"
+    if name == "data-source-options":
+        if str(REPO) not in sys.path:
+            sys.path.insert(0, str(REPO))
+        from binlog.options import source_table
+
+        return source_table()
     return option_table(name.removeprefix("options:")).rstrip("\n") + "\n"
 
 

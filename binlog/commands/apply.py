@@ -56,7 +56,6 @@ decoding error, 2 bad usage, 5 the target failed, 130 interrupted.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import queue
 import re
@@ -70,6 +69,7 @@ from typing import Any
 
 import pymysql
 
+from ..options import build
 from ..output.sql import _short
 from ..replay.batch import encode_event, row_numbers
 from ..replay.routines import routine_kind, strip_definer
@@ -77,9 +77,6 @@ from ..replay.transactions import change_rows
 from ._common import (
     DEFAULT_WATERMARK_INTERVAL,
     TargetError,
-    add_reader_options,
-    add_rewrite_option,
-    add_routine_options,
     check_positions,
     connect,
     make_reader,
@@ -114,59 +111,7 @@ LIVE_BATCH_SECONDS = 1.0
 
 def add_parser(sub) -> None:
     p = sub.add_parser("apply")
-    add_reader_options(p, live=True)
-    p.add_argument("--to", required=True, metavar="DSN",
-                   help="the target: mysql://user:pw@host:port/ (or ?unix_socket=/path)")
-    p.add_argument("--checkpoint-table", default="binlog_apply.checkpoint", metavar="DB.TABLE",
-                   help="checkpoint table on the target (created if missing; default "
-                        "binlog_apply.checkpoint)")
-    p.add_argument("--checkpoint-name", default="default", metavar="NAME",
-                   help="row of the checkpoint table for this stream (default 'default')")
-    p.add_argument("--reset-checkpoint", action="store_true",
-                   help="ignore the stored checkpoint: start at the first file (or "
-                        "--start-position) and overwrite it")
-    p.add_argument("--batch-transactions", type=int, default=200, metavar="N",
-                   help="source transactions per target commit (default 200)")
-    p.add_argument("--batch-rows", type=int, default=5000, metavar="N",
-                   help="commit once a batch holds this many row changes (default 5000)")
-    p.add_argument("--method", choices=("sql", "binlog"), default="sql",
-                   help="sql (default): row changes as SQL statements, for any MySQL-protocol "
-                        "target (TiDB included); binlog: a MariaDB target applies the row "
-                        "events themselves (BINLOG statements, as `mariadb-binlog | mariadb` "
-                        "and a replica do; needs the BINLOG REPLAY or SUPER privilege): "
-                        "faster, rows go by column position, a row that is not as expected "
-                        "stops the run; legacy temporal columns and MySQL sources still go "
-                        "as SQL")
-    p.add_argument("--safe", action=argparse.BooleanOptionalAction, default=None,
-                   help="REPLACE / DELETE by key (idempotent, the default with --method sql); "
-                        "--no-safe for plain INSERT/UPDATE/DELETE, which fail on a row that is "
-                        "not as expected (what --method binlog does)")
-    p.add_argument("--split-updates", action="store_true",
-                   help="apply each transaction as TiCDC would: net changes, key-changing "
-                        "UPDATEs as DELETE + INSERT, DELETEs first")
-    p.add_argument("--no-ddl", action="store_true",
-                   help="do not replay DDL (CREATE/ALTER/DROP/RENAME/TRUNCATE); it is reported")
-    add_routine_options(p)
-    add_rewrite_option(p)
-    p.add_argument("--allow-triggers", action="store_true",
-                   help="apply into target tables that have triggers (by default refused: "
-                        "they would write again the rows the binlog already holds)")
-    p.add_argument("--skip-statements", action="store_true",
-                   help="skip statement-based changes (binlog_format=STATEMENT/MIXED) with a "
-                        "warning instead of executing them (their changes are then missing)")
-    p.add_argument("--retries", type=int, default=3, metavar="N",
-                   help="on a lost connection or deadlock: reconnect and resume from the "
-                        "checkpoint up to N times (default 3)")
-    p.add_argument("--retry-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="how long each reconnect keeps trying a target that refuses "
-                        "connections (a restart), with growing pauses (default 60)")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="target connections applying source transactions at once (default 1: "
-                        "one connection, in source order). Transactions whose rows share a "
-                        "primary or unique key stay in order; DDL and what has no known key run "
-                        "alone. For a distributed target (TiDB) use 16 or more "
-                        "(docs/apply-workers.md)")
-    p.add_argument("--quiet", action="store_true", help="no summary and no progress line on stderr")
+    build(p, "apply")
     p.set_defaults(run=run)
 
 

@@ -1,26 +1,16 @@
 """``binlog dump``: decode binlogs to JSON Lines, text, SQL or flashback SQL."""
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from ..errors import ON_ERROR_CHOICES
 from ..exitcodes import Exit
+from ..options import build
 from ..user_values import parse_epoch, parse_zone
 from ._common import (
     EXIT_DAMAGE,
     EXIT_INCOMPLETE,
     EXIT_OK,
-    add_charset_option,
-    add_filter_options,
-    add_key_options,
-    add_live_options,
-    add_position_options,
-    add_rewrite_option,
-    add_routine_options,
-    add_schema_options,
-    add_watermark_options,
     check_positions,
     key_ring,
     live_tables_from_dsn,
@@ -38,79 +28,7 @@ from ._progress import with_progress
 
 def add_parser(sub) -> None:
     dump = sub.add_parser("dump")
-    dump.add_argument("paths", nargs="*", metavar="FILE|DIR",
-                      help="binlog files, or directories (their binlogs in index order); or "
-                           "--from DSN")
-    dump.add_argument("--format", choices=["json", "text", "sql", "flashback", "debezium"],
-                      default="json",
-                      help="json (default), text, sql (statements replaying the changes, one "
-                           "transaction per source transaction), flashback (statements "
-                           "undoing them, newest first) or debezium (the change-event envelope "
-                           "of Debezium's MySQL connector, one per line)")
-    dump.add_argument("--with-types", action="store_true",
-                      help="json: add each column's SQL type to each record (\"types\")")
-    dump.add_argument("--timestamp-offset", action="store_true",
-                      help="json/text: TIMESTAMP values as ISO 8601 with the offset --timezone "
-                           "has at each value's instant (DST-correct), e.g. "
-                           "2024-10-27T02:30:00+01:00 (debezium: always UTC 'Z' strings)")
-    dump.add_argument("--bigint-as-string", action="store_true",
-                      help="json/debezium: integers beyond 2^53 (what JavaScript and jq hold "
-                           "exactly) as strings of their digits")
-    add_rewrite_option(dump)
-    dump.add_argument("--output-dir", metavar="DIR",
-                      help="json/debezium: one file per table, DIR/<db>.<table>.<N>.jsonl "
-                           "(names encoded), a new file every --rotate-size bytes")
-    dump.add_argument("--rotate-size", default="256m", metavar="BYTES",
-                      help="with --output-dir: start a table's next file at this size "
-                           "(e.g. 64m; default 256m)")
-    dump.add_argument("--safe", action=argparse.BooleanOptionalAction, default=True,
-                      help="sql/flashback: INSERT as REPLACE, UPDATE as DELETE by key + REPLACE "
-                           "(idempotent; default); --no-safe for plain INSERT/UPDATE/DELETE")
-    dump.add_argument("--extended-insert", action="store_true",
-                      help="sql/flashback: consecutive row INSERTs (REPLACEs) of one table in a "
-                           "transaction as multi-row statements of up to 1 MiB (as mysqldump's "
-                           "option; many times faster through the mariadb client)")
-    dump.add_argument("--split-updates", action="store_true",
-                      help="give each transaction as TiCDC does: net changes per row, UPDATEs "
-                           "changing a primary/unique key as DELETE + INSERT, DELETEs first")
-    dump.add_argument("--checksum", action="store_true",
-                      help="json: add the TiCDC CRC32 row checksums of the images to each record")
-    add_position_options(dump, timezone_help="zone for TIMESTAMP values and the datetime "
-                                             "options (default UTC)")
-    dump.add_argument("--binary-encoding", choices=["hex", "base64"], default="hex",
-                      help="how binary strings and BLOBs are printed (default hex)")
-    dump.add_argument("--allow-gaps", action="store_true",
-                      help="read on when a binlog is missing between two (the index lists it, a "
-                           "ROTATE names it, or the GTIDs jump): a warning instead of an error")
-    dump.add_argument("--no-verify-checksum", action="store_true",
-                      help="do not verify CRC32 event checksums")
-    dump.add_argument("--stats", action="store_true", help="print a summary on stderr at the end")
-    dump.add_argument("--on-error", choices=ON_ERROR_CHOICES, default="fail",
-                      help="fail: stop at the first damaged event (exit 1); skip: report it, "
-                           "skip it (resynchronising after a damaged header), read on, list "
-                           "the skipped byte ranges at the end and exit 3")
-    dump.add_argument("--follow", action="store_true",
-                      help="at the end of the last file wait for more data (and follow a "
-                           "ROTATE to the next file) instead of stopping")
-    dump.add_argument("--follow-timeout", type=float, metavar="SECONDS",
-                      help="with --follow: stop after this many seconds without new data "
-                           "(default: wait until interrupted)")
-    add_live_options(dump)
-    add_watermark_options(dump)
-    add_schema_options(dump)
-    add_key_options(dump)
-    add_filter_options(dump)
-    dump.add_argument("--infer-precision", action="store_true",
-                      help="when no schema knows a legacy temporal column's precision, infer it "
-                           "from the row images (only an unambiguous fit is accepted)")
-    add_charset_option(dump)
-    add_routine_options(dump)
-    dump.add_argument("--no-track-ddl", action="store_true",
-                      help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events "
-                           "(followed by default)")
-    dump.add_argument("--quiet", action="store_true",
-                      help="no progress line on stderr (shown only when stderr is a terminal "
-                           "and the output is not)")
+    build(dump, "dump")
     dump.set_defaults(run=run)
 
 

@@ -36,6 +36,7 @@ import sys
 import time
 
 from ..errors import ServerConnectionError
+from ..options import build
 from ..sources.progress import Progress
 from ..sources.relay import RelayDir
 from ..sources.server import (
@@ -46,23 +47,14 @@ from ..sources.server import (
     gtid_start_file,
     verify_event,
 )
-from ._common import add_live_options, server_options
+from ._common import server_options
 
 FLUSH_INTERVAL = 0.2        # seconds: under a steady stream, the copy lags by at most this
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("fetch")
-    add_live_options(p, fetch=True)
-    p.add_argument("--to", dest="directory", required=True, metavar="DIR",
-                   help="relay directory (created if missing; resumed if it holds a relay)")
-    start = p.add_mutually_exclusive_group()
-    start.add_argument("--start-file", metavar="FILE",
-                       help="in an empty directory: start at this binlog (default: the "
-                            "server's first)")
-    start.add_argument("--start-gtid", metavar="D-S-N[,...]",
-                       help="in an empty directory: start at the file holding this MariaDB "
-                            "GTID position (whole files are copied)")
+    build(p, "fetch")
     p.set_defaults(run=run)
 
 

@@ -7,9 +7,8 @@ import sys
 
 from ..errors import BinlogError, IncompleteEventError, UsageError
 from ..exitcodes import Exit
+from ..options import build
 from ._common import (
-    add_key_options,
-    add_schema_options,
     key_ring,
     open_schema,
     source_of,
@@ -19,46 +18,7 @@ from ._common import (
 
 def add_parser(sub) -> None:
     p = sub.add_parser("rewrite")
-    p.add_argument("paths", nargs="*", metavar="FILE|DIR",
-                   help="binlog files, or directories (their binlogs in index order); - for "
-                        "stdin; .gz/.zst are read as they are")
-    p.add_argument("--to", metavar="DIR",
-                   help="write the rewritten binlogs here, under their input names, each with "
-                        "its position map NAME.map, and an index; a rerun continues where "
-                        "the output ends")
-    p.add_argument("--keep-compressed", action="store_true",
-                   help="write MariaDB compressed events (log_bin_compress) compressed "
-                        "(default: uncompressed, as several consumers skip compressed events)")
-    p.add_argument("--full-metadata", action="store_true",
-                   help="add to every TABLE_MAP of a table the schema describes the optional "
-                        "metadata binlog_row_metadata=FULL writes (column names, signedness, "
-                        "charsets, primary key, ENUM/SET values)")
-    p.add_argument("--write-plaintext", action="store_true",
-                   help="with --key-file: write the decrypted binlogs in clear (they are no "
-                        "longer encrypted at rest; refused without this option)")
-    p.add_argument("--no-verify-checksum", action="store_true",
-                   help="do not verify the input's CRC32 event checksums")
-    p.add_argument("--no-track-ddl", action="store_true",
-                   help="do not follow CREATE/ALTER/DROP/RENAME in the binlog's QUERY events")
-    p.add_argument("--allow-gaps", action="store_true",
-                   help="read on when a binlog is missing between two: a warning")
-    p.add_argument("--follow", action="store_true",
-                   help="at the end of the last file wait for more (a growing relay) and "
-                        "follow a ROTATE to the next file")
-    p.add_argument("--follow-timeout", type=float, metavar="SECONDS",
-                   help="with --follow: stop after this many seconds without new data")
-    add_schema_options(p)
-    add_key_options(p)
-    g = p.add_argument_group("position map")
-    g.add_argument("--map", metavar="OUTPUT_BINLOG",
-                   help="print the position map of a rewritten binlog (or its NAME.map file) "
-                        "and exit")
-    g.add_argument("--input-position", type=int, metavar="N",
-                   help="with --map: print the output position of input position N (an "
-                        "event's start or end)")
-    g.add_argument("--output-position", type=int, metavar="N",
-                   help="with --map: print the input position of output position N")
-    p.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    build(p, "rewrite")
     p.set_defaults(run=run)
 
 

@@ -2,26 +2,18 @@
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..options import build
 from ..user_values import parse_position, parse_table_name
-from ._common import EXIT_OK, add_schema_options, open_schema
+from ._common import EXIT_OK, open_schema
 
 
 def add_parser(sub) -> None:
     schema = sub.add_parser("schema")
     ssub = schema.add_subparsers(dest="schema_command", required=True)
-    set_ = ssub.add_parser("set", help="set a column's type and precision (kept in the store)")
-    set_.add_argument("table", metavar="DB.TABLE")
-    set_.add_argument("column", metavar="@N|NAME", help="1-based column number (@3) or name")
-    set_.add_argument("type", metavar="TYPE", help="TIMESTAMP, DATETIME or TIME")
-    set_.add_argument("precision", type=int, metavar="PRECISION", help="fractional digits, 0..6")
-    set_.add_argument("--schema-store", required=True, metavar="PATH")
-    set_.add_argument("--from-position", metavar="FILE:POS",
-                      help="apply from this binlog position on (default: everywhere)")
-    show = ssub.add_parser("show", help="list tables, or one table's versions")
-    show.add_argument("table", nargs="?", metavar="DB.TABLE")
-    show.add_argument("--schema-store", required=True, metavar="PATH")
-    imp = ssub.add_parser("import", help="import DDL files or a live snapshot into the store")
-    add_schema_options(imp)
+    for name, text in (("set", "set a column's type and precision (kept in the store)"),
+                       ("show", "list tables, or one table's versions"),
+                       ("import", "import DDL files or a live snapshot into the store")):
+        build(ssub.add_parser(name, help=text), f"schema {name}")
     schema.set_defaults(run=run)
 
 

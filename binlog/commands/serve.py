@@ -25,50 +25,12 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..inert import escape
-from ._common import add_schema_options
+from ..options import build
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("serve")
-    p.add_argument("--listen", metavar="HOST:PORT", default="127.0.0.1:3307",
-                   help="address to listen on (default 127.0.0.1:3307; 0.0.0.0:PORT for every "
-                        "interface)")
-    p.add_argument("--binlogs", metavar="DIR",
-                   help="serve these binlogs as they are (MySQL 5.6-format ones, the output of "
-                        "binlog rewrite), followed as they grow")
-    p.add_argument("--relay", metavar="DIR",
-                   help="legacy binlogs (a relay of binlog fetch): rewritten as they grow into "
-                        "--rewritten DIR by a binlog rewrite --follow child, and that is served")
-    p.add_argument("--rewritten", metavar="DIR",
-                   help="with --relay: where the rewritten binlogs go (default: DIR.rewritten "
-                        "beside the relay)")
-    p.add_argument("--full-metadata", action="store_true",
-                   help="with --relay: TABLE_MAPs carry column names, signedness, charsets and "
-                        "keys (binlog rewrite --full-metadata), and serve says "
-                        "binlog_row_metadata=FULL: clients need no information_schema")
-    p.add_argument("--upstream", metavar="DSN",
-                   help="the source: clients log in with its accounts; with --relay, a binlog "
-                        "fetch --stop-never child keeps the relay of it (registered with "
-                        "--server-id); serving goes on while it is down")
-    p.add_argument("--server-id", type=int, metavar="N",
-                   help="the server id serve answers with and registers with upstream "
-                        "(different from every replica's)")
-    p.add_argument("--users", metavar="FILE",
-                   help="accounts allowed in: 'name *HASH' lines (binlog serve --hash-password); "
-                        "with --upstream, any other account is checked by the upstream and may "
-                        "dump only if it holds REPLICATION SLAVE there")
-    p.add_argument("--max-clients", type=int, default=64, metavar="N",
-                   help="clients at once (default 64); one more is refused")
-    p.add_argument("--tls-cert", metavar="FILE", help="offer TLS with this certificate (PEM)")
-    p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
-    p.add_argument("--idle-timeout", type=float, default=600, metavar="S",
-                   help="a client silent this long between commands before its dump is "
-                        "disconnected (default 600)")
-    p.add_argument("--write-timeout", type=float, default=60, metavar="S",
-                   help="a client that takes nothing for this long is disconnected (default 60)")
-    p.add_argument("--hash-password", action="store_true",
-                   help="read a password on standard input and print the line for the users file's hash")
-    add_schema_options(p)
+    build(p, "serve")
     p.set_defaults(run=run)
 
 

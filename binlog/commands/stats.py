@@ -14,7 +14,8 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 
 from ..exitcodes import Exit
-from ._common import add_reader_options, make_reader, warn_unmatched
+from ..options import build
+from ._common import make_reader, warn_unmatched
 from ._progress import with_progress
 
 PLOT_TABLES = 12
@@ -22,12 +23,7 @@ PLOT_TABLES = 12
 
 def add_parser(sub) -> None:
     p = sub.add_parser("stats")
-    add_reader_options(p, live=True)
-    p.add_argument("--top", type=int, default=10, metavar="N",
-                   help="list the N largest transactions (default 10)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--plot", metavar="OUT.png",
-                   help="draw row changes per minute per table into this PNG (matplotlib)")
+    build(p, "stats")
     p.set_defaults(run=run)
 
 

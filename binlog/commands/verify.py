@@ -29,6 +29,7 @@ from ..checksum import (
 from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..errors import UsageError
+from ..options import build
 from ..output.sql import SESSION_SETUP, keys_condition, literal, literal_function, quote_ident
 from ..reader import RowChange
 from ..rows import after_checksums, compiled_module
@@ -36,7 +37,6 @@ from ._common import (
     EXIT_DIFFERENT,
     EXIT_TARGET,
     TargetError,
-    add_reader_options,
     connect,
     make_reader,
     warn,
@@ -46,7 +46,6 @@ from ._expected import Expected, ExpectedRows
 from ._progress import with_progress
 
 CHUNK = 500
-MEMORY_ROWS = 200_000
 
 _TYPE_CODES = None
 
@@ -70,17 +69,7 @@ def _type_codes():
 
 def add_parser(sub) -> None:
     p = sub.add_parser("verify-rows")
-    add_reader_options(p)
-    p.add_argument("--against", required=True, metavar="DSN",
-                   help="the server to check: mysql://user:pw@host:port/ (or ?unix_socket=)")
-    p.add_argument("--records", action="store_true",
-                   help="the inputs are JSON Lines of `binlog dump --checksum` ('-': stdin), "
-                        "not binlog files")
-    p.add_argument("--max-report", type=int, default=50, metavar="N",
-                   help="list at most N differing rows (default 50; all are counted)")
-    p.add_argument("--memory-rows", type=int, default=MEMORY_ROWS, metavar="N",
-                   help=f"rows of expected state held in memory (~500 bytes each) before "
-                        f"they go to temporary files (default {MEMORY_ROWS:,}, at least 1,000)")
+    build(p, "verify-rows")
     p.set_defaults(run=run)
 
 

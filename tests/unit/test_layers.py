@@ -30,7 +30,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.output.values", "binlog.output")],
     [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources", "binlog.continuity",
       "binlog.rewrite", "binlog.watermarks"),
-     ("schema_store",)],
+     ("schema_store",), ("binlog.options",)],
     [("binlog.stream",)],
     [("binlog.events", "binlog.crypt")],
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression", "binlog.protocol")],
