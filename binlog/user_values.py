@@ -1,4 +1,4 @@
-"""Values a user types (command line, Spark options): time zones, datetimes, positions,
+"""Values a user types (command line, Spark options): time zones, datetimes, positions, sizes,
 server addresses (DSNs).
 
 One public home for them, so the command line and the Spark source read a value the same
@@ -6,6 +6,7 @@ way; each raises ``UsageError`` with a message meant for the user.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone, tzinfo
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -168,3 +169,16 @@ def pymysql_kwargs(kw: dict) -> dict:
 def dsn_address(kw: dict) -> str:
     """Where a parsed DSN connects to, for messages: ``host:port`` or the socket path."""
     return kw.get("unix_socket") or f"{kw.get('host', 'localhost')}:{kw.get('port', 3306)}"
+
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
+
+
+def parse_size(text) -> int:
+    """``134217728``, ``128m``, ``128MB``, ``1g``, ``64KiB``."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE.match(str(text))
+    if not m:
+        raise UsageError(f"bad size {text!r}: use bytes or a number with k/m/g")
+    return int(m.group(1)) << (10 * " kmgt".index((m.group(2) or " ").lower()))

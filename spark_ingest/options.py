@@ -10,11 +10,10 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 from dataclasses import dataclass, field, fields
 
 from binlog.errors import ON_ERROR_CHOICES, UsageError
-from binlog.user_values import parse_epoch, parse_zone
+from binlog.user_values import parse_epoch, parse_size, parse_zone
 
 DEFAULT_MAX_SPLIT = 128 << 20
 MIN_SPLIT = 4 << 20
@@ -129,19 +128,6 @@ def _int(name: str, text) -> int:
         return int(str(text).strip())
     except ValueError:
         raise UsageError(f"option {name}: expected an integer, got {text!r}") from None
-
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
-
-
-def parse_size(text) -> int:
-    """``134217728``, ``128m``, ``128MB``, ``1g``, ``64KiB``."""
-    if isinstance(text, int):
-        return text
-    m = _SIZE.match(str(text))
-    if not m:
-        raise UsageError(f"bad size {text!r}: use bytes or a number with k/m/g")
-    return int(m.group(1)) << (10 * " kmgt".index((m.group(2) or " ").lower()))
 
 
 def _list(text) -> list[str]:

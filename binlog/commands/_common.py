@@ -93,7 +93,7 @@ def add_filter_options(p) -> None:
 
 
 def add_rewrite_option(p) -> None:
-    """--rewrite-db FROM->TO (binlog.replay.rewrite: mariadb-binlog's semantics)."""
+    """--rewrite-db FROM->TO (binlog.assembly.rewrite: mariadb-binlog's semantics)."""
     p.add_argument("--rewrite-db", action="append", default=[], metavar="FROM->TO",
                    type=rewrite_rule,
                    help="database TO instead of FROM for rows (the TABLE_MAP's database) and "

@@ -239,8 +239,8 @@ def _plain_writer(fmt: str):
 
 def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
+    from ..assembly.rewrite import DbRewrite
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
-    from ..replay.rewrite import DbRewrite
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
 
@@ -268,8 +268,8 @@ def record_writer(args, out, schema=None):
 
     if args.output_dir is None:
         return make(out)
-    from spark_ingest.options import parse_size
-    from spark_ingest.paths import inside, table_dir_name
+    from ..output.paths import inside, table_dir_name
+    from ..user_values import parse_size
 
     return PerTableFiles(args.output_dir, make, table_dir_name, parse_size(args.rotate_size), inside)
 
@@ -289,10 +289,10 @@ def sql_writer(args, out, schema):
 
 def json_writer(args, out, schema):
     """The JSON writer of ``binlog dump --split-updates`` (with --checksum: checksums)."""
+    from ..assembly.rewrite import DbRewrite
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog
-    from ..replay.rewrite import DbRewrite
     from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
 
     writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)

@@ -261,8 +261,8 @@ class Verifier:
         if self.args.records:
             self._collect_records(out)
             return
+        from ..assembly.transactions import Transaction, TxAssembler
         from ..replay.keys import KeyCatalog
-        from ..replay.transactions import Transaction, TxAssembler
 
         self.keys = KeyCatalog(live=self.live)
         reader = make_reader(self.args)

@@ -141,7 +141,7 @@ class CdcJsonWriter:
 
     def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
                  rewrite_db=None, bigint_as_string: bool = False, checksum: bool = False):
-        from ..replay.rewrite import DbRewrite
+        from ..assembly.rewrite import DbRewrite
 
         self.out = out
         # the batch path writes integers as --bigint-as-string does (routing.BigintsAsStrings

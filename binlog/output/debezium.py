@@ -208,7 +208,7 @@ def _binary(value, col):
 
 
 def _json(value, col):
-    from .values import json_text
+    from ..types.json_binary import json_text
 
     if hasattr(value, "as_json"):
         value = value.as_json()

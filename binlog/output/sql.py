@@ -62,7 +62,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Iterator
 
-from ..charsets import CHARSET_CODECS
+from ..charsets import CHARSET_CODECS, charset_of
 from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..events import QueryEvent
@@ -70,8 +70,8 @@ from ..inert import escape
 from ..interrupts import deferred
 from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
+from ..types.json_binary import json_text
 from ..types.strings import LargeText
-from .values import charset_of, json_text
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
 TEMPORAL_TYPES = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -1053,8 +1053,8 @@ class SqlWriter:
                  split_updates: bool = False, on_warning=None, table_filter=None,
                  routines: bool = False, strip_definer: bool = False,
                  rewrite_db: dict | None = None, extended_insert: bool = False):
-        from ..replay.rewrite import DbRewrite
-        from ..replay.transactions import TxAssembler
+        from ..assembly.rewrite import DbRewrite
+        from ..assembly.transactions import TxAssembler
 
         self.out = out
         self.keys = keys
@@ -1289,8 +1289,8 @@ class SqlWriter:
     def _unit(self, unit) -> None:
         from dataclasses import replace
 
-        from ..replay.routines import routine_kind, strip_definer
-        from ..replay.transactions import DDL, Statement
+        from ..assembly.routines import routine_kind, strip_definer
+        from ..assembly.transactions import DDL, Statement
 
         if isinstance(unit, Statement):
             where = f"{unit.file} @ {unit.pos}" + (f" GTID {unit.gtid}" if unit.gtid else "")
@@ -1324,8 +1324,8 @@ class SqlWriter:
 
     def _routine_not_replayed(self, unit, where: str) -> None:
         """Row events hold the rows triggers wrote: a replayed trigger would write them
-        again (binlog.replay.routines)."""
-        from ..replay.routines import routine_kind
+        again (binlog.assembly.routines)."""
+        from ..assembly.routines import routine_kind
 
         kind = routine_kind(unit.query)
         if not self._routines_warned:
@@ -1358,7 +1358,7 @@ class SqlWriter:
 
     def _mixed_transaction(self, tx, head) -> None:
         """A transaction with statement-logged changes: rows and statements in binlog order."""
-        from ..replay.transactions import in_binlog_order
+        from ..assembly.transactions import in_binlog_order
 
         lines = [_comment(head), "BEGIN;"]
         for part in in_binlog_order(tx):
@@ -1392,8 +1392,8 @@ class SqlWriter:
 
     def _split_transaction(self, tx, head) -> None:
         """--split-updates: the transaction's changes (undone, newest first, for flashback)
-        in TiCDC's order (replay.split), written as one block."""
-        from ..replay.split import split_transaction
+        in TiCDC's order (assembly.split), written as one block."""
+        from ..assembly.split import split_transaction
 
         if tx.statements and not self.flashback:
             self._mixed_transaction(tx, head)

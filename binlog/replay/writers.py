@@ -29,11 +29,11 @@ class ChecksumJsonWriter(JsonLinesWriter):
 
 class SplitUpdatesWriter:
     """Wraps a per-change writer: each source transaction is given to it as TiCDC would
-    see it (``binlog.replay.split``): net changes, key-changing UPDATEs as DELETE +
+    see it (``binlog.assembly.split``): net changes, key-changing UPDATEs as DELETE +
     INSERT, every DELETE first.  Needs ``event(item)`` for the transaction boundaries."""
 
     def __init__(self, inner, keys, on_warning=None):
-        from .transactions import TxAssembler
+        from ..assembly.transactions import TxAssembler
 
         self.inner = inner
         self.keys = keys
@@ -71,8 +71,8 @@ class SplitUpdatesWriter:
         self.pending.clear()
 
     def _units(self, units) -> None:
-        from .split import split_changes
-        from .transactions import Transaction
+        from ..assembly.split import split_changes
+        from ..assembly.transactions import Transaction
 
         for unit in units:
             if isinstance(unit, Transaction) and not unit.incomplete:

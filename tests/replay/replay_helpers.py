@@ -165,11 +165,11 @@ def apply_transactions(paths, renderer, encode=True, statements=False, *, schema
     sample that needs a schema: the transactions before it)."""
     from functools import partial
 
+    from binlog.assembly.transactions import Transaction, TxAssembler
     from binlog.errors import BinlogError
     from binlog.output.sql import SqlRenderError
     from binlog.reader import BinlogReader, SourceEvent
     from binlog.replay.batch import encode_event, row_numbers, row_statements
-    from binlog.replay.transactions import Transaction, TxAssembler
     from schema_store.loading import load_resolver
 
     schema = load_resolver(ddl_paths=[schema_ddl], required=True) if schema_ddl else None

@@ -49,7 +49,7 @@ class DbRewrite:
         return self.rules.get(name, name)
 
     def statement(self, statement):
-        """A statement (``reader.StatementChange`` or ``replay.transactions.Statement``)
+        """A statement (``reader.StatementChange`` or ``assembly.transactions.Statement``)
         with its default database rewritten; the same object when nothing changes."""
         if not self.rules:
             return statement
