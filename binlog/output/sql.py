@@ -72,6 +72,7 @@ from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
 from ..types.json_binary import json_text
 from ..types.strings import LargeText
+from .base import Writer
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
 TEMPORAL_TYPES = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -1044,7 +1045,7 @@ class _Blocks:
         self.file.close()
 
 
-class SqlWriter:
+class SqlWriter(Writer):
     """Writer for ``binlog dump --format sql|flashback``: ``event(item)`` and
     ``write(change)`` in stream order, ``close()`` at the end (flashback writes
     everything then, newest transaction first)."""
@@ -1070,13 +1071,13 @@ class SqlWriter:
         self.rewrite = DbRewrite(rewrite_db, self.warn)   # statements' default database
         self.assembler = TxAssembler(on_warning=self.warn)
         self.pending = _Blocks(self._write)     # flashback: blocks, oldest first
-        self.not_replayed: list = []      # NotReplayableError of statements left out
+        self._not_replayed: list = []     # NotReplayableError of statements left out
         self.transactions = 0
         self.large = LargeValues()        # values of rendered blocks not yet written
         # the reader's rows_hook: the rows events of the transaction being read, whose row
         # images the compiled walk writes as VALUES (not for flashback and split changes,
         # whose images are not their events' own)
-        self.rows_hook = None
+        self._rows_hook = None
         # sql and flashback (not split, which reorders whole transactions): each change is
         # rendered when it comes, into its transaction's spool (memory, then a temporary
         # file), so a transaction of millions of rows is not held decoded
@@ -1084,7 +1085,7 @@ class SqlWriter:
         self._spools: dict[int, _Spool] = {}    # id(Transaction) -> its spool
         if self.streaming and not flashback:
             self.renderer.events = {}
-            self.rows_hook = self.renderer.note_event
+            self._rows_hook = self.renderer.note_event
         self._header()
 
     def _emit(self, text: str) -> None:
@@ -1132,6 +1133,16 @@ class SqlWriter:
             return
         for unit in self.assembler.feed(change):
             self._unit(unit)
+
+    def row_encoder(self):
+        return self.encode_rows
+
+    def rows_hook(self):
+        return self._rows_hook
+
+    @property
+    def not_replayed(self) -> list:
+        return self._not_replayed
 
     # -- sql: each change rendered as it comes (_Spool) ----------------------------------
     def encode_rows(self, change, event):
@@ -1342,7 +1353,7 @@ class SqlWriter:
         try:
             steps = statement_sql(self.rewrite.statement(statement))
         except NotReplayableError as exc:
-            self.not_replayed.append(exc)
+            self._not_replayed.append(exc)
             self.warn(str(exc).splitlines()[0])
             return [_comment(f"NOT replayed ({statement.file} @ {statement.pos}): "
                              f"{_short(statement.query, 200)}")]

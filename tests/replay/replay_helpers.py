@@ -175,7 +175,7 @@ def apply_transactions(paths, renderer, encode=True, statements=False, *, schema
     schema = load_resolver(ddl_paths=[schema_ddl], required=True) if schema_ddl else None
     reader = BinlogReader(list(paths), schema=schema)
     if encode:
-        reader.row_encoder = partial(encode_event, renderer)
+        reader.set_output_paths(row_encoder=partial(encode_event, renderer))
     assembler = TxAssembler()
     out = []
     try:
