@@ -325,7 +325,10 @@ class BinlogReader:
             self.watermarks = Watermarks(options.watermark_interval, options.start_gtid)
             self.source.report_heartbeats()
 
-    def set_output_paths(self, *, row_encoder=None, rows_hook=None, run_writer=None) -> None:
+    def set_output_paths(self, *,
+                         row_encoder: Callable[[RowChange, RowsEvent], EncodedRows | None] | None = None,
+                         rows_hook: Callable[[str, RowsEvent, DecodePlan], None] | None = None,
+                         run_writer: RunWriter | None = None) -> None:
         """The fast paths of the writer the items go to (``output.base.Writer``), set
         before reading:
 

@@ -174,7 +174,7 @@ def dsn_address(kw: dict) -> str:
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 
 
-def parse_size(text) -> int:
+def parse_size(text: str | int) -> int:
     """``134217728``, ``128m``, ``128MB``, ``1g``, ``64KiB``."""
     if isinstance(text, int):
         return text
