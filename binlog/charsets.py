@@ -391,3 +391,22 @@ def collation_id(charset: str | None, collation: str | None = None) -> int | Non
     if charset:
         return COLLATION_IDS.get(charset.lower())
     return None
+
+
+# --- a column's charset name (output rendering, checksums) -----------------------------
+
+_CODEC_CHARSET = {}
+for _name, _codec in CHARSET_CODECS.items():
+    if _codec and _codec not in _CODEC_CHARSET and _name != "utf8":
+        _CODEC_CHARSET[_codec] = _name
+_CODEC_CHARSET["utf-8"] = "utf8mb4"
+
+
+def charset_of(col) -> str | None:
+    """The MySQL charset name of a column's text (``binary`` for binary strings), from its
+    collation, else from the codec the binlog gave; None when neither is known."""
+    if col.collation is not None:
+        return "binary" if col.collation == BINARY_COLLATION else COLLATIONS.get(col.collation)
+    if col.encoding:
+        return _CODEC_CHARSET.get(col.encoding)
+    return None

@@ -26,10 +26,10 @@ import zlib
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from .charsets import CHARSET_CODECS
+from .charsets import CHARSET_CODECS, charset_of
 from .constants import ColumnType as T
 from .errors import BinlogError
-from .output.values import charset_of, json_text
+from .types.json_binary import json_text
 from .types.strings import LargeText
 
 _INTS = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR})

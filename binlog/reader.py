@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from .column import CHARACTER_TYPES
 from .constants import LEGACY_TEMPORAL_TYPES, EventType, event_type_name
@@ -241,6 +241,19 @@ class ReaderHooks:
     on_warning: Callable[[str], None] | None = None     # e.g. a gap read past (allow_gaps)
 
 
+class RunWriter(Protocol):
+    """A writer whose rows the stream writes itself, a run of like rows events in one
+    compiled call (``scan``'s encode walk): the line head ``run_parts(change, event)`` gives
+    per (table, event shape), ``run_tail`` between rows, ``run_flags`` for the encoder."""
+
+    run_tail: bytes
+
+    @property
+    def run_flags(self) -> int: ...
+
+    def run_parts(self, change: RowChange, event: RowsEvent) -> tuple | None: ...
+
+
 _OPTION_NAMES = frozenset(f.name for f in fields(ReaderOptions))
 _HOOK_NAMES = frozenset(f.name for f in fields(ReaderHooks))
 
@@ -277,22 +290,14 @@ class BinlogReader:
         options, hooks = _settings(options, hooks, settings)
         self.options = options
         self.hooks = hooks
-        # row_encoder(change, event) -> rows.EncodedRows | None: set by a writer with a
-        # batch path (binlog dump --format json|text); the rows of an event it encodes
-        # are given out as one EncodedRows item instead of RowChanges.
-        self.row_encoder: Any = None
-        # rows_hook(name, event, plan): called with each rows event whose rows are given
-        # out as RowChanges, before them (verify-rows computes checksums from its bytes)
-        self.rows_hook: Any = None
+        # The output's fast paths (set_output_paths): row_encoder, rows_hook, run_writer.
+        self.row_encoder: Callable[[RowChange, RowsEvent], EncodedRows | None] | None = None
+        self.rows_hook: Callable[[str, RowsEvent, DecodePlan], None] | None = None
         # count_runs (with count_rows): runs of rows events whose tables' rows were
         # counted before are counted by the stream in one compiled call and given out as
         # one CountedRows item (binlog stats); no GTID window or --start-datetime.
         self.count_runs = False
-        # run_writer (with row_encoder): a writer with ``run_parts``/``run_tail``/
-        # ``run_flags`` (output.cdc.CdcJsonWriter): runs of rows events like ones it wrote
-        # are written by the stream in one compiled call and given out as one
-        # EncodedRows; no GTID window or --start-datetime.
-        self.run_writer: Any = None
+        self.run_writer: RunWriter | None = None
         # keep_raw: SourceEvents and CountedRows carry their events' bytes (decrypted,
         # as framed): ``binlog apply --method binlog`` sends them on as they are.
         self.keep_raw = False
@@ -319,6 +324,27 @@ class BinlogReader:
         if options.watermark_interval is not None:
             self.watermarks = Watermarks(options.watermark_interval, options.start_gtid)
             self.source.report_heartbeats()
+
+    def set_output_paths(self, *,
+                         row_encoder: Callable[[RowChange, RowsEvent], EncodedRows | None] | None = None,
+                         rows_hook: Callable[[str, RowsEvent, DecodePlan], None] | None = None,
+                         run_writer: RunWriter | None = None) -> None:
+        """The fast paths of the writer the items go to (``output.base.Writer``), set
+        before reading:
+
+        - ``row_encoder(change, event) -> rows.EncodedRows | None``: the batch path
+          (binlog dump --format json|text|sql); the rows of an event it encodes are given
+          out as one EncodedRows item instead of RowChanges;
+        - ``rows_hook(name, event, plan)``: called with each rows event whose rows are
+          given out as RowChanges, before them (SQL renders VALUES from its bytes,
+          verify-rows computes checksums from them);
+        - ``run_writer`` (with ``row_encoder``): a ``RunWriter`` (output.cdc.CdcJsonWriter):
+          runs of rows events like ones it wrote are written by the stream in one
+          compiled call and given out as one EncodedRows; no GTID window or
+          --start-datetime."""
+        self.row_encoder = row_encoder
+        self.rows_hook = rows_hook
+        self.run_writer = run_writer
 
     # The options as attributes, as callers of the keyword form have always read them.
     verify_checksums = property(lambda self: self.options.verify_checksums)
@@ -566,18 +592,18 @@ class BinlogReader:
         if state.runs_gtid != state.gtid:
             state.run_entries.clear()
             state.runs_gtid = state.gtid
-        if stream.encode_args is None and state.run_prefix is not None:
-            writer = self.run_writer
+        writer = self.run_writer
+        if stream.encode_args is None and state.run_prefix is not None and writer is not None:
             stream.encode_args = (run_encoder(), state.run_prefix, writer.run_tail,
                                   writer.run_flags, _run_max_event())
 
     def _register_run_entry(self, state: "_FileState", head: RowChange, event: RowsEvent) -> None:
         """Let the stream write the next events like ``event`` (just written by the row
         encoder) itself."""
-        code = event.header.type_code
-        if code not in _RUN_OPS or state.runs_gtid != state.gtid:
+        code, writer = event.header.type_code, self.run_writer
+        if code not in _RUN_OPS or state.runs_gtid != state.gtid or writer is None:
             return
-        parts = self.run_writer.run_parts(head, event)
+        parts = writer.run_parts(head, event)
         if parts is not None:
             state.run_prefix = parts[0]
             key = count_key(code, event.width, event.present, event.present_after)

@@ -1,4 +1,4 @@
-"""Values a user types (command line, Spark options): time zones, datetimes, positions,
+"""Values a user types (command line, Spark options): time zones, datetimes, positions, sizes,
 server addresses (DSNs).
 
 One public home for them, so the command line and the Spark source read a value the same
@@ -196,3 +196,4 @@ def pymysql_kwargs(kw: dict) -> dict:
 def dsn_address(kw: dict) -> str:
     """Where a parsed DSN connects to, for messages: ``host:port`` or the socket path."""
     return kw.get("unix_socket") or f"{kw.get('host', 'localhost')}:{kw.get('port', 3306)}"
+

@@ -181,7 +181,7 @@ def run_names(data: bytes, root: Path) -> None:
 
 def check_paths(db: str, table: str, to: Path) -> None:
     """The directories ingest makes for (db, table) land exactly where they belong."""
-    from spark_ingest.paths import inside, table_dir_name
+    from binlog.output.paths import inside, table_dir_name
     from spark_ingest.writer import partition_dir
 
     to.mkdir(parents=True, exist_ok=True)

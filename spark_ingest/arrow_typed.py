@@ -27,10 +27,10 @@ from functools import lru_cache
 import orjson
 import pyarrow as pa
 
+from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
 from .background import parquet_writer, text_columns
-from .paths import inside, table_dir_name
 from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from binlog.errors import BinlogError, UsageError
+from binlog.output.paths import inside, table_dir_name
 
 from .checkpoint import Checkpoint
 from .options import ReadOptions
-from .paths import inside, table_dir_name
 from .prescan import ERROR_KEYS, HEAD_BYTES
 
 ERROR_COLUMNS = ("run", "file", "path", "pos") + ERROR_KEYS

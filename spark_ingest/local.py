@@ -24,9 +24,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from binlog.output.paths import table_dir_name
+
 from .delta import staging_dir
 from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
-from .paths import table_dir_name
 from .records import SplitFailed
 from .tasks import table_columns_of, write_split_local
 

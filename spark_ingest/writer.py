@@ -28,8 +28,9 @@ from collections import Counter, OrderedDict
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from binlog.output.paths import NAME_MAX, inside
+
 from .background import Background, Inline, parquet_writer
-from .paths import NAME_MAX, inside
 from .prescan import ERROR_KEYS
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"

@@ -69,11 +69,11 @@ from typing import Any
 
 import pymysql
 
+from ..assembly.routines import routine_kind, strip_definer
+from ..assembly.transactions import change_rows
 from ..options import build
 from ..output.sql import _short
 from ..replay.batch import encode_event, row_numbers
-from ..replay.routines import routine_kind, strip_definer
-from ..replay.transactions import change_rows
 from ._common import (
     DEFAULT_WATERMARK_INTERVAL,
     TargetError,
@@ -499,11 +499,11 @@ class Applier:
                 delay = min(delay * 2, 10)
 
     def _run_once(self) -> None:
+        from ..assembly.transactions import TxAssembler
         from ..errors import UsageError
         from ..filters import TableFilter
         from ..output.sql import SqlRenderer
         from ..replay.keys import KeyCatalog
-        from ..replay.transactions import TxAssembler
         from ..sources.file import expand_paths
         from ..sources.stream import binlog_name
 
@@ -563,7 +563,7 @@ class Applier:
                              schema=self.schema, table_filter=tf, count_rows=args.method == "binlog",
                              watermark_interval=DEFAULT_WATERMARK_INTERVAL if live else None)
         self.progress = getattr(source, "progress", None)
-        from ..replay.rewrite import DbRewrite
+        from ..assembly.rewrite import DbRewrite
 
         # --rewrite-db: rows and statements go to TO; the filters and the schema store
         # see the binlog's names, the target's keys and triggers are TO's
@@ -670,9 +670,9 @@ class Applier:
             self.checkpoint = {"file": mark.end[0], "pos": mark.end[1], "gtid": mark.gtid}
 
     def _produce_jobs(self, reader, assembler, pool) -> None:
+        from ..assembly.transactions import Transaction
         from ..reader import SourceEvent
         from ..replay.parallel import Stopped
-        from ..replay.transactions import Transaction
 
         keys, renderer = self.keys, self.renderer
         try:
@@ -714,8 +714,8 @@ class Applier:
     def _job(self, unit, pending, renderer):
         """A replay.parallel.Job: a transaction rendered, with its conflict keys; a
         statement group (DDL, statement-logged) a barrier."""
+        from ..assembly.transactions import Transaction
         from ..replay.parallel import Job, conflict_keys
-        from ..replay.transactions import Transaction
 
         end = unit.end
         resume = end if pending is None or _pos_key(end) < _pos_key(pending) else pending
@@ -782,8 +782,8 @@ class Applier:
             self.feed.stop()
 
     def _produce(self, reader, assembler, feed, started) -> None:
+        from ..assembly.transactions import DDL, Statement, Transaction
         from ..reader import SourceEvent
-        from ..replay.transactions import DDL, Statement, Transaction
         from ..watermarks import Watermark
 
         keys, renderer = self.keys, self.renderer       # this run's (a retry makes new ones)
@@ -912,7 +912,7 @@ class Applier:
         return (self.applied is not None and _pos_key(end) <= _pos_key(self.applied)) or end in self.skip_ends
 
     def _unit(self, unit, parts=None) -> None:
-        from ..replay.transactions import DDL, Statement
+        from ..assembly.transactions import DDL, Statement
 
         if isinstance(unit, Statement):
             if self._done(unit.end):
@@ -922,7 +922,7 @@ class Applier:
             elif unit.kind == "dml":
                 # a statement group of its own: applied (and re-applied after a failure
                 # later in the batch) as a transaction holding just this statement
-                from ..replay.transactions import Transaction
+                from ..assembly.transactions import Transaction
 
                 tx = Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end, ts=unit.ts,
                                  server_id=unit.server_id, statements=[unit])
@@ -1179,7 +1179,7 @@ class Applier:
         """("rows", Batch), ("binlog", Chunk) and ("statement", Statement) of a
         transaction, in binlog order (of what it holds: the changes that went early are
         not in it, _Early)."""
-        from ..replay.transactions import in_binlog_order
+        from ..assembly.transactions import in_binlog_order
 
         index = row_numbers(tx.changes, tx.early)
         for part in in_binlog_order(tx):
@@ -1215,7 +1215,7 @@ class Applier:
         from ..replay.batch import Batch, row_statements
 
         if self.args.split_updates:
-            from ..replay.split import split_transaction
+            from ..assembly.split import split_transaction
 
             parts = split_transaction(changes, renderer.keys.keys)
             for ch, sql in renderer.split_statements(*parts):
@@ -1536,8 +1536,8 @@ class _WorkerSession(Applier):
         self.parent._live_cache = {}
 
     def apply(self, job) -> None:
+        from ..assembly.transactions import DDL, Statement, Transaction
         from ..replay.parallel import Retryable
-        from ..replay.transactions import DDL, Statement, Transaction
 
         unit = job.unit
         try:
@@ -1561,7 +1561,7 @@ class _WorkerSession(Applier):
             raise       # (a streamed job cannot be given again: the run resumes)
 
     def commit(self, jobs, mark, ends) -> None:
-        from ..replay.transactions import Transaction
+        from ..assembly.transactions import Transaction
 
         txs = [j for j in jobs if isinstance(j.unit, Transaction)]
         totals = (self.totals[0] + len(jobs), self.totals[1] + sum(j.rows for j in jobs))

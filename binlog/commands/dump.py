@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..exitcodes import Exit
 from ..options import build
@@ -24,6 +25,9 @@ from ._common import (
     watermark_interval,
 )
 from ._progress import with_progress
+
+if TYPE_CHECKING:
+    from ..output.base import Writer
 
 
 def add_parser(sub) -> None:
@@ -74,6 +78,7 @@ def run(args) -> int:
                           hooks=hooks)
     # records are written whole or not at all when SIGINT/SIGTERM comes (binlog.interrupts)
     out = GuardedOutput(sys.stdout.buffer)
+    writer: Writer
     if args.format in ("sql", "flashback"):
         writer = sql_writer(args, out, schema)
     elif args.format == "json" and args.split_updates:
@@ -89,12 +94,11 @@ def run(args) -> int:
 
         views = LARGE_VIEWS.set(LARGE_VALUE)
     if args.output_dir is None and os.environ.get("BINLOG_BATCH", "1") != "0":
-        # the compiled batch path (json/text): whole rows events straight to lines
-        reader.row_encoder = getattr(writer, "encode_rows", None)
-        if type(writer) is _plain_writer(args.format):
-            reader.run_writer = writer     # and runs of rows events in one compiled call
-        # sql: the rows events of a transaction, whose row images go out as VALUES
-        reader.rows_hook = getattr(writer, "rows_hook", None)
+        # the compiled batch path (json/text/sql): whole rows events straight to lines,
+        # runs of rows events in one compiled call (json/text), and the rows events of a
+        # transaction whose row images go out as VALUES (sql)
+        reader.set_output_paths(row_encoder=writer.row_encoder(), rows_hook=writer.rows_hook(),
+                                run_writer=writer.run_writer())
     try:
         if args.format == "debezium" and not args.split_updates:
             for record in with_progress(reader, reader.records(), args,
@@ -103,7 +107,7 @@ def run(args) -> int:
                     writer.write(record)
                 elif isinstance(record, Watermark):
                     _watermark(writer, record, out)
-                elif hasattr(writer, "statement"):
+                elif writer.takes_statements:
                     writer.statement(record)
         else:
             for item in with_progress(reader, reader.items(statements=True), args,
@@ -114,17 +118,15 @@ def run(args) -> int:
                     writer.write_encoded(item)
                 elif isinstance(item, StatementChange):
                     # json (split): a line; text/sql: the QUERY event itself says it all
-                    if hasattr(writer, "statement"):
+                    if writer.takes_statements:
                         writer.statement(item)
                 elif isinstance(item, Watermark):
                     _watermark(writer, item, out)
                 else:
                     writer.event(item)
-        if hasattr(writer, "close"):
-            writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
+        writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
     except KeyboardInterrupt:
-        if hasattr(writer, "end_open_record"):
-            writer.end_open_record()    # json: a record streamed whole up to its commit fields
+        writer.end_open_record()    # json: a record streamed whole up to its commit fields
         raise
     finally:
         if views is not None:
@@ -134,7 +136,7 @@ def run(args) -> int:
         if args.stats:
             _print_stats(reader.stats, schema)
         _print_damage_summary(reader.stats)
-    lost = getattr(writer, "not_replayed", None)
+    lost = writer.not_replayed
     if lost:
         sys.stderr.write(f"binlog: error: {len(lost)} statement-logged change(s) could not be "
                          f"written as SQL (listed above); the script lacks their changes\n")
@@ -142,28 +144,16 @@ def run(args) -> int:
     return _dump_exit_code(reader.stats)
 
 
-def _plain_writer(fmt: str):
-    """The writer class of --format json / text (one import: start-up), else None."""
-    if fmt == "json":
-        from ..output.cdc import CdcJsonWriter
-
-        return CdcJsonWriter
-    if fmt == "text":
-        from ..output.text import TextWriter
-
-        return TextWriter
-    return None
-
-
 def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
+    from ..assembly.rewrite import DbRewrite
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
-    from ..replay.rewrite import DbRewrite
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
 
     def make(stream):
         # each format imports its own writer only (start-up of a short run)
+        writer: Writer
         if args.format == "debezium":
             from ..output.debezium import DebeziumWriter
 
@@ -186,8 +176,8 @@ def record_writer(args, out, schema=None):
 
     if args.output_dir is None:
         return make(out)
-    from spark_ingest.options import parse_size
-    from spark_ingest.paths import inside, table_dir_name
+    from ..options import parse_size
+    from ..output.paths import inside, table_dir_name
 
     return PerTableFiles(args.output_dir, make, table_dir_name, parse_size(args.rotate_size), inside)
 
@@ -207,13 +197,13 @@ def sql_writer(args, out, schema):
 
 def json_writer(args, out, schema):
     """The JSON writer of ``binlog dump --split-updates`` (with --checksum: checksums)."""
+    from ..assembly.rewrite import DbRewrite
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog
-    from ..replay.rewrite import DbRewrite
     from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
 
-    writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
+    writer: Writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
     if args.bigint_as_string:
         writer = BigintsAsStrings(writer)
     if args.rewrite_db:         # inside the split: its keys are looked up under the binlog's names
@@ -224,12 +214,11 @@ def json_writer(args, out, schema):
     return writer
 
 
-def _watermark(writer, mark, out) -> None:
+def _watermark(writer: Writer, mark, out) -> None:
     """A watermark's line, by the writers that have one (json, debezium; not text, sql,
     --output-dir), sent on at once: a consumer waiting on an idle stream sees it now."""
-    write = getattr(writer, "watermark", None)
-    if write is not None:
-        write(mark)
+    if writer.takes_watermarks:
+        writer.watermark(mark)
         out.flush()
 
 

@@ -90,7 +90,7 @@ class Stats:
             self.statement_changes[record.db or ""] += 1
 
     def unit(self, unit) -> None:
-        from ..replay.transactions import Statement
+        from ..assembly.transactions import Statement
 
         if isinstance(unit, Statement):
             self.statements[unit.kind] += 1
@@ -140,8 +140,8 @@ def _iso(ts):
 
 
 def run(args) -> int:
+    from ..assembly.transactions import TxAssembler
     from ..reader import CountedRows, RowCount, StatementChange
-    from ..replay.transactions import TxAssembler
 
     if args.plot:
         _matplotlib()        # before the scan, not after it

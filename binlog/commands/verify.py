@@ -250,12 +250,12 @@ class Verifier:
         if self.args.records:
             self._collect_records(out)
             return
+        from ..assembly.transactions import Transaction, TxAssembler
         from ..replay.keys import KeyCatalog
-        from ..replay.transactions import Transaction, TxAssembler
 
         self.keys = KeyCatalog(live=self.live)
         reader = make_reader(self.args)
-        reader.rows_hook = self._event_checksums
+        reader.set_output_paths(rows_hook=self._event_checksums)
         # Whole transactions only: a --stop-position (or an input) ending inside one
         # leaves it out, as dump --format sql and apply do.  What a transaction's rows
         # leave is worked out as they come (its rows are not kept), and taken at its COMMIT.

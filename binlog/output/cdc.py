@@ -32,6 +32,7 @@ from ..events import QueryEvent, XidEvent
 from ..events.gtid import XaPrepareEvent
 from ..events.query import COMMIT, XA_COMMIT, transaction_control
 from ..rows import EncodedRows, encode_rows
+from .base import Writer
 from .json_lines import JsonLinesWriter, value_json
 from .values import large_values
 
@@ -135,13 +136,16 @@ class _Open:
             raise ValueError(f"a JSON record ends in {self.tail!r}")
 
 
-class CdcJsonWriter:
+class CdcJsonWriter(Writer):
     """``--format json``: the records of ``JsonLinesWriter`` plus the fields above.
     Give it every item of the reader (``write`` for rows, ``event`` for the rest)."""
 
+    takes_statements = True
+    takes_watermarks = True
+
     def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
                  rewrite_db=None, bigint_as_string: bool = False, checksum: bool = False):
-        from ..replay.rewrite import DbRewrite
+        from ..assembly.rewrite import DbRewrite
 
         self.out = out
         # the batch path writes integers as --bigint-as-string does (routing.BigintsAsStrings
@@ -193,6 +197,12 @@ class CdcJsonWriter:
         (the compiled encoder computes each row's checksums from the row's bytes)."""
         return ((1 if self.bigint_as_string else 0) | (2 if self.binary_encoding == "base64" else 0)
                 | (8 if self.checksum else 0))
+
+    def row_encoder(self):
+        return self.encode_rows
+
+    def run_writer(self):
+        return self
 
     def encode_rows(self, change, event):
         """The batch path (the reader's ``row_encoder``): every row of the rows event

@@ -101,6 +101,7 @@ import orjson
 from ..constants import ColumnType as T
 from ..interrupts import deferred
 from ..types.strings import LargeText
+from .base import Writer
 from .values import Base64Bytes, bytes_pieces, large_values
 
 CONNECTOR_VERSION = "2.7.0.Final"
@@ -208,7 +209,7 @@ def _binary(value, col):
 
 
 def _json(value, col):
-    from .values import json_text
+    from ..types.json_binary import json_text
 
     if hasattr(value, "as_json"):
         value = value.as_json()
@@ -352,9 +353,12 @@ def _json_default(value):
     return json_default(value)
 
 
-class DebeziumWriter:
+class DebeziumWriter(Writer):
     """``--format debezium``: one envelope per row change (``write``); ``server_name`` is
     the connector's logical name (``source.name``, the topic prefix)."""
+
+    takes_statements = True
+    takes_watermarks = True
 
     def __init__(self, out, server_name: str = "binlog", *, on_warning=None):
         self.out = out

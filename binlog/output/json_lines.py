@@ -12,6 +12,7 @@ import orjson
 
 from ..interrupts import deferred
 from ..types.strings import LargeText
+from .base import Writer
 from .routing import SAFE_INTEGER
 from .values import _render_keys, bytes_pieces, bytes_renderer, is_large, iso_ts, json_default, large_values, render_row
 
@@ -105,7 +106,10 @@ def session_json(record, render_bytes) -> dict:
     return session
 
 
-class JsonLinesWriter:
+class JsonLinesWriter(Writer):
+    takes_statements = True
+    takes_watermarks = True
+
     def __init__(self, out, binary_encoding: str = "hex"):
         self.out = out            # a binary stream
         self.render_bytes = bytes_renderer(binary_encoding)

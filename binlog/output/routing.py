@@ -16,6 +16,8 @@ import os
 from collections import OrderedDict
 from dataclasses import replace
 
+from .base import Wrapping, Writer
+
 SAFE_INTEGER = (1 << 53) - 1      # Number.MAX_SAFE_INTEGER
 MAX_OPEN_FILES = 64
 STATEMENTS = "_statements"        # --output-dir: the file stem of statement and DDL records
@@ -30,25 +32,18 @@ def _stringify(row: dict | None) -> dict | None:
             for k, v in row.items()}
 
 
-class BigintsAsStrings:
-    def __init__(self, writer):
-        self.writer = writer
-
+class BigintsAsStrings(Wrapping):
     def write(self, change) -> None:
         self.writer.write(replace(change, before=_stringify(change.before), after=_stringify(change.after)))
 
-    def __getattr__(self, name):          # event(), statement(), close() as the writer has them
-        return getattr(self.writer, name)
-
-
-class RewriteDb:
+class RewriteDb(Wrapping):
     """``--rewrite-db FROM->TO``: the records of FROM's tables name TO, and statement and
     DDL records their rewritten default database (``rewrite``: a
-    ``replay.rewrite.DbRewrite``, mariadb-binlog's semantics; the schema was looked up
+    ``assembly.rewrite.DbRewrite``, mariadb-binlog's semantics; the schema was looked up
     under the binlog's own name before this)."""
 
     def __init__(self, writer, rewrite):
-        self.writer = writer
+        super().__init__(writer)
         self.rewrite = rewrite
 
     def write(self, change) -> None:
@@ -56,17 +51,16 @@ class RewriteDb:
         self.writer.write(change if db == change.db else replace(change, db=db))
 
     def statement(self, record) -> None:
-        if hasattr(self.writer, "statement"):
+        if self.writer.takes_statements:
             self.writer.statement(self.rewrite.statement(record))
 
-    def __getattr__(self, name):
-        return getattr(self.writer, name)
 
-
-class PerTableFiles:
+class PerTableFiles(Writer):
     """``make_writer(stream)`` makes the record writer of one file; ``name_of(db, table)``
     gives a table's file name stem (one safe path component); ``inside(root, path)``
     checks a path before it is opened."""
+
+    takes_statements = True
 
     def __init__(self, directory, make_writer, name_of, max_bytes: int, inside):
         self.directory = str(directory)
@@ -97,15 +91,13 @@ class PerTableFiles:
 
     def _close(self, key) -> None:
         stream, writer = self.open.pop(key)
-        if hasattr(writer, "close"):
-            writer.close()
+        writer.close()
         stream.close()
 
     def _release_last(self, key) -> None:
         if self.last is not None and self.last != key and self.last in self.open:
             previous = self.open[self.last][1]
-            if hasattr(previous, "release"):
-                previous.release()           # its held row is not its transaction's last
+            previous.release()           # its held row is not its transaction's last
 
     def write(self, change) -> None:
         key = (change.db, change.table)
@@ -140,8 +132,7 @@ class PerTableFiles:
 
     def end_open_record(self) -> None:
         for _, writer in self.open.values():
-            if hasattr(writer, "end_open_record"):
-                writer.end_open_record()
+            writer.end_open_record()
 
     def close(self) -> None:
         for key in list(self.open):

@@ -62,7 +62,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Iterator
 
-from ..charsets import CHARSET_CODECS
+from ..charsets import CHARSET_CODECS, charset_of
 from ..constants import ColumnType as T
 from ..errors import BinlogError
 from ..events import QueryEvent
@@ -70,8 +70,9 @@ from ..inert import escape
 from ..interrupts import deferred
 from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
+from ..types.json_binary import json_text
 from ..types.strings import LargeText
-from .values import charset_of, json_text
+from .base import Writer
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
 TEMPORAL_TYPES = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -1044,7 +1045,7 @@ class _Blocks:
         self.file.close()
 
 
-class SqlWriter:
+class SqlWriter(Writer):
     """Writer for ``binlog dump --format sql|flashback``: ``event(item)`` and
     ``write(change)`` in stream order, ``close()`` at the end (flashback writes
     everything then, newest transaction first)."""
@@ -1053,8 +1054,8 @@ class SqlWriter:
                  split_updates: bool = False, on_warning=None, table_filter=None,
                  routines: bool = False, strip_definer: bool = False,
                  rewrite_db: dict | None = None, extended_insert: bool = False):
-        from ..replay.rewrite import DbRewrite
-        from ..replay.transactions import TxAssembler
+        from ..assembly.rewrite import DbRewrite
+        from ..assembly.transactions import TxAssembler
 
         self.out = out
         self.keys = keys
@@ -1070,13 +1071,13 @@ class SqlWriter:
         self.rewrite = DbRewrite(rewrite_db, self.warn)   # statements' default database
         self.assembler = TxAssembler(on_warning=self.warn)
         self.pending = _Blocks(self._write)     # flashback: blocks, oldest first
-        self.not_replayed: list = []      # NotReplayableError of statements left out
+        self._not_replayed: list = []     # NotReplayableError of statements left out
         self.transactions = 0
         self.large = LargeValues()        # values of rendered blocks not yet written
         # the reader's rows_hook: the rows events of the transaction being read, whose row
         # images the compiled walk writes as VALUES (not for flashback and split changes,
         # whose images are not their events' own)
-        self.rows_hook = None
+        self._rows_hook = None
         # sql and flashback (not split, which reorders whole transactions): each change is
         # rendered when it comes, into its transaction's spool (memory, then a temporary
         # file), so a transaction of millions of rows is not held decoded
@@ -1084,7 +1085,7 @@ class SqlWriter:
         self._spools: dict[int, _Spool] = {}    # id(Transaction) -> its spool
         if self.streaming and not flashback:
             self.renderer.events = {}
-            self.rows_hook = self.renderer.note_event
+            self._rows_hook = self.renderer.note_event
         self._header()
 
     def _emit(self, text: str) -> None:
@@ -1132,6 +1133,16 @@ class SqlWriter:
             return
         for unit in self.assembler.feed(change):
             self._unit(unit)
+
+    def row_encoder(self):
+        return self.encode_rows
+
+    def rows_hook(self):
+        return self._rows_hook
+
+    @property
+    def not_replayed(self) -> list:
+        return self._not_replayed
 
     # -- sql: each change rendered as it comes (_Spool) ----------------------------------
     def encode_rows(self, change, event):
@@ -1289,8 +1300,8 @@ class SqlWriter:
     def _unit(self, unit) -> None:
         from dataclasses import replace
 
-        from ..replay.routines import routine_kind, strip_definer
-        from ..replay.transactions import DDL, Statement
+        from ..assembly.routines import routine_kind, strip_definer
+        from ..assembly.transactions import DDL, Statement
 
         if isinstance(unit, Statement):
             where = f"{unit.file} @ {unit.pos}" + (f" GTID {unit.gtid}" if unit.gtid else "")
@@ -1324,8 +1335,8 @@ class SqlWriter:
 
     def _routine_not_replayed(self, unit, where: str) -> None:
         """Row events hold the rows triggers wrote: a replayed trigger would write them
-        again (binlog.replay.routines)."""
-        from ..replay.routines import routine_kind
+        again (binlog.assembly.routines)."""
+        from ..assembly.routines import routine_kind
 
         kind = routine_kind(unit.query)
         if not self._routines_warned:
@@ -1342,7 +1353,7 @@ class SqlWriter:
         try:
             steps = statement_sql(self.rewrite.statement(statement))
         except NotReplayableError as exc:
-            self.not_replayed.append(exc)
+            self._not_replayed.append(exc)
             self.warn(str(exc).splitlines()[0])
             return [_comment(f"NOT replayed ({statement.file} @ {statement.pos}): "
                              f"{_short(statement.query, 200)}")]
@@ -1358,7 +1369,7 @@ class SqlWriter:
 
     def _mixed_transaction(self, tx, head) -> None:
         """A transaction with statement-logged changes: rows and statements in binlog order."""
-        from ..replay.transactions import in_binlog_order
+        from ..assembly.transactions import in_binlog_order
 
         lines = [_comment(head), "BEGIN;"]
         for part in in_binlog_order(tx):
@@ -1392,8 +1403,8 @@ class SqlWriter:
 
     def _split_transaction(self, tx, head) -> None:
         """--split-updates: the transaction's changes (undone, newest first, for flashback)
-        in TiCDC's order (replay.split), written as one block."""
-        from ..replay.split import split_transaction
+        in TiCDC's order (assembly.split), written as one block."""
+        from ..assembly.split import split_transaction
 
         if tx.statements and not self.flashback:
             self._mixed_transaction(tx, head)

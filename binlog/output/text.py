@@ -34,6 +34,7 @@ from ..events import (
 from ..interrupts import deferred
 from ..rows import EncodedRows, encode_rows
 from ..types.strings import LargeText
+from .base import Writer
 from .routing import SAFE_INTEGER
 from .values import RawBytes, bytes_pieces, bytes_renderer, is_large, large_values, render_row
 
@@ -138,7 +139,7 @@ def _session_line(event) -> str | None:
     return "# session: " + ", ".join(f"{k}={v}" for k, v in values.items())
 
 
-class TextWriter:
+class TextWriter(Writer):
     def __init__(self, out, binary_encoding: str = "hex", *, bigint_as_string: bool = False,
                  rewrite_db=None):
         self.out = out
@@ -146,7 +147,7 @@ class TextWriter:
         # for the batch path (encode_rows); the rows given one by one come through
         # routing.BigintsAsStrings and routing.RewriteDb instead
         self.bigint_as_string = bigint_as_string
-        self.rewrite = rewrite_db      # a replay.rewrite.DbRewrite, or None
+        self.rewrite = rewrite_db      # a assembly.rewrite.DbRewrite, or None
         self._flags = (1 if bigint_as_string else 0) | (2 if binary_encoding == "base64" else 0)
         self._batch: dict = {}      # (id(plan), op, db) -> (plan, head line, renderer)
 
@@ -231,6 +232,12 @@ class TextWriter:
         yield f'{{"{tag}":"'.encode("ascii") if raw else b"'"
         yield from bytes_pieces(value, self.render_bytes)
         yield b'"}' if raw else b"'"
+
+    def row_encoder(self):
+        return self.encode_rows
+
+    def run_writer(self):
+        return self
 
     def encode_rows(self, change, event):
         """The batch path (the reader's ``row_encoder``): every row of the rows event

@@ -1,7 +1,8 @@
 """Rendering decoded values for output (DESIGN.md "Outside contract").
 
-The helpers every output shares (JSON Lines, text, SQL, the row checksums) live here,
-below all of them: a column's charset, MySQL's text form of a JSON value.
+The helpers the JSON and text outputs share live here, below them.  A column's charset
+(``charsets.charset_of``) and MySQL's text form of a JSON value (``types.json_binary.
+json_text``) live lower still: the row checksums use them and sit below the outputs.
 """
 from __future__ import annotations
 
@@ -10,39 +11,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Iterator
 
-from ..charsets import CHARSET_CODECS, COLLATIONS
-from ..constants import BINARY_COLLATION
 from ..types.strings import LargeText
-
-_CODEC_CHARSET = {}
-for _name, _codec in CHARSET_CODECS.items():
-    if _codec and _codec not in _CODEC_CHARSET and _name != "utf8":
-        _CODEC_CHARSET[_codec] = _name
-_CODEC_CHARSET["utf-8"] = "utf8mb4"
-
-
-def charset_of(col) -> str | None:
-    """The MySQL charset name of a column's text (``binary`` for binary strings), from its
-    collation, else from the codec the binlog gave; None when neither is known."""
-    if col.collation is not None:
-        return "binary" if col.collation == BINARY_COLLATION else COLLATIONS.get(col.collation)
-    if col.encoding:
-        return _CODEC_CHARSET.get(col.encoding)
-    return None
-
-
-def json_text(value) -> str:
-    """MySQL's own text form of a JSON value (``{"a": 1, "b": [1, 2]}``)."""
-    import json
-
-    def default(v):
-        if isinstance(v, Decimal):
-            return float(v)
-        if isinstance(v, (bytes, bytearray, memoryview)):
-            return bytes(v).decode("utf-8", "replace")
-        return str(v)
-
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=default)
 
 
 class HexBytes:

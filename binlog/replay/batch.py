@@ -36,10 +36,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..assembly.transactions import change_rows
 from ..output.sql import SqlRenderError, keys_condition, quote_ident
 from ..reader import RowChange, RowCount
 from ..rows import decode_rows
-from .transactions import change_rows
 
 #: A multi-row statement stays below this size (the target's max_allowed_packet is 16 MiB
 #: by default; smaller statements also keep decoding and the server busy at once).

@@ -4,6 +4,7 @@ from __future__ import annotations
 import orjson
 
 from ..checksum import PlanChecksums, change_checksums
+from ..output.base import Writer
 from ..output.json_lines import JsonLinesWriter
 
 
@@ -27,13 +28,16 @@ class ChecksumJsonWriter(JsonLinesWriter):
                 + b"}\n")
 
 
-class SplitUpdatesWriter:
+class SplitUpdatesWriter(Writer):
     """Wraps a per-change writer: each source transaction is given to it as TiCDC would
-    see it (``binlog.replay.split``): net changes, key-changing UPDATEs as DELETE +
+    see it (``binlog.assembly.split``): net changes, key-changing UPDATEs as DELETE +
     INSERT, every DELETE first.  Needs ``event(item)`` for the transaction boundaries."""
 
+    takes_statements = True
+    takes_watermarks = True
+
     def __init__(self, inner, keys, on_warning=None):
-        from .transactions import TxAssembler
+        from ..assembly.transactions import TxAssembler
 
         self.inner = inner
         self.keys = keys
@@ -58,7 +62,7 @@ class SplitUpdatesWriter:
     def watermark(self, mark) -> None:
         """Written when no transaction is open here (the reader makes watermarks only
         between transactions; one this writer still holds rows of gets none)."""
-        if self.assembler.current is None and not self.pending and hasattr(self.inner, "watermark"):
+        if self.assembler.current is None and not self.pending and self.inner.takes_watermarks:
             self.inner.watermark(mark)
 
     def close(self) -> None:
@@ -71,8 +75,8 @@ class SplitUpdatesWriter:
         self.pending.clear()
 
     def _units(self, units) -> None:
-        from .split import split_changes
-        from .transactions import Transaction
+        from ..assembly.split import split_changes
+        from ..assembly.transactions import Transaction
 
         for unit in units:
             if isinstance(unit, Transaction) and not unit.incomplete:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from decimal import Decimal
 from typing import NamedTuple
 
 from ..constants import ColumnType
@@ -417,3 +418,16 @@ def apply_json_diffs(doc, diffs) -> object:
             raise malformed(f"JSON diff REMOVE path {path!r} not found in the document")
         raise malformed(f"unknown JSON diff operation {op}")
     return doc
+
+
+def json_text(value) -> str:
+    """MySQL's own text form of a JSON value (``{"a": 1, "b": [1, 2]}``): the outputs and
+    the row checksums render a decoded JSON column with it."""
+    def default(v):
+        if isinstance(v, Decimal):
+            return float(v)
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            return bytes(v).decode("utf-8", "replace")
+        return str(v)
+
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=default)

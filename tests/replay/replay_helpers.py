@@ -165,17 +165,17 @@ def apply_transactions(paths, renderer, encode=True, statements=False, *, schema
     sample that needs a schema: the transactions before it)."""
     from functools import partial
 
+    from binlog.assembly.transactions import Transaction, TxAssembler
     from binlog.errors import BinlogError
     from binlog.output.sql import SqlRenderError
     from binlog.reader import BinlogReader, SourceEvent
     from binlog.replay.batch import encode_event, row_numbers, row_statements
-    from binlog.replay.transactions import Transaction, TxAssembler
     from schema_store.loading import load_resolver
 
     schema = load_resolver(ddl_paths=[schema_ddl], required=True) if schema_ddl else None
     reader = BinlogReader(list(paths), schema=schema)
     if encode:
-        reader.row_encoder = partial(encode_event, renderer)
+        reader.set_output_paths(row_encoder=partial(encode_event, renderer))
     assembler = TxAssembler()
     out = []
     try:

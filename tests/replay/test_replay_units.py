@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from binlog.assembly.split import split_changes, split_transaction
+from binlog.assembly.transactions import Statement, Transaction, TxAssembler, classify_query
 from binlog.checksum import encode_value, row_checksum
 from binlog.column import Column
 from binlog.constants import ColumnType as T
 from binlog.output.sql import SqlRenderError, literal, quote_text, text_literal
 from binlog.reader import BinlogReader, RowChange
 from binlog.replay.keys import TableKeys
-from binlog.replay.split import split_changes, split_transaction
-from binlog.replay.transactions import Statement, Transaction, TxAssembler, classify_query
 from binlog.rows import DecodePlan
 
 REPO = Path(__file__).resolve().parents[2]

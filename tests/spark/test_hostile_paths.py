@@ -12,7 +12,7 @@ from pathlib import Path
 from hostile.build import TABLE_MAP, WRITE_ROWS_V1, XID, binlog, table_map, write_rows
 
 from binlog.cli import main
-from spark_ingest.paths import UnsafePathError, component, inside, table_dir_name
+from binlog.output.paths import UnsafePathError, component, inside, table_dir_name
 
 
 def _int_rows(table_id: int, db: str, table: str, values) -> list:

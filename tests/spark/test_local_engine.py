@@ -77,7 +77,7 @@ def test_typed_tables_equal_spark_from_json(spark, both):
     Arrow columns): each table equals Spark's own projection of its changes/
     (``typed.typed_table``: ``from_json`` and ``try_cast`` over the JSON images), the
     columns and types those of the table read back."""
-    from spark_ingest.paths import table_dir_name
+    from binlog.output.paths import table_dir_name
     from spark_ingest.typed import typed_table
 
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")

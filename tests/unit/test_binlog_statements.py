@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from binlog.assembly.transactions import Transaction, TxAssembler
 from binlog.constants import EventType
 from binlog.events import TableMapEvent
 from binlog.header import parse_header
@@ -21,7 +22,6 @@ from binlog.replay.binlog_statements import (
     rewrite_table_map,
     with_crc,
 )
-from binlog.replay.transactions import Transaction, TxAssembler
 from binlog.stream import EventStream, verify_crc
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"

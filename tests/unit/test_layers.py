@@ -1,7 +1,9 @@
 """The package graph goes one way (docs/style.md "Layout"): every module imports on
 its own, no two modules import each other (directly or round a cycle), and no module
 imports one of a higher layer.  Imports inside functions count: they are cycles too,
-only deferred."""
+only deferred.  The same holds one level up: no two packages (``binlog.output``,
+``binlog.replay``, ``binlog.commands``, ``spark_ingest``, ...; a module directly under
+``binlog/`` counts as a package of its own) import each other round a cycle."""
 from __future__ import annotations
 
 import ast
@@ -28,6 +30,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.output.json_lines", "binlog.output.text", "binlog.output.debezium", "binlog.checksum",
       "binlog.replay")],
     [("binlog.output.values", "binlog.output")],
+    [("binlog.assembly",)],                     # transactions, split, --rewrite-db, routines
     [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources", "binlog.continuity",
       "binlog.rewrite", "binlog.watermarks"),
      ("schema_store",), ("binlog.options",)],
@@ -96,6 +99,26 @@ def place(name: str) -> tuple[int, int]:
     return best[1]
 
 
+def package_of(name: str) -> str:
+    """``binlog.output.sql`` -> ``binlog.output``; ``spark_ingest.tasks`` -> ``spark_ingest``;
+    a module directly under ``binlog/`` (``binlog.checksum``) is a node of its own."""
+    top, _, rest = name.partition(".")
+    if top != "binlog" or not rest:
+        return top
+    head = rest.partition(".")[0]
+    return f"binlog.{head}" if (REPO / "binlog" / head).is_dir() else name
+
+
+def package_graph(g) -> dict[str, set[str]]:
+    """The module graph ``g`` folded onto packages (an import inside a package drops out)."""
+    out: dict[str, set[str]] = {}
+    for name, targets in g.items():
+        source = package_of(name)
+        out.setdefault(source, set()).update(package_of(t) for t in targets)
+        out[source].discard(source)
+    return out
+
+
 def upward_imports(g) -> list[str]:
     bad = []
     for name, targets in sorted(g.items()):
@@ -146,13 +169,33 @@ def test_no_import_cycle():
     assert cycles(graph()) == []
 
 
+def test_no_package_import_cycle():
+    g = graph()
+    found = cycles(package_graph(g))
+    # name the module imports behind each cycle, so the message says which edge to cut
+    edges = [f"{a} imports {b}" for a, targets in sorted(g.items()) for b in sorted(targets)
+             for cycle in found if package_of(a) in cycle and package_of(b) in cycle
+             and package_of(a) != package_of(b)]
+    assert found == [], edges
+
+
 def test_the_checks_see_an_upward_import_and_a_cycle():
     g = {"binlog.output.sql": {"binlog.cli"}, "binlog.cli": {"binlog.output.sql"}}
     assert upward_imports(g) == ["binlog.output.sql imports binlog.cli"]
     assert cycles(g) == [["binlog.cli", "binlog.output.sql"]]
     # a function-level import is an import
     found = imports("binlog.output.sql", REPO / "binlog/output/sql.py", modules())
-    assert "binlog.replay.transactions" in found
+    assert "binlog.assembly.transactions" in found
+
+
+def test_the_package_check_sees_a_cycle_through_two_modules_each():
+    g = {"binlog.output.sql": {"binlog.replay.split"}, "binlog.replay.batch": {"binlog.output.json_lines"},
+         "binlog.replay.split": set(), "binlog.output.json_lines": set(), "binlog.checksum": {"binlog.cursor"}}
+    assert cycles(g) == []
+    assert cycles(package_graph(g)) == [["binlog.output", "binlog.replay"]]
+    assert package_graph(g)["binlog.checksum"] == {"binlog.cursor"}
+    assert package_of("spark_ingest.command") == "spark_ingest"
+    assert package_of("binlog") == "binlog"
 
 
 @pytest.mark.parametrize("name", sorted(modules()))

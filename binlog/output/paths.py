@@ -1,4 +1,5 @@
-"""Output paths under ``--to`` made from database and table names.
+"""Output paths under ``--to`` (``binlog ingest``) and ``--output-dir`` (``binlog dump``) made
+from database and table names.
 
 Names come from the binlog (TABLE_MAP), which is untrusted input: a table called
 ``../../x``, ``/etc`` or ``a\\x00b`` must not choose where files go.  So a name never
@@ -27,7 +28,7 @@ import json
 import os
 from pathlib import Path
 
-from binlog.errors import BinlogError
+from ..errors import BinlogError
 
 # Linux/most file systems: a component is at most 255 bytes.
 NAME_MAX = 255

@@ -49,14 +49,13 @@ class DbRewrite:
         return self.rules.get(name, name)
 
     def statement(self, statement):
-        """A statement (``reader.StatementChange`` or ``replay.transactions.Statement``)
+        """A statement (``reader.StatementChange`` or ``assembly.transactions.Statement``)
         with its default database rewritten; the same object when nothing changes."""
         if not self.rules:
             return statement
         event = getattr(statement, "query_event", None) or getattr(statement, "event", None)
-        text = getattr(statement, "sql", None)
-        if text is None:
-            text = getattr(statement, "query", "")
+        sql = getattr(statement, "sql", None)
+        text: str = getattr(statement, "query", "") if sql is None else sql
         suppress = event is not None and event.header.flags & SUPPRESS_USE
         self._check_text(statement, text, suppress)
         target = self.rules.get(statement.db)
