@@ -20,7 +20,9 @@ PACKAGES = ("binlog", "schema_store", "spark_ingest")
 #: (``=name`` matches that module only: a package's ``__init__``).
 LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.cli", "spark_ingest.command", "spark_ingest.submit")],
-    [("binlog.commands",)],
+    # the applier still builds its reader and target connection with the commands'
+    # helpers (commands._common): it sits with them until it takes them as arguments
+    [("binlog.commands", "binlog.replay.applier")],
     [("spark_ingest",), ("binlog.doctor",), ("binlog.serve",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
     [("binlog.replay.batch",)],                 # apply's multi-row statements
