@@ -58,13 +58,25 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields, replace
+from functools import partial
 
-from ..replay.applier import MAX_WORKERS, Applier
+from ..replay.applier import MAX_WORKERS, Applier, ApplyInput, ApplyOptions
 from ._common import (
+    DEFAULT_WATERMARK_INTERVAL,
     add_reader_options,
     add_rewrite_option,
     add_routine_options,
+    check_positions,
+    connect,
+    make_reader,
+    open_schema,
+    source_of,
+    table_filter_of,
+    warn,
+    warn_unmatched,
 )
+from ._progress import with_progress
 
 
 def add_parser(sub) -> None:
@@ -126,28 +138,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import BinlogError, UsageError
+    from ..errors import BinlogError
     from ..exitcodes import for_exception
 
-    if "." not in args.checkpoint_table:
-        raise UsageError("--checkpoint-table must be DB.TABLE")
-    if args.batch_transactions < 1 or args.batch_rows < 1:
-        raise UsageError("--batch-transactions and --batch-rows must be at least 1")
-    if args.method == "binlog" and (args.safe or args.split_updates):
-        raise UsageError("--method binlog applies row events as a replica does (a row that is "
-                         "not as expected stops the run); --safe and --split-updates need "
-                         "--method sql")
-    if args.safe is None:
-        args.safe = args.method == "sql"
-    if args.workers < 1 or args.workers > MAX_WORKERS:
-        raise UsageError(f"--workers must be 1 to {MAX_WORKERS}")
-    if args.workers > 1 and args.method != "sql":
-        raise UsageError("--workers applies rendered SQL statements; --method binlog needs "
-                         "--workers 1")
-    if len(args.checkpoint_name) > 60:
-        raise UsageError("--checkpoint-name: at most 60 characters (the workers' rows add "
-                         "'/N')")
-    applier = Applier(args)
+    applier = Applier(options_of(args), input_of(args))
     try:
         return applier.run()
     except BinlogError as exc:
@@ -164,3 +158,42 @@ def run(args) -> int:
                          f"the same command to resume\n")
         return 130
 
+
+def options_of(args) -> ApplyOptions:
+    """The applier's options: the parsed ones of the same names, checked (UsageError)."""
+    from ..errors import UsageError
+
+    if "." not in args.checkpoint_table:
+        raise UsageError("--checkpoint-table must be DB.TABLE")
+    if args.batch_transactions < 1 or args.batch_rows < 1:
+        raise UsageError("--batch-transactions and --batch-rows must be at least 1")
+    if args.method == "binlog" and (args.safe or args.split_updates):
+        raise UsageError("--method binlog applies row events as a replica does (a row that is "
+                         "not as expected stops the run); --safe and --split-updates need "
+                         "--method sql")
+    if args.workers < 1 or args.workers > MAX_WORKERS:
+        raise UsageError(f"--workers must be 1 to {MAX_WORKERS}")
+    if args.workers > 1 and args.method != "sql":
+        raise UsageError("--workers applies rendered SQL statements; --method binlog needs "
+                         "--workers 1")
+    if len(args.checkpoint_name) > 60:
+        raise UsageError("--checkpoint-name: at most 60 characters (the workers' rows add "
+                         "'/N')")
+    options = ApplyOptions(**{f.name: getattr(args, f.name) for f in fields(ApplyOptions)})
+    # safe mode by default with SQL statements (the BINLOG statements are never safe)
+    return replace(options, safe=args.method == "sql" if args.safe is None else args.safe)
+
+
+def input_of(args) -> ApplyInput:
+    """The applier's target connections and input, as the reader options describe them."""
+    return ApplyInput(
+        connect=connect,
+        open_schema=partial(open_schema, args, required=not args.no_track_ddl),
+        table_filter=partial(table_filter_of, args),
+        open_reader=partial(make_reader, args),
+        open_live=partial(source_of, args),
+        check_positions=check_positions,
+        progress=lambda reader, items: with_progress(reader, items, args),
+        warn_unmatched=warn_unmatched,
+        warn=warn,
+        watermark_interval=DEFAULT_WATERMARK_INTERVAL)

@@ -11,25 +11,14 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 import pymysql
 
-from ..commands._common import (
-    DEFAULT_WATERMARK_INTERVAL,
-    TargetError,
-    check_positions,
-    connect,
-    make_reader,
-    open_schema,
-    source_of,
-    table_filter_of,
-    warn,
-    warn_unmatched,
-)
-from ..commands._progress import with_progress
+from ..errors import TargetError
 from ..output.sql import _short
 from .batch import encode_event, row_numbers
 from .routines import routine_kind, strip_definer
@@ -54,6 +43,56 @@ MAX_WORKERS = 256
 # From a live source (--from) a batch is committed once it is this old, and whenever the
 # source is idle (a heartbeat): the target lags the source by about this much.
 LIVE_BATCH_SECONDS = 1.0
+
+
+@dataclass
+class ApplyOptions:
+    """What the applier does: ``binlog apply``'s options, checked (commands.apply.run
+    makes one of its arguments; the names are the options')."""
+
+    to: str                                 # the target's DSN
+    paths: list[str] = field(default_factory=list)     # binlog files or directories
+    from_dsn: str | None = None             # a live source instead (ApplyInput.open_live)
+    checkpoint_table: str = "binlog_apply.checkpoint"
+    checkpoint_name: str = "default"
+    reset_checkpoint: bool = False
+    batch_transactions: int = 200
+    batch_rows: int = 5000
+    method: str = "sql"                     # or "binlog"
+    safe: bool = True
+    split_updates: bool = False
+    no_ddl: bool = False
+    routines: bool = False
+    strip_definer: bool = False
+    rewrite_db: list[tuple[str, str]] = field(default_factory=list)
+    allow_triggers: bool = False
+    skip_statements: bool = False
+    retries: int = 3
+    retry_timeout: float = 60.0
+    workers: int = 1
+    quiet: bool = False
+    allow_gaps: bool = False
+    start_position: int | None = None
+    start_file: str | None = None
+    stop_position: int | None = None
+
+
+@dataclass
+class ApplyInput:
+    """How the applier opens its target and its input, and where its messages go: the
+    command's functions (commands._common) handed down, so that this module imports no
+    command.  A test gives the same ones (commands.apply.input_of)."""
+
+    connect: Callable[..., Any]             # (dsn, **PyMySQL options): a connection, or TargetError
+    open_schema: Callable[[], Any]          # the schema resolver (None: none given)
+    table_filter: Callable[[], Any]         # the TableFilter of the filter options
+    open_reader: Callable[..., Any]         # a BinlogReader: make_reader's keywords
+    open_live: Callable[..., Any]           # the live source: start=(file, pos), on_idle=
+    check_positions: Callable[[list[str], int | None, int | None], None]
+    progress: Callable[[Any, Iterable], Iterator]      # (reader, items): with a progress line
+    warn_unmatched: Callable[..., None]     # (reader, own=patterns): filters that matched nothing
+    warn: Callable[[str], None]
+    watermark_interval: float | None = None     # a live source's (binlog.watermarks)
 
 
 class ConnectionLost(Exception):
@@ -84,8 +123,10 @@ def _checkpoint_row(r: dict) -> dict:
 
 
 class Applier:
-    def __init__(self, args):
+    def __init__(self, args: ApplyOptions, io: ApplyInput):
         self.args = args
+        self.io = io
+        self.warn = io.warn
         db, _, table = args.checkpoint_table.partition(".")
         from ..output.sql import quote_ident
 
@@ -122,7 +163,7 @@ class Applier:
 
         # the client's own packet limit (PyMySQL: 16 MiB) is not the one that matters:
         # the target's max_allowed_packet is (checked before a BINLOG statement is sent)
-        conn = connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30)
+        conn = self.io.connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30)
         try:
             with conn.cursor() as cur:
                 for stmt in SESSION_SETUP:
@@ -139,7 +180,7 @@ class Applier:
         """A connection of its own for information_schema: the decoding thread asks it
         while the applying thread's connection is busy (under ``_meta_lock``)."""
         if self.meta is None:
-            self.meta = connect(self.args.to, autocommit=True)
+            self.meta = self.io.connect(self.args.to, autocommit=True)
         return self.meta
 
     def _close_meta(self) -> None:
@@ -348,7 +389,7 @@ class Applier:
     def run(self) -> int:
         import pymysql
 
-        self.schema = open_schema(self.args, required=not self.args.no_track_ddl)
+        self.schema = self.io.open_schema()
         attempts = 0
         while True:
             try:
@@ -368,7 +409,7 @@ class Applier:
                     raise TargetError(f"{exc}; gave up after {self.args.retries} retries",
                                       hint="the target's checkpoint says where to resume: run "
                                            "the same command again") from None
-                warn(f"{exc}; reconnecting and resuming from the checkpoint (retry {attempts} "
+                self.warn(f"{exc}; reconnecting and resuming from the checkpoint (retry {attempts} "
                      f"of {self.args.retries}, for up to {self.args.retry_timeout:g}s)")
                 self._wait_for_target()
             finally:
@@ -386,7 +427,7 @@ class Applier:
         delay = 0.5
         while True:
             try:
-                probe = connect(self.args.to)
+                probe = self.io.connect(self.args.to)
                 probe.close()
                 return
             except TargetError as exc:
@@ -414,7 +455,7 @@ class Applier:
             self._clear_worker_rows()
             args.reset_checkpoint = False         # a retry resumes from what this run wrote
         live = bool(args.from_dsn)
-        files = [] if live else expand_paths(args.paths, allow_gaps=args.allow_gaps, on_warning=warn)
+        files = [] if live else expand_paths(args.paths, allow_gaps=args.allow_gaps, on_warning=self.warn)
         start_position = args.start_position
         self.applied = None
         self.gtid_domains: dict[int, str] = {}
@@ -423,7 +464,7 @@ class Applier:
         source = None
         if live and self.checkpoint is not None:
             cp = self.checkpoint
-            source = source_of(args, start=(cp["resume_file"], cp["resume_pos"]),
+            source = self.io.open_live(start=(cp["resume_file"], cp["resume_pos"]),
                                on_idle=self._idle)
             start_position = 4          # the source starts at the checkpoint itself
             self.applied = (cp["file"], cp["pos"])
@@ -431,10 +472,10 @@ class Applier:
             for g in (cp["gtid_pos"] or "").split(","):
                 self._note_gtid(g.strip())
             if args.start_position is not None or args.start_file:
-                warn(f"--start-file/--start-position ignored: resuming from the checkpoint "
+                self.warn(f"--start-file/--start-position ignored: resuming from the checkpoint "
                      f"{self.checkpoint_text()}")
         elif live:
-            source = source_of(args, on_idle=self._idle)
+            source = self.io.open_live(on_idle=self._idle)
         elif self.checkpoint is not None:
             cp = self.checkpoint
             names = [binlog_name(f) for f in files]
@@ -454,21 +495,22 @@ class Applier:
             for g in (cp["gtid_pos"] or "").split(","):
                 self._note_gtid(g.strip())
             if args.start_position is not None:
-                warn(f"--start-position ignored: resuming from the checkpoint {self.checkpoint_text()}")
-        base = table_filter_of(args)
+                self.warn(f"--start-position ignored: resuming from the checkpoint {self.checkpoint_text()}")
+        base = self.io.table_filter()
         tf = TableFilter(base.include, base.exclude + [f"{self.cp_db}.{self.cp_table}"], base.databases)
         self.filter = tf
         if self.checkpoint is None and not live:
-            check_positions(files, start_position, args.stop_position)
-        reader = make_reader(args, paths=source if live else files, start_position=start_position,
-                             schema=self.schema, table_filter=tf, count_rows=args.method == "binlog",
-                             watermark_interval=DEFAULT_WATERMARK_INTERVAL if live else None)
+            self.io.check_positions(files, start_position, args.stop_position)
+        reader = self.io.open_reader(paths=source if live else files, start_position=start_position,
+                                     schema=self.schema, table_filter=tf,
+                                     count_rows=args.method == "binlog",
+                                     watermark_interval=self.io.watermark_interval if live else None)
         self.progress = getattr(source, "progress", None)
         from ..replay.rewrite import DbRewrite
 
         # --rewrite-db: rows and statements go to TO; the filters and the schema store
         # see the binlog's names, the target's keys and triggers are TO's
-        self.rewrite = DbRewrite(dict(args.rewrite_db), warn)
+        self.rewrite = DbRewrite(dict(args.rewrite_db), self.warn)
         self.keys = KeyCatalog(schema=self.schema,
                                live=lambda db, table: self._live(self.rewrite.db(db), table))
         self.renderer = SqlRenderer(self.keys, safe=args.safe, rewrite_db=dict(args.rewrite_db))
@@ -479,7 +521,7 @@ class Applier:
             reader.rows_hook = self.renderer.note_event
             reader.row_encoder = partial(encode_event, self.renderer)
         self.raw = self._binlog_method(reader) if args.method == "binlog" else None
-        assembler = TxAssembler(on_warning=warn)
+        assembler = TxAssembler(on_warning=self.warn)
         self.assembler = assembler
         self.batch_txs = 0
         self.batch_rows = 0
@@ -510,7 +552,7 @@ class Applier:
         try:
             self._open_sessions(tracker, sessions)
             pool = self.pool = Pool(sessions, tracker, Options(
-                self.args.batch_transactions, self.args.batch_rows, on_retry=warn))
+                self.args.batch_transactions, self.args.batch_rows, on_retry=self.warn))
             thread = threading.Thread(target=self._produce_jobs, args=(reader, assembler, pool),
                                       name="binlog-apply-decode", daemon=True)
             thread.start()
@@ -584,7 +626,7 @@ class Applier:
                     self._dispatch(pool, self._job(unit, assembler.pending_start, renderer), renderer)
                     if isinstance(unit, Transaction) and renderer.events:
                         renderer.events.clear()
-            warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
+            self.io.warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
             for unit in assembler.finish():
                 sys.stderr.write(f"binlog apply: {unit.label}: the input ends before its "
                                  f"COMMIT; not applied (the next run resumes before it)\n")
@@ -691,7 +733,7 @@ class Applier:
         try:
             raw = self.raw
             early = _Early(self, feed, started, renderer)
-            for item in with_progress(reader, reader.items(), self.args):
+            for item in self.io.progress(reader, reader.items()):
                 if isinstance(item, Watermark):
                     feed.put(("watermark", item))
                     continue
@@ -719,7 +761,7 @@ class Applier:
                 if raw is not None and units and assembler.current is None and not assembler.prepared:
                     raw.clear()     # what no transaction took: rows events without rows
                 early.send(assembler.current)
-            warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
+            self.io.warn_unmatched(reader, own=(f"--exclude-table {self.cp_db}.{self.cp_table}",))
             left = assembler.finish()
             early.check_dropped(None, [])
             feed.put(("finish", left))
@@ -829,7 +871,7 @@ class Applier:
                                  server_id=unit.server_id, statements=[unit])
                 self._apply_unit(tx)
             else:
-                warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                self.warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
                 self._advance(unit.end, unit.gtid, rows=0)
             self.first_unit = False
             return
@@ -875,7 +917,7 @@ class Applier:
 
         where = f"{statement.file} @ {statement.pos}"
         if self.args.skip_statements:
-            warn(f"{where}: statement-based change skipped (--skip-statements): "
+            self.warn(f"{where}: statement-based change skipped (--skip-statements): "
                  f"{_short(statement.query, 200)}")
             return
         steps = statement_sql(self.rewrite.statement(statement))   # NotReplayableError (exit 1) names it
@@ -1018,10 +1060,10 @@ class Applier:
         if self.args.no_ddl or not self._ddl_kept(statement) or (kind and not self.args.routines):
             where = self._where(statement)
             if self.args.no_ddl:
-                warn(f"{where}: DDL not replayed (--no-ddl): {_short(statement.query)}")
+                self.warn(f"{where}: DDL not replayed (--no-ddl): {_short(statement.query)}")
             elif kind and not self._routines_warned:
                 self._routines_warned = True
-                warn(f"{where}: {kind} definitions (and those of triggers, procedures, "
+                self.warn(f"{where}: {kind} definitions (and those of triggers, procedures, "
                      f"functions, events) are not replayed: the row events already hold the "
                      f"rows they wrote; --routines replays them: {_short(statement.query)}")
             return False
@@ -1046,7 +1088,7 @@ class Applier:
                     except pymysql.err.MySQLError as exc:
                         code = exc.args[0] if exc.args else None
                         if tolerant and code in DDL_ALREADY_DONE:
-                            warn(f"{where}: {exc.args[1] if len(exc.args) > 1 else exc} - taken as "
+                            self.warn(f"{where}: {exc.args[1] if len(exc.args) > 1 else exc} - taken as "
                                  f"applied before the interruption")
                             continue
                         raise
@@ -1239,7 +1281,7 @@ class Applier:
         self.batch_replaced += count
         self.warned_replaced += 1
         if self.warned_replaced <= 10:
-            warn(f"{tx.label if tx is not None else 'a change'}: {count} row(s) already on the "
+            self.warn(f"{tx.label if tx is not None else 'a change'}: {count} row(s) already on the "
                  f"target with the same key were deleted and replaced (safe mode REPLACE)"
                  + ("; further such warnings are only counted" if self.warned_replaced == 10 else ""))
 
@@ -1454,7 +1496,7 @@ class _WorkerSession(Applier):
                                                     ts=unit.ts, server_id=unit.server_id,
                                                     statements=[unit]))
             else:
-                warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                self.warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
         except ConnectionLost as exc:
             code = getattr(exc.__cause__, "args", (None,))[0] if exc.__cause__ else None
             if code in RETRYABLE_ERRORS and not job.streamed:

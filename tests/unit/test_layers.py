@@ -20,11 +20,10 @@ PACKAGES = ("binlog", "schema_store", "spark_ingest")
 #: (``=name`` matches that module only: a package's ``__init__``).
 LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.cli", "spark_ingest.command", "spark_ingest.submit")],
-    # the applier still builds its reader and target connection with the commands'
-    # helpers (commands._common): it sits with them until it takes them as arguments
-    [("binlog.commands", "binlog.replay.applier")],
+    [("binlog.commands",)],
     [("spark_ingest",), ("binlog.doctor",), ("binlog.serve",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
+    [("binlog.replay.applier",)],               # apply's machinery (commands.apply: its options)
     [("binlog.replay.batch",)],                 # apply's multi-row statements
     [("binlog.output.sql", "binlog.replay.writers", "binlog.output.cdc")],
     [("binlog.output.json_lines", "binlog.output.text", "binlog.output.debezium", "binlog.checksum",
