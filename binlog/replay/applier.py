@@ -11,10 +11,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -23,6 +23,10 @@ from ..output.sql import _short
 from .batch import encode_event, row_numbers
 from .routines import routine_kind, strip_definer
 from .transactions import change_rows
+
+if TYPE_CHECKING:       # imported where used: a run of --workers 1 or --method sql needs neither
+    from .binlog_statements import RawEvents
+    from .parallel import Pool
 
 # What closing or rolling back a connection that already failed may raise.
 _GONE = (OSError, pymysql.err.Error)
@@ -88,7 +92,7 @@ class ApplyInput:
     table_filter: Callable[[], Any]         # the TableFilter of the filter options
     open_reader: Callable[..., Any]         # a BinlogReader: make_reader's keywords
     open_live: Callable[..., Any]           # the live source: start=(file, pos), on_idle=
-    check_positions: Callable[[list[str], int | None, int | None], None]
+    check_positions: Callable[[Sequence[str | os.PathLike[str]], int | None, int | None], None]
     progress: Callable[[Any, Iterable], Iterator]      # (reader, items): with a progress line
     warn_unmatched: Callable[..., None]     # (reader, own=patterns): filters that matched nothing
     warn: Callable[[str], None]
@@ -132,7 +136,7 @@ class Applier:
 
         self.cp_db, self.cp_table = db.strip("`"), table.strip("`")
         self.cp_ident = f"{quote_ident(self.cp_db)}.{quote_ident(self.cp_table)}"
-        self.conn = None
+        self.conn: Any = None       # the target connection (PyMySQL's, untyped): self.target
         self.schema = None
         # what the target committed (a batch counts once its COMMIT succeeded)
         self.stats = {"transactions": 0, "rows": 0, "ddl": 0, "statements": 0, "skipped": 0,
@@ -140,7 +144,7 @@ class Applier:
         self.commit_attempts = 0    # numbers the commits for the BINLOG_APPLY_FAULT hooks
         self.batch_replaced = 0     # target rows REPLACE deleted and replaced, open batch
         self.warned_replaced = 0
-        self.checkpoint = None      # dict as stored on the target
+        self.checkpoint: dict[str, Any] | None = None      # as stored on the target
         self.fault = _parse_fault(os.environ.get("BINLOG_APPLY_FAULT"))
         self._routines_warned = False
         self._trigger_checked: set[tuple[str, str]] = set()
@@ -148,16 +152,23 @@ class Applier:
         self._meta_lock = threading.Lock()
         self.feed: _Feed | None = None      # the running pipeline (_run_once)
         self.pending_start = None   # where the oldest XA PREPARE waiting for its COMMIT starts
-        self.raw = None             # --method binlog: replay.binlog_statements.RawEvents
+        self.raw: RawEvents | None = None       # --method binlog
         self.in_flight = False      # a transaction sent early (_Early) is being applied
         self.replaced_before_early = 0
         self.source_ts: int | None = None   # the last watermark's ts (_watermark), --from
         self.progress: Any = None           # the live source's progress line
         self.skip_ends: set = set()     # committed by workers above the checkpoint (--workers)
         self.skip_max = None
-        self.pool = None            # --workers: the running replay.parallel.Pool
+        self.pool: Pool | None = None           # --workers: the running pool
 
     # -- connection ----------------------------------------------------------------------
+    @property
+    def target(self) -> Any:
+        """The target connection of this run (or worker): open from _connect on."""
+        if self.conn is None:
+            raise RuntimeError("the applier used its target connection before connecting")
+        return self.conn
+
     def _connect(self):
         from ..output.sql import SESSION_SETUP
 
@@ -174,7 +185,7 @@ class Applier:
         self.sent_fde = None        # the FORMAT_DESCRIPTION this session's BINLOGs read with
         self.in_flight = False
         self._live_cache = {}
-        self._trigger_checked: set[tuple[str, str]] = set()
+        self._trigger_checked = set()
 
     def _meta_conn(self):
         """A connection of its own for information_schema: the decoding thread asks it
@@ -196,7 +207,7 @@ class Applier:
         self._close_meta()
         if self.conn is not None:
             try:
-                self.conn.rollback()
+                self.target.rollback()
             except _GONE:
                 pass        # the connection is already broken: nothing left to undo
             close_quietly(self.conn)
@@ -216,7 +227,7 @@ class Applier:
     def _ensure_checkpoint_table(self) -> None:
         from ..output.sql import quote_ident
 
-        with self.conn.cursor() as cur:
+        with self.target.cursor() as cur:
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote_ident(self.cp_db)}")
             cur.execute(f"""CREATE TABLE IF NOT EXISTS {self.cp_ident} (
   name         VARCHAR(64)     NOT NULL PRIMARY KEY,
@@ -236,7 +247,7 @@ class Applier:
                         "AND TABLE_NAME = %s AND COLUMN_NAME = 'source_ts'", (self.cp_db, self.cp_table))
             if not cur.fetchone()[0]:
                 cur.execute(f"ALTER TABLE {self.cp_ident} ADD COLUMN source_ts TIMESTAMP NULL")
-        self.conn.commit()
+        self.target.commit()
 
     def _load_checkpoint(self):
         """The stream's row and its workers' rows (``NAME/i``, --workers): the resume
@@ -246,12 +257,12 @@ class Applier:
         from ..replay.parallel import resume_point
 
         name = self.args.checkpoint_name
-        with self.conn.cursor() as cur:
+        with self.target.cursor() as cur:
             cur.execute(f"SELECT * FROM {self.cp_ident} WHERE name = %s OR name LIKE %s",
                         (name, _like_prefix(name)))
             cols = [d[0].lower() for d in cur.description]
             rows = [_checkpoint_row(dict(zip(cols, r, strict=True))) for r in cur.fetchall()]
-        self.conn.commit()
+        self.target.commit()
         found = resume_point(rows, _pos_key)
         self.skip_ends = found.skip if found is not None else set()
         self.skip_max = max(map(_pos_key, self.skip_ends)) if self.skip_ends else None
@@ -274,27 +285,27 @@ class Applier:
         sql = self._row_sql(self.args.checkpoint_name, found.mark,
                             (found.transactions, found.row_changes), sorted(found.skip, key=_pos_key))
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 cur.execute(sql)
                 cur.execute(f"DELETE FROM {self.cp_ident} WHERE name LIKE %s",
                             (_like_prefix(self.args.checkpoint_name),))
-            self.conn.commit()
+            self.target.commit()
         except Exception as exc:
             raise self._translate(exc, None) from exc
 
     def _clear_worker_rows(self) -> None:
         """--reset-checkpoint: the workers' rows and committed lists go too."""
-        with self.conn.cursor() as cur:
+        with self.target.cursor() as cur:
             cur.execute(f"DELETE FROM {self.cp_ident} WHERE name LIKE %s",
                         (_like_prefix(self.args.checkpoint_name),))
             if self._has_committed_column():
                 cur.execute(f"UPDATE {self.cp_ident} SET committed = NULL WHERE name = %s",
                             (self.args.checkpoint_name,))
-        self.conn.commit()
+        self.target.commit()
         self.skip_ends, self.skip_max = set(), None
 
     def _has_committed_column(self) -> bool:
-        with self.conn.cursor() as cur:
+        with self.target.cursor() as cur:
             cur.execute("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
                         "AND TABLE_NAME = %s AND COLUMN_NAME = 'committed'",
                         (self.cp_db, self.cp_table))
@@ -303,9 +314,9 @@ class Applier:
     def _ensure_committed_column(self) -> None:
         """The ends of the transactions a worker committed above its mark (--workers)."""
         if not self._has_committed_column():
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 cur.execute(f"ALTER TABLE {self.cp_ident} ADD COLUMN committed MEDIUMTEXT NULL")
-        self.conn.commit()
+        self.target.commit()
 
     def _row_sql(self, name, mark, totals, ends) -> str:
         """A worker's checkpoint row (or the folded stream's row): its mark, the ends of
@@ -363,10 +374,10 @@ class Applier:
             self._commit()
         elif self.checkpoint is not None:
             try:
-                with self.conn.cursor() as cur:
+                with self.target.cursor() as cur:
                     cur.execute(f"UPDATE {self.cp_ident} SET source_ts = {self._source_ts_sql()} "
                                 f"WHERE name = %s", (self.args.checkpoint_name,))
-                self.conn.commit()
+                self.target.commit()
             except Exception as exc:
                 raise self._translate(exc, None, what="the update of the checkpoint's source_ts") from exc
 
@@ -681,10 +692,10 @@ class Applier:
         as they are (and keeps their bytes); those of the others are decoded for SQL."""
         from ..replay.binlog_statements import RawEvents
 
-        with self.conn.cursor() as cur:
+        with self.target.cursor() as cur:
             cur.execute("SELECT VERSION(), @@max_allowed_packet")
             version, packet = cur.fetchone()
-        self.conn.commit()
+        self.target.commit()
         if "mariadb" not in str(version).lower():
             from ..errors import UsageError
 
@@ -822,7 +833,7 @@ class Applier:
 
         if not self.in_flight:
             try:
-                with self.conn.cursor() as cur:
+                with self.target.cursor() as cur:
                     cur.execute("SAVEPOINT binlog_apply_early")
             except Exception as exc:
                 raise self._translate(exc, tx) from exc
@@ -843,7 +854,7 @@ class Applier:
         self.in_flight = False
         self.batch_replaced = self.replaced_before_early     # its REPLACEs are undone too
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 cur.execute("ROLLBACK TO SAVEPOINT binlog_apply_early")
         except Exception as exc:
             raise self._translate(exc, tx) from exc
@@ -923,7 +934,7 @@ class Applier:
         steps = statement_sql(self.rewrite.statement(statement))   # NotReplayableError (exit 1) names it
         expected = statement.event.error_code
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 try:
                     for step in steps[:-1]:
                         cur.execute(step)
@@ -959,7 +970,7 @@ class Applier:
         self.commit_attempts += 1
         n = self.commit_attempts
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 cur.execute(self._checkpoint_sql(end, gtid, resume, *totals))
             if self.fault == ("kill-before-commit", n):
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -967,8 +978,8 @@ class Applier:
                 self.fault = None
                 import socket
 
-                self.conn._sock.shutdown(socket.SHUT_RDWR)
-            self.conn.commit()
+                self.target._sock.shutdown(socket.SHUT_RDWR)
+            self.target.commit()
         except Exception as exc:
             raise self._translate(exc, None, what=f"the commit of a batch ending at {end[0]}:{end[1]}") from exc
         self._count_committed()
@@ -1012,7 +1023,7 @@ class Applier:
     def abort_batch(self) -> None:
         self.batch_replaced = 0
         try:
-            self.conn.rollback()
+            self.target.rollback()
         except _GONE:
             pass            # the connection is already broken: the server rolls back
 
@@ -1021,7 +1032,7 @@ class Applier:
         write them again.  Refuse a table with triggers unless --allow-triggers."""
         if self.args.allow_triggers or (db, table) in self._trigger_checked:
             return
-        with self.conn.cursor() as cur:
+        with self.target.cursor() as cur:
             cur.execute("SELECT TRIGGER_NAME FROM information_schema.TRIGGERS "
                         "WHERE EVENT_OBJECT_SCHEMA = %s AND EVENT_OBJECT_TABLE = %s "
                         "ORDER BY TRIGGER_NAME", (db, table))
@@ -1081,7 +1092,7 @@ class Applier:
         import pymysql
 
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 for stmt in ddl_statements(statement):
                     try:
                         cur.execute(stmt)
@@ -1142,13 +1153,16 @@ class Applier:
         from ..reader import RowCount
         from ..replay.binlog_statements import chunks
 
+        raw = self.raw
+        if raw is None:
+            raise RuntimeError("BINLOG statements asked of a run without --method binlog")
         for counted, run in groupby(changes, key=lambda ch: isinstance(ch, RowCount)):
             part = list(run)
             if not counted:
                 for batch in self._statements(part, index, renderer):
                     yield "rows", batch
                 continue
-            events = [self.raw.take(ch.file, ch.pos) for ch in part]
+            events = [raw.take(ch.file, ch.pos) for ch in part]
             for chunk in chunks(events, [(ch.file, ch.pos) for ch in part], self.binlog_limit):
                 yield "binlog", chunk
 
@@ -1173,7 +1187,7 @@ class Applier:
         first = batch.first
         self._check_triggers(self.rewrite.db(first.db), first.table)
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 affected = cur.execute(sql)
                 if cur.warning_count:
                     self._check_warnings(cur, batch, tx)
@@ -1191,7 +1205,7 @@ class Applier:
         for row in rows:
             one = batch.row_sql(row[1])
             try:
-                with self.conn.cursor() as cur:
+                with self.target.cursor() as cur:
                     cur.execute(one)
             except pymysql.err.MySQLError as exc:
                 raise self._translate(exc, tx, row, one) from exc
@@ -1210,7 +1224,7 @@ class Applier:
                 hint="raise max_allowed_packet on the target (SET GLOBAL max_allowed_packet = "
                      "1073741824), or apply with --method sql")
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 if self.sent_fde != chunk.fde:
                     cur.execute(chunk.fde)
                     self.sent_fde = chunk.fde
@@ -1512,11 +1526,11 @@ class _WorkerSession(Applier):
             self.parent.commit_attempts += 1
             n = self.parent.commit_attempts
         try:
-            with self.conn.cursor() as cur:
+            with self.target.cursor() as cur:
                 cur.execute(self._row_sql(self.name, mark, totals, ends))
             if self.fault == ("kill-before-commit", n):
                 os.kill(os.getpid(), signal.SIGKILL)
-            self.conn.commit()
+            self.target.commit()
         except Exception as exc:
             raise self._translate(exc, None, what=f"the commit of worker {self.name}") from exc
         self.totals = totals
