@@ -17,7 +17,7 @@ _from_bytes = int.from_bytes
 class Cursor:
     __slots__ = ("data", "pos", "end", "base")
 
-    def __init__(self, data: bytes, pos: int = 0, end: int | None = None, base: int = 0):
+    def __init__(self, data: bytes | bytearray, pos: int = 0, end: int | None = None, base: int = 0):
         self.data = data
         self.pos = pos
         self.end = len(data) if end is None else end

@@ -102,7 +102,7 @@ class FormatDescription:
         return self.is_mariadb and self.version >= (5, 3, 0)
 
 
-def parse_format_description(raw: bytes, header: EventHeader) -> FormatDescription:
+def parse_format_description(raw: bytes | bytearray, header: EventHeader) -> FormatDescription:
     """Decode an FDE from its whole raw event (header included)."""
     size = header.event_size
     cur = Cursor(raw, HEADER_LEN, size, header.offset)

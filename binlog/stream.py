@@ -617,6 +617,7 @@ class EventStream:
             return self._at_end() if self._eof else NEED_DATA
         raw = bytes(self._buf[i:i + size])
         dec = self._active_decryptor()
+        plain: bytearray | None
         if dec.detected:
             plain = dec.decrypt(raw, self.offset)
         else:
@@ -874,7 +875,8 @@ class EventStream:
         if not self._eof:
             return NEED_DATA
         self._discard = False
-        damage = Damage(self.source, self._damage_start, self.offset, self._damage_error,
+        start, error = self._open_damage()
+        damage = Damage(self.source, start, self.offset, error,
                         False, to_end=True, type_code=self._damage_type)
         self._damage_start = self._damage_error = self._damage_type = None
         return damage
@@ -975,7 +977,7 @@ class EventStream:
         return self._header_ok(nxt) and _follows(header, nxt)
 
     # --- decoding ----------------------------------------------------------
-    def decode(self, raw: bytes, header: EventHeader) -> Event:
+    def decode(self, raw: bytes | bytearray, header: EventHeader) -> Event:
         """Decode one framed event (raw includes header and checksum)."""
         try:
             if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
@@ -1000,7 +1002,7 @@ class EventStream:
                             event_type=header.type_name)
             raise
 
-    def _table_map(self, raw: bytes, header: EventHeader, checksum_len: int) -> Event:
+    def _table_map(self, raw: bytes | bytearray, header: EventHeader, checksum_len: int) -> Event:
         """A TABLE_MAP decoded once per distinct body: a server writes the same one
         before every transaction on a table (sql/log_event_server.cc
         Table_map_log_event), and decoding its columns and optional metadata was a
@@ -1017,7 +1019,7 @@ class EventStream:
             return cached
         return replace(cached, header=header)
 
-    def _decode_fde(self, raw: bytes, header: EventHeader) -> FormatDescriptionEvent:
+    def _decode_fde(self, raw: bytes | bytearray, header: EventHeader) -> FormatDescriptionEvent:
         fde = parse_format_description(raw, header)
         if fde.checksum_alg == CHECKSUM_CRC32 and self.verify_checksums:
             verify_crc(raw, header)
@@ -1087,7 +1089,7 @@ def _without_in_use(raw) -> bytes:
     return raw[:17] + flags.to_bytes(2, "little") + raw[19:]
 
 
-def verify_crc(raw: bytes, header: EventHeader) -> None:
+def verify_crc(raw: bytes | bytearray, header: EventHeader) -> None:
     if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
         raw = _without_in_use(raw)
     stored = int.from_bytes(raw[-4:], "little")

@@ -26,7 +26,7 @@ class TransactionPayloadEvent(Event):
     compression: int
     payload_size: int
     uncompressed_size: int | None
-    events_data: bytes      # the inner events, uncompressed
+    events_data: bytes | bytearray      # the inner events, uncompressed
 
 
 @register(E.TRANSACTION_PAYLOAD_EVENT)

@@ -54,9 +54,8 @@ class DbRewrite:
         if not self.rules:
             return statement
         event = getattr(statement, "query_event", None) or getattr(statement, "event", None)
-        text = getattr(statement, "sql", None)
-        if text is None:
-            text = getattr(statement, "query", "")
+        sql = getattr(statement, "sql", None)
+        text: str = getattr(statement, "query", "") if sql is None else sql
         suppress = event is not None and event.header.flags & SUPPRESS_USE
         self._check_text(statement, text, suppress)
         target = self.rules.get(statement.db)
