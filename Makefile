@@ -34,7 +34,7 @@ demo: install
 	@binlog dump --schema-ddl samples/mariadb-10.11/temporal_predump.schema.sql --table tp.tt samples/mariadb-10.11/temporal_predump.binlog
 
 # The linters alone: ruff (pyflakes, bugbear, import order) and mypy (binlog/,
-# schema_store/); settings in pyproject.toml.
+# schema_store/, spark_ingest/, bodies of unannotated functions too); settings in pyproject.toml.
 lint:
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy

@@ -124,6 +124,13 @@ class ServerError(BinlogError):
         self.code = code
 
 
+class TargetError(ServerError):
+    """A replay or verification target failed or refused (exit code 5)."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message, hint=hint)
+
+
 class ServerConnectionError(ServerError):
     """A live source: the connection could not be made or was lost (worth retrying)."""
 

@@ -106,7 +106,11 @@ def _shortest(value: float) -> tuple[str, int]:
 
 def jackson_text(value) -> str | None:
     """A rendered value as the string Spark's JSON reader gives a STRING field."""
-    if value is None or isinstance(value, str):
+    return None if value is None else _jackson_scalar(value)
+
+
+def _jackson_scalar(value) -> str:
+    if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -127,7 +131,7 @@ def _jackson_json(value) -> str:
         return "null"
     if isinstance(value, str):
         return orjson.dumps(value).decode()
-    return jackson_text(value)
+    return _jackson_scalar(value)
 
 
 # -- step 3: try_cast -------------------------------------------------------------------
@@ -314,6 +318,8 @@ def caster(spark_type: str, *, zone=None, binary_encoding: str = "hex"):
     if spark_type == "string":
         return lambda text: text
     m = _DECIMAL.match(spark_type)
+    if m is None:           # (typed.table_columns maps every column kind to one of the above)
+        raise ValueError(f"no cast to the Spark type {spark_type!r}")
     return cast_decimal(int(m.group(1)), int(m.group(2)))
 
 
@@ -511,14 +517,16 @@ class TypedWriter:
         self.zone = zone
         self.binary_encoding = binary_encoding
         self.render_bytes = bytes_renderer(binary_encoding)
-        self.tables: dict = {}           # (db, table) -> (columns, schema, casts)
+        # (db, table) -> (columns, schema, casts), None: columns_of does not know it
+        self.tables: dict[tuple[str, str], tuple[list, pa.Schema, list] | None] = {}
         self.rows: dict = {}             # (db, table, day) -> TableRows or arrow_columns.ArrowRows
         self.pieces: dict = {}           # (db, table, day) -> [pa.Table]: rows set aside, not written yet
         self._events = 0                 # events added, for the check of all buffers' size
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
-        self._last_ts, self._last_day = None, ""
+        self._last_ts: int | None = None
+        self._last_day = ""
 
     def _table(self, db, table):
         key = (db, table)
@@ -585,7 +593,8 @@ class TypedWriter:
                 self.schemaless.add((db, table))
                 return None
             self._set_aside(key)
-            rows = self.rows[key] = TableRows(*found, render_bytes=self.render_bytes)
+            columns, schema, casts = found
+            rows = self.rows[key] = TableRows(columns, schema, casts, render_bytes=self.render_bytes)
         return rows
 
     def _set_aside(self, key) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -30,13 +31,19 @@ TARGET_FILE_BYTES = 16 << 20
 ROW_GROUP_ROWS = 65_536
 
 
+# pyarrow's codec names (background.COMPRESSION) as deltalake's WriterProperties spells them
+_DELTA_CODECS: dict[str, Literal["UNCOMPRESSED", "SNAPPY", "GZIP", "BROTLI", "LZ4", "ZSTD"]] = {
+    "none": "UNCOMPRESSED", "snappy": "SNAPPY", "gzip": "GZIP", "brotli": "BROTLI", "lz4": "LZ4",
+    "zstd": "ZSTD"}
+
+
 def _writer_options() -> dict:
     from deltalake import WriterProperties
 
     from .background import COMPRESSION, COMPRESSION_LEVEL
 
     return {"target_file_size": TARGET_FILE_BYTES,
-            "writer_properties": WriterProperties(compression=COMPRESSION.upper(),
+            "writer_properties": WriterProperties(compression=_DELTA_CODECS[COMPRESSION],
                                                   compression_level=COMPRESSION_LEVEL,
                                                   max_row_group_size=ROW_GROUP_ROWS)}
 

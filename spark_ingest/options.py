@@ -181,7 +181,10 @@ def discover(paths, on_warning=None, *, allow_gaps: bool = False,
 
     from binlog.sources.file import directory_binlogs
 
-    warn = on_warning or (lambda message: sys.stderr.write(f"binlog: warning: {message}\n"))
+    def to_stderr(message: str) -> None:
+        sys.stderr.write(f"binlog: warning: {message}\n")
+
+    warn = on_warning or to_stderr
     groups: list[tuple[str, list[str]]] = []
     loose: list[str] = []
     seen: dict[tuple[int, int], str] = {}      # (device, inode) -> the path read

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from binlog.constants import BINLOG_MAGIC, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType as E
-from binlog.errors import BinlogError
+from binlog.errors import BinlogError, MalformedEventError
 from binlog.events import QueryEvent
 from binlog.events.gtid import FL_STANDALONE
 from binlog.events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_PREPARE, XA_ROLLBACK, transaction_control
@@ -282,7 +282,7 @@ class _Scanner:
         off = header[6]
         if self.src is self.mm:
             return bytes(self.mm[off:end])
-        return bytes(self.stream.decryptor.decrypt(self.mm[off:end], off))
+        return bytes(self.stream._active_decryptor().decrypt(self.mm[off:end], off))
 
     def _query(self, header: tuple, end: int) -> None:
         off = header[6]
@@ -328,7 +328,7 @@ def _plain_head(stream: EventStream, mm, off: int, esize: int):
     """The plain first bytes of the encrypted event at ``off`` (header, GTID flags,
     table_id); the first encrypted event is decrypted whole, to find the key and
     algorithm that fit (binlog.crypt.EventDecryptor.detect)."""
-    dec = stream.decryptor
+    dec = stream._active_decryptor()      # (walk: only after START_ENCRYPTION)
     if not dec.detected:
         plain = dec.detect(bytes(mm[off:off + esize]), off, stream._plain_ok(off))
         if plain is None:
@@ -341,6 +341,9 @@ def _plain_head(stream: EventStream, mm, off: int, esize: int):
                 event_offset=off)
         return plain
     head = dec.plain_prefix(mm[off:off + min(esize, _PLAIN_HEAD + 16)], off, esize, _PLAIN_HEAD)
+    if head is None:        # (walk maps the whole event first: its header's blocks are there)
+        raise MalformedEventError(f"encrypted event of {esize} bytes too short for its header",
+                                  source=stream.source, event_offset=off)
     return head + bytes(max(0, HEADER_LEN - len(head)))
 
 
@@ -376,7 +379,7 @@ def plan_splits(scan: FileScan, split_bytes: int, *, start: int | None = None,
     if not points:
         return [(lo, hi)]
     pieces = -(-total // split_bytes)
-    cuts = []
+    cuts: list[int] = []
     for k in range(1, pieces):
         target = lo + total * k // pieces
         i = bisect.bisect_left(points, target)

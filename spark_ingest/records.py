@@ -113,10 +113,23 @@ class BatchBuilder:
         self.reset()
 
     def reset(self) -> None:
-        self.file, self.pos, self.ts, self.server_id, self.gtid = [], [], [], [], []
-        self.db, self.table, self.op = [], [], []
-        self.before, self.after = [], []
-        self.row, self.pk, self.commit, self.xid, self.end_pos, self.types = [], [], [], [], [], []
+        # one list per column of the Arrow batch (None: null)
+        self.file: list[str | None] = []
+        self.pos: list[int | None] = []
+        self.ts: list[int | None] = []
+        self.server_id: list[int | None] = []
+        self.gtid: list[str | None] = []
+        self.db: list[str | None] = []
+        self.table: list[str | None] = []
+        self.op: list[str | None] = []
+        self.before: list[bytes | None] = []      # JSON text (orjson)
+        self.after: list[bytes | None] = []
+        self.row: list[int | None] = []
+        self.pk: list[list | None] = []           # the primary key's column names
+        self.commit: list[bool | None] = []
+        self.xid: list[int | None] = []
+        self.end_pos: list[int | None] = []
+        self.types: list[str | None] = []
 
     def __len__(self) -> int:
         return len(self.pos)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..constants import LEGACY_TEMPORAL_TYPES
-from ..errors import ServerError, UsageError
+from ..errors import ServerError, TargetError, UsageError
 from ..exitcodes import Exit
 from ..options import DEFAULT_WATERMARK_INTERVAL
 from ..user_values import parse_epoch, parse_zone
@@ -230,13 +230,6 @@ def connect(dsn: str, *, what: str = "the target", **extra):
         return sql_connection.connect(kw, charset="utf8mb4")
     except pymysql.err.MySQLError as exc:
         raise TargetError(f"cannot connect to {what} ({host}): {exc.args[-1] if exc.args else exc}") from exc
-
-
-class TargetError(ServerError):
-    """The target server failed or refused (exit code 5)."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message, hint=hint)
 
 
 EXIT_TARGET = Exit.SERVER

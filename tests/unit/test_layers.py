@@ -25,6 +25,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.commands",)],
     [("spark_ingest",), ("binlog.doctor",), ("binlog.serve",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)
+    [("binlog.replay.applier",)],               # apply's machinery (commands.apply: its options)
     [("binlog.replay.batch",)],                 # apply's multi-row statements
     [("binlog.output.sql", "binlog.replay.writers", "binlog.output.cdc")],
     [("binlog.output.json_lines", "binlog.output.text", "binlog.output.debezium", "binlog.checksum",
