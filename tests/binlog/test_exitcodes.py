@@ -127,7 +127,7 @@ def test_ingest_without_the_spark_extra(inputs, tmp_path):
 
 
 def test_doctor_without_a_server():
-    # 0 and 1 need a real source: tests/doctor/test_doctor_server.py drives them
+    # 0 and 1 need a real source: tests/binlog/doctor/test_doctor_server.py drives them
     assert binlog("doctor", "--from", UNREACHABLE).returncode == Exit.SERVER
     assert binlog("doctor", "--from", BAD_DSN).returncode == Exit.USAGE
     assert binlog("doctor").returncode == Exit.USAGE

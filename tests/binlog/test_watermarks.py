@@ -1,6 +1,6 @@
 """Watermarks on binlog files (``--watermark-interval``): one after every transaction with
 interval 0, at the ends the server's SHOW BINLOG EVENTS gives (samples/*.events.txt),
-after every record of the transactions before it.  The live side: tests/live/test_live_watermarks.py."""
+after every record of the transactions before it.  The live side: tests/binlog/test_watermarks_live.py."""
 from __future__ import annotations
 
 import json

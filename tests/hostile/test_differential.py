@@ -10,7 +10,7 @@ binlog stats' row counts (binlog/_scan.c count_rows) and the compiled header wal
 
 The long-running counterpart is fuzz/fuzz_differential.py (atheris, ``make fuzz``, also
 under AddressSanitizer/UBSan); both run fuzz/differential.py.  Inputs that found a
-difference are kept in tests/fuzz/differential_regressions/ and replayed here.
+difference are kept in tests/hostile/differential_regressions/ and replayed here.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def test_hostile_names_and_text_stay_inert(db, table, column, ddl, value):
 
 
 def test_the_client_model_sees_the_attacks():
-    """client_commands finds what the real client ran (tests/replay/test_sql_hostile.py)."""
+    """client_commands finds what the real client ran (tests/binlog/output/test_sql_hostile.py)."""
     script = (b"CREATE TABLE t1 (a INT) --\x01 '\nCOMMENT '\n\\! touch x\n' --\x01 ';\n"
               b"system ls;\nSELECT '\\\\!';\nUSE `a`;\nUSE`a`;\n")
     assert names.client_commands(script) == ["\\!", "system", "use"]

@@ -1,5 +1,5 @@
 """The Spark examples of docs/api.md (fenced ```python spark```) run with the Spark
-tests' session as ``spark``; the page's other examples run in tests/unit/test_api_docs.py."""
+tests' session as ``spark``; the page's other examples run in tests/binlog/test_api.py."""
 from __future__ import annotations
 
 import re

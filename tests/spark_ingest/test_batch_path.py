@@ -8,7 +8,7 @@ and for a typed value the documented steps (``render_row``, then ``typed_value``
 text Spark's ``from_json`` gives, cast like ``try_cast``).  Every sample binlog is read;
 the typed columns are checked for every column of every table as every Spark type (not
 only the type its schema gives), and the shortcuts of the column casters on generated
-values.  No JVM: the Spark engine's own comparison is tests/spark/test_local_engine.py.
+values.  No JVM: the Spark engine's own comparison is tests/spark_ingest/test_local_engine.py.
 """
 from __future__ import annotations
 

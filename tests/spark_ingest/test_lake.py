@@ -3,7 +3,7 @@
 DuckDB over ``changes/`` (Parquet), ``deltalake`` and DuckDB over the Delta tables of
 ``--format delta``: each returns the rows ``binlog dump --format json`` prints.  The
 incremental and crash semantics hold for the Delta tables too.  No Spark here: the
-local engine needs none (its parity with the Spark engine: tests/spark/test_local_engine.py).
+local engine needs none (its parity with the Spark engine: tests/spark_ingest/test_local_engine.py).
 """
 from __future__ import annotations
 

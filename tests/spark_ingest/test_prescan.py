@@ -97,7 +97,7 @@ def test_a_file_growing_during_the_read_is_read_only_to_the_planned_end(tmp_path
     # A file still being written (ingest's active file) ends at a transaction boundary
     # when the plan is made, then the server writes on before the splits are read: the
     # read stops where the plan (and so the checkpoint) says this run ends, or the next
-    # run would read the rest a second time (found by tests/live/test_relay_ingest.py).
+    # run would read the rest a second time (found by tests/end_to_end/test_relay_ingest.py).
     full = (SAMPLES / "types_full.binlog").read_bytes()
     scan = scan_file(SAMPLES / "types_full.binlog")
     cut = scan.boundaries[len(scan.boundaries) // 2]
@@ -115,7 +115,7 @@ def test_a_binlog_closed_since_the_last_run_is_read_on(tmp_path):
     # The server clears LOG_EVENT_BINLOG_IN_USE_F in the FORMAT_DESCRIPTION (file offset
     # 21) when it closes a binlog: the file read while it was written is the same file
     # (an incremental ingest of a live server's binlog directory said FileChangedError
-    # and reported a gap; found by tests/live/test_relay_ingest.py).
+    # and reported a gap; found by tests/end_to_end/test_relay_ingest.py).
     from spark_ingest.ingest import select_work
 
     full = bytearray((SAMPLES / "types_full.binlog").read_bytes())

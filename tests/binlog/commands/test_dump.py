@@ -27,7 +27,7 @@ def all_records(result) -> list[dict]:
 
 
 def records(result) -> list[dict]:
-    """The row records (statement and DDL records: tests/cli/test_statements.py)."""
+    """The row records (statement and DDL records: tests/binlog/test_statements.py)."""
     return [r for r in all_records(result) if r["op"] in ROW_OPS]
 
 
@@ -211,7 +211,7 @@ def test_sql_for_one_table_creates_its_database_on_an_empty_target(mariadb_facto
 
 def test_timestamp_offset_in_text_equals_json_and_is_refused_for_sql():
     """--timestamp-offset: text shows the same ISO 8601 values as json (their values are
-    checked against a server in tests/server/test_timestamp_offset.py); SQL literals stay
+    checked against a server in tests/binlog/output/test_timestamp_offset.py); SQL literals stay
     UTC wall-clock values, so sql/flashback refuse the option (exit 2)."""
     args = ("--timestamp-offset", "--timezone", "Europe/Berlin", "--table", "tf.timestamps", TYPES_FULL)
     rows = records(dump(*args))

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.server
 
 @pytest.fixture(scope="module")
 def source_and_files(tmp_path_factory):
-    """The source after tests/replay/sql/apply_batches.sql: (server, DML binlogs, schema)."""
+    """The source after tests/binlog/replay/sql/apply_batches.sql: (server, DML binlogs, schema)."""
     from support.mariadb_server import MariaDBServer, require_mariadbd
 
     require_mariadbd()

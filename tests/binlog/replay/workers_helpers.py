@@ -14,7 +14,7 @@ DATA = Path(__file__).resolve().parent / "data"
 #: Keys move within a transaction (the TiCDC split-update case), keys swap across
 #: transactions, a unique secondary key moves, many transactions on few keys and on
 #: disjoint keys, DDL in the middle.  Deterministic: the statements apply sends for it
-#: do not depend on the run (tests/replay/data/workers1_statements.json).
+#: do not depend on the run (tests/binlog/replay/data/workers1_statements.json).
 MOVES = """CREATE DATABASE wk;
 CREATE TABLE wk.t (a INT PRIMARY KEY, v VARCHAR(20));
 CREATE TABLE wk.u (id INT PRIMARY KEY, code INT NOT NULL, note VARCHAR(20), UNIQUE KEY (code));

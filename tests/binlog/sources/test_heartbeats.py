@@ -1,6 +1,6 @@
 """Heartbeats as the server sends them (sql_repl.cc send_heartbeat_event: 'when' 0, log_pos
 the dump's position, the file name as body, a CRC32 when the file has checksums) read
-into Heartbeats, and the watermarks made of them.  With a server: tests/live/test_live_watermarks.py."""
+into Heartbeats, and the watermarks made of them.  With a server: tests/binlog/test_watermarks_live.py."""
 from __future__ import annotations
 
 import struct

@@ -1,4 +1,4 @@
-"""Shared helpers for the column-decoder tests (tests/unit/types)."""
+"""Shared helpers for the column-decoder tests (tests/binlog/types)."""
 from __future__ import annotations
 
 import pytest

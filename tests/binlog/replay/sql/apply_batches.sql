@@ -1,7 +1,7 @@
 -- binlog apply's multi-row statements (binlog.replay.batch): the same keys touched several
 -- times in one transaction and in one rows event, key changes, multi-table transactions,
 -- a table without a key, a text key under a case-insensitive collation, a two-column key,
--- legacy temporals.  The DML runs after a FLUSH LOGS (tests/replay/test_apply_batches.py).
+-- legacy temporals.  The DML runs after a FLUSH LOGS (tests/binlog/replay/test_apply_batches.py).
 --! set-global mysql56_temporal_format=OFF
 CREATE TABLE ab.legacy (id INT NOT NULL PRIMARY KEY, ts TIMESTAMP(3) NULL, dt DATETIME(6) NULL, tm TIME(2) NULL);
 --! set-global mysql56_temporal_format=ON
