@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 
-.PHONY: install install-dev server-deps demo lint docs test samples bench
+.PHONY: install install-dev server-deps demo lint docs test test-fast samples bench
 
 install:
 	$(PIP) install -q -e .
@@ -51,6 +51,11 @@ test: install-dev server-deps
 	$(MAKE) lint docs
 	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q
 
+# The tests that need neither a server nor the [spark] extra and are not slow (the kinds
+# are markers: docs/testing.md).
+test-fast:
+	$(PYTHON) -m pytest -q -m "not server and not spark and not slow"
+
 # Regenerate the sample corpus on the local mariadbd (see samples/README.md).
 samples: install-dev server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) samples/generate.py
@@ -68,7 +73,7 @@ install-spark:
 	$(PIP) install -q -e '.[spark,dev]'
 
 test-spark: install-spark
-	BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q tests/spark
+	BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q -m spark
 
 bench-spark: install-spark server-deps
 	PATH="$$PATH:/usr/sbin" $(PYTHON) bench/spark_bench.py run --tables --repeat 3
@@ -76,7 +81,8 @@ bench-spark: install-spark server-deps
 # Fuzzing (fuzz/RESULTS.md).  The extensions are built with AddressSanitizer + UBSan into
 # a temporary directory (never into the package: fuzz/sanitize.py); a self-check builds a
 # scratch copy with one bound removed and requires ASan to report it; then, under the
-# sanitizers, the fuzz tests (differential, mutation, regressions) and the atheris
+# sanitizers, the fuzz tests (the modules marked fuzz: differential, mutation, names,
+# protocol; the regressions) and the atheris
 # harnesses: the whole-dump target and the differential one (compiled vs pure), each on
 # FUZZ_JOBS processes for FUZZ_SECONDS, or until FUZZ_RUNS inputs ran in all (-1: no
 # limit).  gcc, its sanitizer runtimes and atheris are installed when missing.
@@ -99,8 +105,9 @@ fuzz: fuzz-deps
 	$(PYTHON) fuzz/sanitize.py build $$build/sanitized; \
 	$(PYTHON) fuzz/sanitize.py self-check $$build/broken; \
 	$(PYTHON) fuzz/sanitize.py run $$build/sanitized -- $(PYTHON) -m pytest -p sanitize -q -p no:cacheprovider \
-		tests/fuzz tests/hostile/test_regressions.py tests/unit/test_speedups.py tests/unit/test_scan.py \
-		tests/unit/test_checksum_text.py; \
+		tests/hostile/test_differential.py tests/hostile/test_mutation.py tests/hostile/test_names.py \
+		tests/hostile/test_protocol.py tests/binlog/test_rewrite_mutation.py tests/hostile/test_regressions.py \
+		tests/binlog/test_speedups.py tests/binlog/test_scan.py tests/binlog/test_checksum.py; \
 	for target in $(FUZZ_TARGETS); do \
 		$(PYTHON) fuzz/run.py --target $$target --sanitized $$build/sanitized \
 			--seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS); \

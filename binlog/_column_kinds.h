@@ -2,7 +2,7 @@
  * The column kinds of the compiled row walks and the byte widths of their values: the
  * one copy both extensions (binlog/_speedups.c, binlog/_scan.c) include.  The Python
  * side (binlog/column_kinds.py) holds the same numbers for the pure path;
- * tests/unit/test_column_kinds.py parses this file and fails when the two disagree.
+ * tests/binlog/test_column_kinds.py parses this file and fails when the two disagree.
  *
  * Widths: MariaDB sql/sql_type.cc (the 5.3 hires layouts: sec_part_bytes,
  * my_datetime_binary_length's legacy table, TIME's), MySQL sql-common/my_time.cc

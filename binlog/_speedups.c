@@ -2800,7 +2800,7 @@ static PyObject *typed_size(PyObject *self, PyObject *cap) {
 }
 
 /* kind_widths() -> (kinds, fixed, temporal, decimal): _column_kinds.h as the extension
- * was built with it, for tests/unit/test_column_kinds.py (the Python side must agree):
+ * was built with it, for tests/binlog/test_column_kinds.py (the Python side must agree):
  * K_COUNT; KIND_FIXED_BYTES per kind; kind_temporal_bytes per kind and N (-1..7);
  * decimal_bin_size per precision 0..66 and scale 0..31. */
 static PyObject *kind_widths(PyObject *self, PyObject *noargs) {

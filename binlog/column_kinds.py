@@ -1,6 +1,6 @@
 """The column kinds of the row walks and the byte widths of their values, for the pure
 path: the same numbers as binlog/_column_kinds.h, which both compiled extensions include
-(tests/unit/test_column_kinds.py parses the header and compares).
+(tests/binlog/test_column_kinds.py parses the header and compares).
 
 Widths: MariaDB sql/sql_type.cc (the 5.3 hires layouts), MySQL sql-common/my_time.cc
 (the 5.6 fsp bytes), strings/decimal.c decimal_bin_size (dig2bytes).

@@ -15,7 +15,7 @@ What the server writes (MariaDB 10.1.7+; cited files are in github.com/MariaDB/s
   Log_event_writer::write_header / maybe_write_event_len).  The reader undoes it:
   ``sql/log_event.cc`` Log_event::read_log_event, ``memcpy(src + EVENT_LEN_OFFSET, src,
   4)``, decrypt ``src + 4``, then timestamp back, length back.  So the checksum is
-  checked over the decrypted bytes (verified on real files by tests/server).
+  checked over the decrypted bytes (verified on real files by tests/binlog/test_crypt.py).
 - The cipher is the plugin's: file_key_management uses AES-CBC or AES-CTR by
   ``file_key_management_encryption_algorithm``
   (``plugin/file_key_management/file_key_management_plugin.cc`` mode(): CTR when no

@@ -1,7 +1,7 @@
 """Exit codes of every ``binlog`` subcommand: the one table (docs/troubleshooting.md "Exit codes" shows it).
 
 Each code has one meaning whatever the subcommand; ``COMMANDS`` says which outcomes a
-subcommand can have, and ``tests/cli/test_exit_codes.py`` drives each subcommand into
+subcommand can have, and ``tests/binlog/test_exitcodes.py`` drives each subcommand into
 each of them.  ``for_exception`` maps what a command raises to its code, so a command
 never picks a number itself for an error, and no error ends in a traceback:
 

@@ -17,7 +17,7 @@ source, offsets, event type, table and column in it.  Two levels:
   text, the same error, the same damage records in ``--on-error skip``.
 
 A difference raises ``Difference`` (an AssertionError: a finding).  Used by
-tests/fuzz/test_differential.py (hypothesis, CI), fuzz/fuzz_differential.py (atheris)
+tests/hostile/test_differential.py (hypothesis, CI), fuzz/fuzz_differential.py (atheris)
 and ``make fuzz`` (under AddressSanitizer/UBSan, fuzz/sanitize.py).
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ sanitizer report, a hang) is a finding.
 Inputs: byte 0 < 0x80 a rows event against its TABLE_MAP (``RowsCase``), >= 0x80 a
 whole dump (see differential.py).  ``make fuzz`` seeds the corpus from the samples
 (``differential.seed_inputs``) and runs this under AddressSanitizer/UBSan (sanitize.py).
-Keep finding inputs in tests/fuzz/differential_regressions/ (replayed by the tests).
+Keep finding inputs in tests/hostile/differential_regressions/ (replayed by the tests).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ events) is read from ``data`` as if a server had sent it, over a socket pair.  A
 must end in a BinlogError (a ServerError, a malformed event) or a clean end: never
 another exception, a hang or unbounded memory.
 
-Used by the hypothesis test tests/fuzz/test_protocol.py and the atheris harness
+Used by the hypothesis test tests/hostile/test_protocol.py and the atheris harness
 fuzz/fuzz_protocol.py.
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ An input is one option byte and the bytes of a binlog file.  Option bits:
 
 ``run(data, path)`` may raise only a ``BinlogError``; anything else is a bug.  Used by
 the atheris harness (fuzz/fuzz_binlog.py), the hypothesis mutation test
-(tests/fuzz/) and the regression samples (tests/hostile/regressions/).
+(tests/hostile/test_mutation.py) and the regression samples (tests/hostile/regressions/).
 """
 from __future__ import annotations
 

@@ -339,7 +339,7 @@ def typed_value(value, cast):
 # -- a whole column at once ---------------------------------------------------------------
 #
 # The steps above for every value of a column, with shortcuts where a value's Python type
-# says what they give (each one equal to the full steps; tests/spark/test_arrow_typed.py
+# says what they give (each one equal to the full steps; tests/spark_ingest/test_batch_path.py
 # checks them against ``typed_value``): a string is its own text, so only the cast runs;
 # an int in an integer column's range is itself; a float is itself in a FLOAT or DOUBLE
 # column (Jackson's shortest digits read back give the same double).

@@ -1,11 +1,13 @@
 """Shared pytest fixtures.
 
-Real-server fixtures (``mariadb_server``, ``mariadb_factory``) start a private ``mariadbd``
-on loopback from ``tests/support/mariadb_server.py``. Tests using them must be marked
-``@pytest.mark.server``; they are skipped (not failed) when no MariaDB server binary is
-installed, unless ``BINLOG_REQUIRE_SERVER=1`` is set (then a missing server is an error).
-Run only the tests without a server with ``pytest -m "not server"``; the other kinds
-(``spark``, ``live``, ``fuzz``, ``slow``) are markers too (``MARKERS`` below).
+Real-server fixtures (``mariadb_server``, ``mariadb_factory``, ``two_servers``) start a
+private ``mariadbd`` on loopback from ``tests/support/mariadb_server.py``; every test that
+uses one is marked ``server`` here. They are skipped (not failed) when no MariaDB server
+binary is installed, unless ``BINLOG_REQUIRE_SERVER=1`` is set (then a missing server is
+an error). The kinds of tests are markers, never folders (``pyproject.toml`` registers
+them; docs/testing.md): ``server`` and ``spark`` are given by the fixtures a test uses
+(``FIXTURE_KINDS``), and a module declares the others (``live``, ``fuzz``, ``slow``) in its
+``pytestmark``. ``pytest -m "not server and not spark"`` runs what needs neither.
 """
 
 from __future__ import annotations
@@ -29,34 +31,23 @@ SAMPLES_DIR = REPO_ROOT / "samples"
 SESSION_SERVER_OPTIONS: dict[str, Any] = {"binlog_row_metadata": "FULL"}
 
 
-#: The kinds of tests, as markers (``pytest -m "not server and not spark"``).  ``server``
-#: is also given to every test that uses a real-server fixture, and the folder kinds to
-#: every test in that folder, so a test cannot be left out of its kind.
-MARKERS = {
-    "server": "needs a real mariadbd (started by the tests on loopback)",
-    "spark": "tests/spark/: needs the [spark] extra (pyarrow; pyspark and Java 17 for the Spark engine)",
-    "live": "tests/live/: a live server followed as a replica (binlog fetch, --from)",
-    "fuzz": "tests/fuzz/: bounded fuzzing (hypothesis, the differential and names targets)",
-    "slow": "takes more than a few seconds on its own",
-}
-FOLDER_KINDS = ("spark", "live", "fuzz")
-SERVER_FIXTURES = frozenset({"mariadb_server", "mariadb_factory"})
+#: The tests that use a fixture get the marker of its kind: a test that starts a real server
+#: (directly or through ``two_servers``: pytest counts the fixtures a fixture uses) cannot be
+#: left out of ``server``, and one that uses the Spark session cannot be left out of ``spark``.
+FIXTURE_KINDS = {"mariadb_server": "server", "mariadb_factory": "server", "spark": "spark"}
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    for name, meaning in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {meaning}")
+#: The replay helpers (``replay_helpers``, ``workers_helpers``: the CLI as a subprocess,
+#: DSNs, scripts) serve the apply, verify, SQL-output and schema-store tests of several
+#: folders; they live beside the replay tests.
+_REPLAY_HELPERS = _TESTS / "binlog" / "replay"
+if str(_REPLAY_HELPERS) not in sys.path:
+    sys.path.insert(0, str(_REPLAY_HELPERS))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        path = Path(str(item.fspath)).resolve()
-        if path.is_relative_to(_TESTS):
-            folder = path.relative_to(_TESTS).parts[0]
-            if folder in FOLDER_KINDS:
-                item.add_marker(folder)
-        if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
-            item.add_marker("server")
+        for fixture in FIXTURE_KINDS.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(FIXTURE_KINDS[fixture])
 
 
 @pytest.fixture(scope="session")
@@ -89,3 +80,11 @@ def mariadb_factory() -> Iterator[Callable[..., MariaDBServer]]:
     finally:
         for srv in made:
             srv.cleanup()
+
+
+@pytest.fixture
+def two_servers(mariadb_factory):
+    """(source, target): two fresh mariadbd on loopback; the source logs full row metadata."""
+    source = mariadb_factory({"binlog_row_metadata": "FULL"})
+    target = mariadb_factory({})
+    return source, target

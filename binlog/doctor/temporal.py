@@ -15,7 +15,7 @@ How legacy columns are told (most certain first):
 
 A table-copying ALTER under ``mysql56_temporal_format=ON`` converts every temporal column
 of the table; ``ALGORITHM=INPLACE``/``NOCOPY``/``INSTANT`` and ``LOCK=NONE`` are refused
-with error 1846 (tests/doctor/test_doctor_server.py measures both on the server).
+with error 1846 (tests/binlog/doctor/test_doctor_server.py measures both on the server).
 """
 from __future__ import annotations
 

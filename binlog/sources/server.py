@@ -42,7 +42,7 @@ event u64 and the binlog name (Repl_semi_sync_slave::slave_reply).  After sendin
 flagged event the server restarts its sequence numbers at 1 (semisync_master.cc
 flush_net: "the slave_reply's are interleaved with data from the master"), so the
 client does too.  Without ``semi_sync`` the server neither adds the header nor waits for
-us (tests/live/test_semi_sync.py checks both).
+us (tests/binlog/sources/test_semi_sync.py checks both).
 
 Before the first event of every file the server sends a fake ROTATE (flags LOG_EVENT_ARTIFICIAL_F, timestamp and
 log_pos 0) naming the file and position, then the file's FORMAT_DESCRIPTION: the real one
