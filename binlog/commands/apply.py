@@ -271,12 +271,12 @@ class Applier:
         self.pool = None            # --workers: the running replay.parallel.Pool
 
     # -- connection ----------------------------------------------------------------------
-    def _connect(self):
+    def _connect(self, client_flag=0):
         from ..output.sql import SESSION_SETUP
 
         # the client's own packet limit (PyMySQL: 16 MiB) is not the one that matters:
         # the target's max_allowed_packet is (checked before a BINLOG statement is sent)
-        conn = connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30)
+        conn = connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30, client_flag=client_flag)
         try:
             with conn.cursor() as cur:
                 for stmt in SESSION_SETUP:
@@ -1584,7 +1584,9 @@ class _WorkerSession(Applier):
         self.totals = (0, 0)
         self.batch_replaced = self.warned_replaced = 0
         self.conn = self.meta = self.feed = self.pool = None
-        self._connect()
+        from pymysql.constants import CLIENT
+
+        self._connect(CLIENT.MULTI_STATEMENTS)      # replay.packets
         self._trigger_checked = parent._trigger_checked     # a table's, whoever checked
 
     def _forget_live(self) -> None:
@@ -1615,6 +1617,18 @@ class _WorkerSession(Applier):
                 raise Retryable(str(exc)) from exc
             raise       # (a streamed job cannot be given again: the run resumes)
 
+    def apply_packet(self, jobs) -> None:
+        """Jobs of row changes only, in one request (replay.packets)."""
+        from ..replay.packets import execute_packet
+
+        batches = [(job, batch) for job in jobs for _, batch in job.parts]
+        for _, batch in batches:
+            self._check_triggers(self.rewrite.db(batch.first.db), batch.first.table)
+        affected = execute_packet(self.conn, [batch.sql for _, batch in batches])
+        for (job, batch), count in zip(batches, affected, strict=True):
+            if batch.sql.startswith("REPLACE ") and count > len(batch.rows):
+                self._replaced(count - len(batch.rows), job.unit)
+
     def commit(self, jobs, mark, ends) -> None:
         from ..replay.transactions import Transaction
 
@@ -1625,10 +1639,14 @@ class _WorkerSession(Applier):
             n = self.parent.commit_attempts
         try:
             with self.conn.cursor() as cur:
-                cur.execute(self._row_sql(self.name, mark, totals, ends))
-            if self.fault == ("kill-before-commit", n):
-                os.kill(os.getpid(), signal.SIGKILL)
-            self.conn.commit()
+                if self.fault is None:      # the row and COMMIT in one request (replay.packets)
+                    cur.execute(self._row_sql(self.name, mark, totals, ends) + ";\nCOMMIT")
+                    cur.nextset()
+                else:
+                    cur.execute(self._row_sql(self.name, mark, totals, ends))
+                    if self.fault == ("kill-before-commit", n):
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    self.conn.commit()
         except Exception as exc:
             raise self._translate(exc, None, what=f"the commit of worker {self.name}") from exc
         self.totals = totals
