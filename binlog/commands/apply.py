@@ -662,9 +662,10 @@ class Applier:
         tracker = Tracker(start, _pos_key)
         sessions: list = []
         try:
-            self._open_sessions(tracker, sessions)
+            sessions.append(_WorkerSession(self, 0, tracker))   # the others as the pool needs them
             pool = self.pool = Pool(sessions, tracker, Options(
-                self.args.batch_transactions, self.args.batch_rows, on_retry=warn))
+                self.args.batch_transactions, self.args.batch_rows, on_retry=warn),
+                lambda i: _append(sessions, _WorkerSession(self, i, tracker)), self.args.workers)
             thread = threading.Thread(target=self._produce_jobs, args=(reader, assembler, pool),
                                       name="binlog-apply-decode", daemon=True)
             thread.start()
@@ -694,22 +695,6 @@ class Applier:
         totals = (cp.get("transactions", 0) + sum(s.totals[0] for s in sessions),
                   cp.get("row_changes", 0) + sum(s.totals[1] for s in sessions))
         self._fold_rows(Resume(tracker.mark, set(), *totals))
-
-    def _open_sessions(self, tracker, sessions: list) -> None:
-        """The workers' connections, made at once: each costs a few round trips (the
-        handshake, the session setup), which add up on a distant target."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(16, self.args.workers)) as pool:
-            futures = [pool.submit(_WorkerSession, self, i, tracker) for i in range(self.args.workers)]
-        failed = None
-        for future in futures:
-            try:
-                sessions.append(future.result())
-            except Exception as exc:    # noqa: BLE001 - the first is raised, once all are open
-                failed = failed or exc
-        if failed is not None:
-            raise failed
 
     def _end_parallel(self, sessions, tracker) -> None:
         if self.pool is not None:
@@ -1667,6 +1652,11 @@ class _WorkerSession(Applier):
         if self.conn is not None:
             close_quietly(self.conn)
             self.conn = None
+
+
+def _append(items: list, item):
+    items.append(item)
+    return item
 
 
 class _WorkersProgress:

@@ -270,7 +270,7 @@ class Options:
 @dataclass
 class _Worker:
     index: int
-    session: Session
+    session: Any                                # Session; None until its thread opens it
     queue: queue.Queue
     thread: threading.Thread | None = None
     ends: list = field(default_factory=list)    # its committed ends above the last mark
@@ -287,17 +287,30 @@ class Pool:
     QUEUE = 64
     SPREAD = 4
 
-    def __init__(self, sessions: Sequence[Session], tracker: Tracker, options: Options):
+    def __init__(self, sessions: Sequence[Session], tracker: Tracker, options: Options,
+                 open_session: Callable[[int], Session] | None = None, size: int = 0):
+        """``sessions``: the workers open from the start; up to ``size`` in all, the
+        others opened by ``open_session(index)`` (in their own thread) when the
+        dispatcher first needs them: on a target that keeps up, --workers 64 opens a few
+        connections, not 64 (each costs a handshake, a thread and CPU on a small client)."""
         self.tracker = tracker
         self.options = options
-        self.workers = [_Worker(i, s, queue.Queue(self.QUEUE)) for i, s in enumerate(sessions)]
-        tracker.pending = [0] * len(sessions)
+        self.open_session = open_session
+        self.size = max(size, len(sessions))
+        self.workers: list[_Worker] = []
+        tracker.pending = [0] * self.size
         self.error: BaseException | None = None
         self.failed_job: Job | None = None
-        for w in self.workers:
-            w.thread = threading.Thread(target=self._work, args=(w,), daemon=True,
-                                        name=f"binlog-apply-worker-{w.index + 1}")
-            w.thread.start()
+        for s in sessions:
+            self._start(s)
+
+    def _start(self, session: Session | None) -> _Worker:
+        w = _Worker(len(self.workers), session, queue.Queue(self.QUEUE))
+        w.thread = threading.Thread(target=self._work, args=(w,), daemon=True,
+                                    name=f"binlog-apply-worker-{w.index + 1}")
+        self.workers.append(w)
+        w.thread.start()
+        return w
 
     # -- producer side ---------------------------------------------------------------
     def submit(self, job: Job, wait: bool = True) -> None:
@@ -377,6 +390,8 @@ class Pool:
         for w in self.workers:      # (the deque's length: no lock taken per worker)
             if len(w.queue.queue) + w.applying < spread:
                 return w.index
+        if len(self.workers) < self.size and self.open_session is not None and not self.tracker.stopped:
+            return self._start(None).index      # its thread opens its session
         return min(range(len(self.workers)),
                    key=lambda i: len(self.workers[i].queue.queue) + self.workers[i].applying)
 
@@ -425,6 +440,8 @@ class Pool:
     def _work(self, w: _Worker) -> None:
         batch: list[Job] = []
         try:
+            if w.session is None and self.open_session is not None:
+                w.session = self.open_session(w.index)
             while True:
                 item = self._next(w, batch)
                 if item is None:
@@ -575,7 +592,8 @@ class Pool:
 
     @staticmethod
     def _rollback(w: _Worker) -> None:
-        w.session.rollback()
+        if w.session is not None:       # (None: its opening failed)
+            w.session.rollback()
 
 
 def packable(job: Job) -> bool:
