@@ -286,6 +286,10 @@ class Pool:
 
     QUEUE = 64
     SPREAD = 4
+    #: a new worker is opened when every open one has this many jobs queued behind the
+    #: request it is applying (it sends them all in its next request: a worker keeps
+    #: up with ~OPEN_AT jobs per round trip before another connection pays off)
+    OPEN_AT = 8
 
     def __init__(self, sessions: Sequence[Session], tracker: Tracker, options: Options,
                  open_session: Callable[[int], Session] | None = None, size: int = 0):
@@ -390,7 +394,9 @@ class Pool:
         for w in self.workers:      # (the deque's length: no lock taken per worker)
             if len(w.queue.queue) + w.applying < spread:
                 return w.index
-        if len(self.workers) < self.size and self.open_session is not None and not self.tracker.stopped:
+        if (len(self.workers) < self.size and self.open_session is not None
+                and not self.tracker.stopped
+                and all(len(w.queue.queue) >= self.OPEN_AT for w in self.workers)):
             return self._start(None).index      # its thread opens its session
         return min(range(len(self.workers)),
                    key=lambda i: len(self.workers[i].queue.queue) + self.workers[i].applying)
