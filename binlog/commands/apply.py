@@ -1587,8 +1587,10 @@ class _WorkerSession(Applier):
                 self._apply_transaction(unit, job.parts)
             elif unit.kind == DDL:
                 if self._ddl_wanted(unit):
-                    # what a crash may have left: the first DDL of a run that resumed
-                    tolerant = self.parent.checkpoint is not None and self.tracker.committed == 0
+                    # what a crash may have left: the first DDL a run applies (a DDL commits
+                    # by itself, its checkpoint row just after; a crash between the two
+                    # before any row was written leaves no checkpoint to resume from)
+                    tolerant = self.tracker.committed == 0
                     self._run_ddl(unit, tolerant)
             elif unit.kind == "dml":
                 self._apply_transaction(Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end,
