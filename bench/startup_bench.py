@@ -1,51 +1,84 @@
-"""Start-up of ``binlog`` command lines, checkouts side by side: the CPU time of
-importing ``binlog.cli`` and building the parser of one command line (min / median ms).
+#!/usr/bin/env python3
+"""Start-up of short command lines: wall time of ``python -c pass``, ``binlog --version``,
+``--help`` and a ``dump`` of a one-event file (the magic and the FORMAT_DESCRIPTION of a
+sample), each run ``--runs`` times pinned to CPU 0, min and median in ms; and the sum
+of ``python -X importtime``'s own times of every module the dump imports (min of the
+runs: steadier than the wall time on a loaded machine).  With ``--base DIR`` (a
+checkout of another commit, its C extensions built) the same is measured there,
+alternating, in the same run.
 
-    python bench/startup_bench.py [--runs 30] CHECKOUT [CHECKOUT ...]
-
-CPU time rather than wall-clock: on a shared machine the wall-clock of a 40 ms process
-varies by more than what an import adds.  Each run is a fresh interpreter pinned to
-CPU 0; the checkouts take turns; the first three rounds only warm the caches.  Byte code
-is cached (a private PYTHONPYCACHEPREFIX per checkout) as in an installed package, even
-where PYTHONDONTWRITEBYTECODE is set.
+    python bench/startup_bench.py [--runs 20] [--base /tmp/base-src]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from pathlib import Path
 
-COMMAND_LINES = (("--version",), ("--help",), ("dump",), ("stats",), ("ingest",))
-WARM = 3
-CODE = ("import sys, time; t = time.process_time(); from binlog import cli; "
-        "cli.build_parser(sys.argv[1:]); print((time.process_time() - t) * 1e3)")
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "mariadb-10.11" / "checksum_none.binlog"
+PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+
+
+def one_event_file(where: Path) -> Path:
+    data = SAMPLE.read_bytes()
+    size = int.from_bytes(data[4 + 9:4 + 13], "little")      # the first event's length
+    path = where / "one.000001"
+    path.write_bytes(data[:4 + size])
+    return path
+
+
+def wall_ms(argv: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(PIN + argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def import_ms(argv: list[str], cwd: Path) -> float:
+    r = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=cwd, capture_output=True,
+                       text=True, check=True)
+    total = 0
+    for line in r.stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            own = line[12:].split("|")[0].strip()
+            total += int(own) if own.isdigit() else 0
+    return total / 1000
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("checkouts", nargs="+")
-    ap.add_argument("--runs", type=int, default=30)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--base", type=Path, default=None, help="another checkout to measure beside this one")
     args = ap.parse_args()
-    cache = tempfile.mkdtemp(prefix="startup-pyc-")
-    times: dict[tuple[str, tuple[str, ...]], list[float]] = {}
-    for round_ in range(args.runs + WARM):
-        for index, tree in enumerate(args.checkouts):
-            env = dict(os.environ, PYTHONPATH=tree, PYTHONDONTWRITEBYTECODE="",
-                       PYTHONPYCACHEPREFIX=os.path.join(cache, str(index)))
-            for words in COMMAND_LINES:
-                out = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", CODE, *words],
-                                     cwd=tree, env=env, check=True, capture_output=True, text=True)
-                if round_ >= WARM:
-                    times.setdefault((tree, words), []).append(float(out.stdout))
-    print("| import binlog.cli + build_parser(...) | " + " | ".join(args.checkouts) + " |")
-    print("|---" * (len(args.checkouts) + 1) + "|")
-    for words in COMMAND_LINES:
-        cells = [f"{min(t):.1f} / {statistics.median(t):.1f}"
-                 for t in (times[(tree, words)] for tree in args.checkouts)]
-        print(f"| `binlog {' '.join(words)}` | " + " | ".join(cells) + " |")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)     # an installed tool runs from byte code
+    with tempfile.TemporaryDirectory() as tmp:
+        one = str(one_event_file(Path(tmp)))
+        lines = {"python -c pass": ["-c", "pass"], "binlog --version": ["-m", "binlog.cli", "--version"],
+                 "binlog --help": ["-m", "binlog.cli", "--help"],
+                 "binlog dump ONE_EVENT_FILE": ["-m", "binlog.cli", "dump", one]}
+        trees = {"this": REPO} | ({"base": args.base} if args.base else {})
+        times: dict = {(t, n): [] for t in trees for n in lines}
+        imports: dict = {t: [] for t in trees}
+        for tree in trees.values():     # byte code written once, outside the figures
+            for argv in lines.values():
+                wall_ms([sys.executable, *argv], tree)
+        for _ in range(args.runs):
+            for t, tree in trees.items():
+                for n, argv in lines.items():
+                    times[(t, n)].append(wall_ms([sys.executable, *argv], tree))
+                imports[t].append(import_ms(lines["binlog dump ONE_EVENT_FILE"], tree))
+        for n in lines:
+            print(f"{n:28} " + "   ".join(
+                f"{t}: {min(times[(t, n)]):6.1f} / {statistics.median(times[(t, n)]):6.1f} ms"
+                for t in trees))
+        print("dump's imports, own times summed (min / median): " + "   ".join(
+            f"{t}: {min(v):.1f} / {statistics.median(v):.1f} ms" for t, v in imports.items()))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ one that decrypts it.  Nothing here prints key bytes or secrets.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -116,6 +115,8 @@ def read_secret(data: bytes) -> bytes:
 def _bytes_to_key(secret: bytes, salt: bytes, digest: str) -> tuple[bytes, bytes]:
     """OpenSSL EVP_BytesToKey(md, count=1) for AES-256-CBC: 32 key + 16 IV bytes
     (Parser::bytes_to_key)."""
+    import hashlib  # (here, not at import: OpenSSL's load is ~2 ms of every start-up)
+
     out, block = b"", b""
     while len(out) < 48:
         block = hashlib.new(digest, block + secret + salt).digest()
@@ -136,6 +137,8 @@ def decrypt_key_file(data: bytes, secret: bytes, name: str, *, digest: str = "sh
     if len(body) % _BLOCK:
         raise KeyFileError(f"{name}: encrypted key file of {len(data)} bytes is truncated")
     if pbkdf2_iterations:
+        import hashlib
+
         both = hashlib.pbkdf2_hmac(digest, secret, salt, pbkdf2_iterations, 48)
         key, iv = both[:32], both[32:]
     else:
@@ -373,6 +376,8 @@ def describe_key(key_id: int, key_version: int) -> str:
 
 def key_fingerprint(key: bytes) -> str:
     """A short, non-reversible name for a key (for 'which key file matched' notes)."""
+    import hashlib
+
     return hashlib.sha256(b"binlog-temporal key " + key).hexdigest()[:12]
 
 

@@ -74,6 +74,21 @@ def _build():
                                      "or a unix socket, or give ?server_public_key=FILE")
             self.__dict__["_server_key"] = value
 
+        def set_multi_statements(self, on: bool) -> None:
+            """COM_SET_OPTION MYSQL_OPTION_MULTI_STATEMENTS_ON (0) / _OFF (1): whether the
+            server splits a COM_QUERY at ``;`` (sql_parse.cc dispatch_command, COM_SET_OPTION
+            sets or clears CLIENT_MULTI_STATEMENTS in the session's capabilities).  The reply
+            is EOF, or OK where EOF is deprecated; an ERR raises as any reply does."""
+            import struct
+
+            from pymysql.constants import COMMAND
+
+            self._execute_command(COMMAND.COM_SET_OPTION, struct.pack("<H", 0 if on else 1))
+            reply = self._read_packet()
+            if not (reply.is_eof_packet() or reply.is_ok_packet()):
+                raise ServerAccessError(f"{self.host}: an unexpected reply to COM_SET_OPTION",
+                                        code=None)
+
         def _secure_channel(self) -> bool:
             import ssl
 

@@ -4,10 +4,19 @@ The parser never talks to a database; it asks ``SchemaStore.schema(db, table, po
 for what the binlog lacks (legacy temporal precision, names, signedness, charsets,
 ENUM/SET labels, primary key).
 """
-from .errors import DdlParseError, SchemaError, SchemaMismatchError, SchemaNotFoundError
-from .model import ColumnSchema, TableSchema, table_from_json, table_to_json
-from .store import Position, SchemaStore, position_key
+from typing import TYPE_CHECKING
 
+from .errors import DdlParseError, SchemaError, SchemaMismatchError, SchemaNotFoundError
+
+if TYPE_CHECKING:
+    from .model import ColumnSchema, TableSchema, table_from_json, table_to_json
+    from .store import Position, SchemaStore, position_key
+
+# The model and the store load on first use too (whoever imports the package for its
+# errors does not pay for SQLite).
+_LAZY = {"ColumnSchema": "model", "TableSchema": "model", "table_from_json": "model",
+         "table_to_json": "model", "Position": "store", "SchemaStore": "store",
+         "position_key": "store"}
 # The DDL parser's names load on first use (PEP 562): importing it costs ~20 ms of
 # dataclass creation, and a run whose binlog holds no DDL never needs it.
 _DDL_NAMES = (
@@ -21,6 +30,10 @@ _DDL_NAMES = (
 
 
 def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name in _DDL_NAMES:
         from . import ddl
 

@@ -4,12 +4,13 @@ the command line (``binlog dump`` and the other commands) and the Spark planner.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from binlog.errors import UsageError
 
-from .resolver import SchemaResolver
-from .store import SchemaStore
+if TYPE_CHECKING:   # imported when a store is opened: a run that names none skips them
+    from .resolver import SchemaResolver
+    from .store import SchemaStore
 
 
 def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (),
@@ -29,6 +30,9 @@ def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (
     ddl_paths = list(ddl_paths)
     if not (store_path or ddl_paths or dsn or required or tracked):
         return None
+    from .resolver import SchemaResolver
+    from .store import SchemaStore
+
     store = _copied(store_path) if copy_store else SchemaStore(store_path)
     if store.read_only:
         # a store we may not write still serves reads: DDL is tracked in a copy in memory
@@ -61,6 +65,7 @@ def load_resolver(*, store_path: str | None = None, ddl_paths: Iterable[str] = (
 
 def _copied(store_path: str | None) -> SchemaStore:
     from .snapshot import export_snapshot, import_snapshot
+    from .store import SchemaStore
 
     store = SchemaStore()
     if store_path:

@@ -15,7 +15,6 @@ manual override wins over an inferred one for the same column.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import os
 import re
@@ -744,6 +743,8 @@ def _column_dict(col: ColumnSchema) -> dict:
 
 
 def _digest(text: str) -> str:
+    import hashlib  # (on first use: its OpenSSL load is ~2 ms of a short run's start-up)
+
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -27,6 +27,8 @@ class Parser(argparse.ArgumentParser):
 
 def key_ring(args):
     """The KeyRing the key options describe (key files read, never printed), or None."""
+    if not (getattr(args, "key_file", None) or getattr(args, "key_file_key", None)):
+        return None         # (no key option: the key files' code is not even imported)
     from ..sources.keys import load_key_ring
 
     return load_key_ring(getattr(args, "key_file", None) or [],

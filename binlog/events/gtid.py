@@ -21,7 +21,6 @@ MySQL (``libs/mysql/binlog/event/control_events.cpp``):
 """
 from __future__ import annotations
 
-import uuid as _uuid
 from dataclasses import dataclass, field
 
 from ..constants import EventType as E
@@ -140,7 +139,9 @@ def decode_binlog_checkpoint(cur, ctx, header):
 
 
 def _uuid_str(raw: bytes) -> str:
-    return str(_uuid.UUID(bytes=raw))
+    import uuid  # (on first use: it imports platform; a MariaDB binlog has no MySQL GTID)
+
+    return str(uuid.UUID(bytes=raw))
 
 
 @register(E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT)

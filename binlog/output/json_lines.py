@@ -6,7 +6,6 @@ calls on its images.  ``record(change)`` gives the same object as a dict."""
 from __future__ import annotations
 
 import re
-import secrets
 
 import orjson
 
@@ -160,6 +159,8 @@ class JsonLinesWriter(Writer):
         """A record holding large binary or text values: each such value stands as a token in
         the line (NUL + a random nonce: no decoded value can forge it) and is written
         in pieces in its place.  The whole record is one block no signal cuts."""
+        import secrets  # (here: it loads hashlib's OpenSSL, ~2 ms of every dump's start-up)
+
         plan, render = change.plan, self.render_bytes
         nonce = secrets.token_hex(8)
         values: dict[bytes, tuple] = {}      # token in the line -> (value, column)

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -169,12 +170,13 @@ class Applier:
             raise RuntimeError("the applier used its target connection before connecting")
         return self.conn
 
-    def _connect(self):
+    def _connect(self, client_flag: int = 0):
         from ..output.sql import SESSION_SETUP
 
         # the client's own packet limit (PyMySQL: 16 MiB) is not the one that matters:
         # the target's max_allowed_packet is (checked before a BINLOG statement is sent)
-        conn = self.io.connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30)
+        conn = self.io.connect(self.args.to, autocommit=False, max_allowed_packet=1 << 30,
+                               client_flag=client_flag)
         try:
             with conn.cursor() as cur:
                 for stmt in SESSION_SETUP:
@@ -184,7 +186,7 @@ class Applier:
         self.conn = conn
         self.sent_fde = None        # the FORMAT_DESCRIPTION this session's BINLOGs read with
         self.in_flight = False
-        self._live_cache = {}
+        self._live_cache: dict = {}
         self._trigger_checked = set()
 
     def _meta_conn(self):
@@ -561,9 +563,10 @@ class Applier:
         tracker = Tracker(start, _pos_key)
         sessions: list = []
         try:
-            self._open_sessions(tracker, sessions)
+            sessions.append(_WorkerSession(self, 0, tracker))   # the others as the pool needs them
             pool = self.pool = Pool(sessions, tracker, Options(
-                self.args.batch_transactions, self.args.batch_rows, on_retry=self.warn))
+                self.args.batch_transactions, self.args.batch_rows, on_retry=self.warn),
+                lambda i: _append(sessions, _WorkerSession(self, i, tracker)), self.args.workers)
             thread = threading.Thread(target=self._produce_jobs, args=(reader, assembler, pool),
                                       name="binlog-apply-decode", daemon=True)
             thread.start()
@@ -593,22 +596,6 @@ class Applier:
         totals = (cp.get("transactions", 0) + sum(s.totals[0] for s in sessions),
                   cp.get("row_changes", 0) + sum(s.totals[1] for s in sessions))
         self._fold_rows(Resume(tracker.mark, set(), *totals))
-
-    def _open_sessions(self, tracker, sessions: list) -> None:
-        """The workers' connections, made at once: each costs a few round trips (the
-        handshake, the session setup), which add up on a distant target."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(16, self.args.workers)) as pool:
-            futures = [pool.submit(_WorkerSession, self, i, tracker) for i in range(self.args.workers)]
-        failed = None
-        for future in futures:
-            try:
-                sessions.append(future.result())
-            except Exception as exc:    # noqa: BLE001 - the first is raised, once all are open
-                failed = failed or exc
-        if failed is not None:
-            raise failed
 
     def _end_parallel(self, sessions, tracker) -> None:
         if self.pool is not None:
@@ -1486,13 +1473,43 @@ class _WorkerSession(Applier):
         self.totals = (0, 0)
         self.batch_replaced = self.warned_replaced = 0
         self.conn = self.meta = self.feed = self.pool = None
-        self._connect()
+        from pymysql.constants import CLIENT
+
+        self._connect(CLIENT.MULTI_STATEMENTS)      # replay.packets
         self._trigger_checked = parent._trigger_checked     # a table's, whoever checked
 
     def _forget_live(self) -> None:
         self.parent._live_cache = {}
 
     def apply(self, job) -> None:
+        from ..assembly.transactions import Statement
+
+        unit = job.unit
+        if isinstance(unit, Statement) or unit.statements:
+            # text from the binlog runs as one statement, as with one worker: a QUERY event
+            # holding "...; DROP ..." must not run past --no-ddl, --routines and the checks
+            with self._one_statement_per_request():
+                self._apply_one(job)
+        else:
+            self._apply_one(job)
+
+    @contextmanager
+    def _one_statement_per_request(self):
+        """Multi-statement requests off (the worker's connection has them on for
+        replay.packets), on again after."""
+        self.target.set_multi_statements(False)
+        try:
+            yield
+        except BaseException:
+            if self.conn is not None:
+                try:
+                    self.conn.set_multi_statements(True)
+                except (pymysql.err.MySQLError, OSError):
+                    pass    # the error being raised is the one to report; this connection is broken
+            raise
+        self.target.set_multi_statements(True)
+
+    def _apply_one(self, job) -> None:
         from ..assembly.transactions import DDL, Statement, Transaction
         from ..replay.parallel import Retryable
 
@@ -1502,8 +1519,10 @@ class _WorkerSession(Applier):
                 self._apply_transaction(unit, job.parts)
             elif unit.kind == DDL:
                 if self._ddl_wanted(unit):
-                    # what a crash may have left: the first DDL of a run that resumed
-                    tolerant = self.parent.checkpoint is not None and self.tracker.committed == 0
+                    # what a crash may have left: the first DDL a run applies (a DDL commits
+                    # by itself, its checkpoint row just after; a crash between the two
+                    # before any row was written leaves no checkpoint to resume from)
+                    tolerant = self.tracker.committed == 0
                     self._run_ddl(unit, tolerant)
             elif unit.kind == "dml":
                 self._apply_transaction(Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end,
@@ -1517,6 +1536,18 @@ class _WorkerSession(Applier):
                 raise Retryable(str(exc)) from exc
             raise       # (a streamed job cannot be given again: the run resumes)
 
+    def apply_packet(self, jobs) -> None:
+        """Jobs of row changes only, in one request (replay.packets)."""
+        from ..replay.packets import execute_packet
+
+        batches = [(job, batch) for job in jobs for _, batch in job.parts]
+        for _, batch in batches:
+            self._check_triggers(self.rewrite.db(batch.first.db), batch.first.table)
+        affected = execute_packet(self.conn, [batch.sql for _, batch in batches])
+        for (job, batch), count in zip(batches, affected, strict=True):
+            if batch.sql.startswith("REPLACE ") and count > len(batch.rows):
+                self._replaced(count - len(batch.rows), job.unit)
+
     def commit(self, jobs, mark, ends) -> None:
         from ..assembly.transactions import Transaction
 
@@ -1527,10 +1558,14 @@ class _WorkerSession(Applier):
             n = self.parent.commit_attempts
         try:
             with self.target.cursor() as cur:
-                cur.execute(self._row_sql(self.name, mark, totals, ends))
-            if self.fault == ("kill-before-commit", n):
-                os.kill(os.getpid(), signal.SIGKILL)
-            self.target.commit()
+                if self.fault is None:      # the row and COMMIT in one request (replay.packets)
+                    cur.execute(self._row_sql(self.name, mark, totals, ends) + ";\nCOMMIT")
+                    cur.nextset()
+                else:
+                    cur.execute(self._row_sql(self.name, mark, totals, ends))
+                    if self.fault == ("kill-before-commit", n):
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    self.target.commit()
         except Exception as exc:
             raise self._translate(exc, None, what=f"the commit of worker {self.name}") from exc
         self.totals = totals
@@ -1551,6 +1586,11 @@ class _WorkerSession(Applier):
         if self.conn is not None:
             close_quietly(self.conn)
             self.conn = None
+
+
+def _append(items: list, item):
+    items.append(item)
+    return item
 
 
 class _WorkersProgress:

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from ..errors import BinlogError, ServerError
 from ..reader import RowChange
+from .packets import PACKET_BYTES, PacketFailed
 
 Position = tuple[str, int]
 
@@ -87,6 +88,7 @@ class Job:
 
 class Session(Protocol):
     def apply(self, job: Job) -> None: ...
+    def apply_packet(self, jobs: list[Job]) -> None: ...
     def commit(self, jobs: list[Job], mark: Mark, ends: list[Position]) -> None: ...
     def rollback(self) -> None: ...
 
@@ -268,7 +270,7 @@ class Options:
 @dataclass
 class _Worker:
     index: int
-    session: Session
+    session: Any                                # Session; None until its thread opens it
     queue: queue.Queue
     thread: threading.Thread | None = None
     ends: list = field(default_factory=list)    # its committed ends above the last mark
@@ -284,18 +286,35 @@ class Pool:
 
     QUEUE = 64
     SPREAD = 4
+    #: a new worker is opened when every open one has this many jobs queued behind the
+    #: request it is applying (it sends them all in its next request: a worker keeps
+    #: up with ~OPEN_AT jobs per round trip before another connection pays off)
+    OPEN_AT = 8
 
-    def __init__(self, sessions: Sequence[Session], tracker: Tracker, options: Options):
+    def __init__(self, sessions: Sequence[Session], tracker: Tracker, options: Options,
+                 open_session: Callable[[int], Session] | None = None, size: int = 0):
+        """``sessions``: the workers open from the start; up to ``size`` in all, the
+        others opened by ``open_session(index)`` (in their own thread) when the
+        dispatcher first needs them: on a target that keeps up, --workers 64 opens a few
+        connections, not 64 (each costs a handshake, a thread and CPU on a small client)."""
         self.tracker = tracker
         self.options = options
-        self.workers = [_Worker(i, s, queue.Queue(self.QUEUE)) for i, s in enumerate(sessions)]
-        tracker.pending = [0] * len(sessions)
+        self.open_session = open_session
+        self.size = max(size, len(sessions))
+        self.workers: list[_Worker] = []
+        tracker.pending = [0] * self.size
         self.error: BaseException | None = None
         self.failed_job: Job | None = None
-        for w in self.workers:
-            w.thread = threading.Thread(target=self._work, args=(w,), daemon=True,
-                                        name=f"binlog-apply-worker-{w.index + 1}")
-            w.thread.start()
+        for s in sessions:
+            self._start(s)
+
+    def _start(self, session: Session | None) -> _Worker:
+        w = _Worker(len(self.workers), session, queue.Queue(self.QUEUE))
+        w.thread = threading.Thread(target=self._work, args=(w,), daemon=True,
+                                    name=f"binlog-apply-worker-{w.index + 1}")
+        self.workers.append(w)
+        w.thread.start()
+        return w
 
     # -- producer side ---------------------------------------------------------------
     def submit(self, job: Job, wait: bool = True) -> None:
@@ -375,6 +394,10 @@ class Pool:
         for w in self.workers:      # (the deque's length: no lock taken per worker)
             if len(w.queue.queue) + w.applying < spread:
                 return w.index
+        if (len(self.workers) < self.size and self.open_session is not None
+                and not self.tracker.stopped
+                and all(len(w.queue.queue) >= self.OPEN_AT for w in self.workers)):
+            return self._start(None).index      # its thread opens its session
         return min(range(len(self.workers)),
                    key=lambda i: len(self.workers[i].queue.queue) + self.workers[i].applying)
 
@@ -423,6 +446,8 @@ class Pool:
     def _work(self, w: _Worker) -> None:
         batch: list[Job] = []
         try:
+            if w.session is None and self.open_session is not None:
+                w.session = self.open_session(w.index)
             while True:
                 item = self._next(w, batch)
                 if item is None:
@@ -432,14 +457,14 @@ class Pool:
                     self._commit(w, batch)
                     return
                 w.busy = True
-                w.applying = 1
-                try:
-                    self._apply(w, batch, item)
-                finally:
-                    w.applying = 0
                 if not batch:
                     w.opened = time.monotonic()
-                batch.append(item)
+                jobs = [item] + self._ready(w, batch, item)
+                w.applying = len(jobs)
+                try:
+                    self._apply_jobs(w, batch, jobs)
+                finally:
+                    w.applying = 0
                 if (item.barrier or len(batch) >= self.options.batch_transactions
                         or sum(j.rows for j in batch) >= self.options.batch_rows):
                     self._commit(w, batch)
@@ -475,13 +500,59 @@ class Pool:
             if batch:
                 return None
 
-    def _apply(self, w: _Worker, batch: list[Job], job: Job) -> None:
-        """Apply ``job``; on a deadlock or lock wait timeout roll back and apply the
-        open batch and the job again (a few times, pausing longer each time)."""
+    def _ready(self, w: _Worker, batch: list[Job], first: Job) -> list[Job]:
+        """The jobs queued behind ``first`` that go in the same request: while the next
+        one is packable, the batch's limits and PACKET_BYTES allow it (this worker is
+        the queue's only reader, so a look at its head stays true)."""
+        if not packable(first):
+            return []
+        out: list[Job] = []
+        size = _sql_bytes(first)
+        count = len(batch) + 1
+        rows = sum(j.rows for j in batch) + first.rows
+        pending = w.queue.queue
+        while pending and count < self.options.batch_transactions and rows < self.options.batch_rows:
+            job = pending[0]
+            if not isinstance(job, Job) or not packable(job):
+                break
+            size += _sql_bytes(job)
+            if size > PACKET_BYTES:
+                break
+            out.append(w.queue.get_nowait())
+            count += 1
+            rows += job.rows
+        return out
+
+    def _apply_jobs(self, w: _Worker, batch: list[Job], jobs: list[Job]) -> None:
+        """Apply ``jobs`` and add them to ``batch``: packable ones in one request
+        (replay.packets); when that request fails or warns, roll the batch back and
+        apply it and the jobs one statement at a time, where errors are named and
+        deadlocks retried."""
+        again = False
+        if packable(jobs[0]):
+            try:
+                w.session.apply_packet(jobs)
+                batch.extend(jobs)
+                return
+            except (PacketFailed, Retryable, BinlogError) as exc:
+                self._rollback(w)
+                again = True
+                if isinstance(exc, PacketFailed) and exc.retryable:
+                    self.options.on_retry(f"{exc}; worker {w.index + 1} applies its open batch "
+                                          f"again (retry 1)")
+        for job in jobs:
+            self._apply(w, batch, job, again)
+            again = False
+            batch.append(job)
+
+    def _apply(self, w: _Worker, batch: list[Job], job: Job, again: bool = False) -> None:
+        """Apply ``job`` (after the open batch when ``again``: it was rolled back); on a
+        deadlock or lock wait timeout roll back and apply the open batch and the job
+        again (a few times, pausing longer each time)."""
         attempt = 0
         while True:
             try:
-                if attempt:
+                if attempt or again:
                     for done in batch:
                         w.session.apply(done)
                 w.session.apply(job)
@@ -527,7 +598,19 @@ class Pool:
 
     @staticmethod
     def _rollback(w: _Worker) -> None:
-        w.session.rollback()
+        if w.session is not None:       # (None: its opening failed)
+            w.session.rollback()
+
+
+def packable(job: Job) -> bool:
+    """A job whose statements may share a request with others': row changes only (no
+    statement-logged change, no barrier, not streamed)."""
+    return (job.keys is not None and not job.streamed and isinstance(job.parts, list)
+            and all(kind == "rows" for kind, _ in job.parts))
+
+
+def _sql_bytes(job: Job) -> int:
+    return sum(len(part.sql) for _, part in job.parts or ())
 
 
 class PartStream:

@@ -152,17 +152,16 @@ def test_a_deadlock_between_two_workers_is_retried(two_servers):
     deadlock; InnoDB rolls one back (1213), its worker applies it again, and each
     trigger's effect is there once."""
     source, target = two_servers
-    # three short transactions between the two: worker 1 takes jobs until 4 wait on it,
-    # so the insert into b goes to worker 2 while worker 1 applies the insert into a
+    # twenty short transactions between the two: worker 1 takes jobs until 8 wait on it
+    # behind the request it is applying (replay.parallel Pool.OPEN_AT), so the insert
+    # into b opens worker 2 while worker 1 applies the insert into a
+    fillers = "".join(f"INSERT INTO dl.f VALUES ({i});\n" for i in range(1, 21))
     run_script(source, """CREATE DATABASE dl;
 CREATE TABLE dl.a (id INT PRIMARY KEY);
 CREATE TABLE dl.b (id INT PRIMARY KEY);
 CREATE TABLE dl.f (id INT PRIMARY KEY);
 INSERT INTO dl.a VALUES (1);
-INSERT INTO dl.f VALUES (1);
-INSERT INTO dl.f VALUES (2);
-INSERT INTO dl.f VALUES (3);
-INSERT INTO dl.b VALUES (1);
+""" + fillers + """INSERT INTO dl.b VALUES (1);
 """)
     run_script(target, """CREATE DATABASE dl;
 CREATE TABLE dl.a (id INT PRIMARY KEY);
@@ -180,7 +179,7 @@ CREATE TRIGGER dl.tb AFTER INSERT ON dl.b FOR EACH ROW BEGIN UPDATE dl.cnt SET n
     assert "Deadlock found" in err and "applies its open batch again (retry 1)" in err, err
     assert target.query("SELECT id, n FROM dl.cnt ORDER BY id") == [(1, 11), (2, 11)]
     assert target.query("SELECT (SELECT COUNT(*) FROM dl.a), (SELECT COUNT(*) FROM dl.b), "
-                        "(SELECT COUNT(*) FROM dl.f)") == [(1, 1, 3)]
+                        "(SELECT COUNT(*) FROM dl.f)") == [(1, 1, 20)]
 
 
 def test_workers_follow_a_live_source_through_a_kill(two_servers):
