@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
-from .background import parquet_writer, text_columns
+from .background import parquet_writer
 from .paths import inside, table_dir_name
 from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
@@ -643,7 +643,7 @@ class TypedWriter:
             self.opened += 1
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
             schema = tables[0].schema
-            writer = self.writers[key] = (parquet_writer(temp, schema, text_columns(schema)), temp, final)
+            writer = self.writers[key] = (parquet_writer(temp, schema, False), temp, final)
         self.background.submit(writer[0].write_table,
                                tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 

@@ -44,6 +44,8 @@ MIN_ROWS_PER_GROUP = 65_536
 # groups, not by its input
 MAX_BUFFERED_BYTES = 32 << 20
 MAX_OPEN_FILES = 256
+# more runs of one (db, table, day) than this in a batch: its rows are sorted by key
+MAX_RUNS = 64
 
 
 def escape_path_name(value: str) -> str:
@@ -104,24 +106,32 @@ class PartitionedWriter:
         self.opened = 0                           # files, for their names
 
     def add(self, batch: pa.RecordBatch) -> None:
-        # one key per row: db NUL table NUL day; rows sorted by key, then one slice per
-        # partition.  The key only groups: the names are read from the rows themselves, as
-        # a hostile binlog's names can hold NUL (real servers' cannot: KB "Identifier Names")
+        # one key per row: db NUL table NUL day.  The key only groups: the names are read
+        # from the rows themselves, as a hostile binlog's names can hold NUL (real
+        # servers' cannot: KB "Identifier Names")
+        import numpy as np
+
+        from .arrow_columns import numpy_array
+
         days = _utc_day(batch.column("ts"))
         keys = pc.binary_join_element_wise(pc.fill_null(batch.column("db"), ""),
                                            pc.fill_null(batch.column("table"), ""),
                                            pc.fill_null(days, ""), "\x00").dictionary_encode()
-        order = pc.sort_indices(keys.indices)
-        ordered = batch.take(order)
-        dbs, tables, ordered_days = ordered.column("db"), ordered.column("table"), days.take(order)
-        ordered = ordered.select(self.columns)
-        counts = pc.value_counts(pc.take(keys.indices, order))
-        start = 0
-        for entry in counts.to_pylist():
-            db, table, day = (dbs[start].as_py(), tables[start].as_py(), ordered_days[start].as_py())
-            part = ordered.slice(start, entry["counts"])
-            start += entry["counts"]
-            self._buffer(partition_dir(db, table, day), part)
+        codes = keys.indices.to_numpy(zero_copy_only=False)
+        # a rows event's rows share their key: runs of one key are sliced as they are
+        # (no copy); keys interleaved row by row are sorted first
+        starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        if len(starts) >= MAX_RUNS:
+            order = numpy_array(np.argsort(codes, kind="stable"), pa.int64())
+            batch, days, codes = batch.take(order), days.take(order), codes[order.to_numpy()]
+            starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        dbs, tables = batch.column("db"), batch.column("table")
+        data = batch.select(self.columns)
+        bounds = [0, *starts.tolist(), batch.num_rows]
+        for start, stop in zip(bounds, bounds[1:], strict=False):
+            if stop > start:
+                self._buffer(partition_dir(dbs[start].as_py(), tables[start].as_py(), days[start].as_py()),
+                             data.slice(start, stop - start))
 
     def _buffer(self, key: str, part: pa.RecordBatch) -> None:
         self.buffers.setdefault(key, []).append(part)
@@ -192,9 +202,21 @@ class SplitWriter:
         return batch.filter(pc.invert(is_error))
 
     def _count(self, batch: pa.RecordBatch) -> None:
-        table = pa.Table.from_batches([batch]).select(["db", "table", "op"])
-        for row in table.group_by(["db", "table", "op"]).aggregate([([], "count_all")]).to_pylist():
-            self.counts[(row["db"], row["table"], row["op"])] += row["count_all"]
+        # rows per (db, table, op): one code per row from the three columns' dictionary
+        # codes (null its own code), numpy counts them
+        import numpy as np
+
+        from .arrow_columns import numpy_array
+
+        code = np.zeros(batch.num_rows, np.int64)
+        for name in ("db", "table", "op"):
+            encoded = batch.column(name).dictionary_encode()
+            code = code * (len(encoded.dictionary) + 1) + pc.fill_null(encoded.indices, -1).to_numpy() + 1
+        _, first, counts = np.unique(code, return_index=True, return_counts=True)
+        firsts = numpy_array(first, pa.int64())
+        db, table, op = (batch.column(name).take(firsts).to_pylist() for name in ("db", "table", "op"))
+        for key, n in zip(zip(db, table, op, strict=True), counts.tolist(), strict=True):
+            self.counts[key] += n
         self.rows += batch.num_rows
 
     def add(self, batch: pa.RecordBatch) -> None:
