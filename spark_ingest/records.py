@@ -119,9 +119,12 @@ class BatchBuilder:
         self.reset()
 
     def reset(self) -> None:
-        # per segment: its shared fields (_SEGMENT), rows, the ``row`` of its first row,
-        # and how its images are laid out in ``blobs`` (_INSERT/_DELETE/_UPDATE from
-        # ``first``; _LISTS: ``lists`` holds (before indexes, after indexes))
+        # per segment (a rows event, or one record): (file, pos, ts in us, server_id,
+        # gtid, db, table, op, layout, first, row, pk, types): ``layout`` says where its
+        # images are in ``blobs``: from index ``first`` on, after each other (_INSERT,
+        # _DELETE) or before and after alternating (_UPDATE); _LISTS: ``first`` is
+        # (before indexes, after indexes), -1 for none.  ``row``: that of its first
+        # row, None for records without the CDC fields (statements, errors)
         self.segments: list[tuple] = []
         self.counts: list[int] = []
         self.rows = 0 if self.carry is None else self.carry.num_rows
@@ -547,7 +550,9 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                     builder.add_statement(item)
                 else:
                     builder.event(item)
-                if builder.complete() >= size:
+                # a batch ends at a transaction's end (no row carried over to the next,
+                # which costs a copy of the batch), or in a transaction of its own size
+                if (builder.pending is None and len(builder) >= size) or builder.complete() >= 2 * size:
                     yield builder.batch()
         except BinlogError as exc:
             where = exc.event_offset
