@@ -550,9 +550,7 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                     builder.add_statement(item)
                 else:
                     builder.event(item)
-                # a batch ends at a transaction's end (no row carried over to the next,
-                # which costs a copy of the batch), or in a transaction of its own size
-                if (builder.pending is None and len(builder) >= size) or builder.complete() >= 2 * size:
+                if builder.complete() >= size:
                     yield builder.batch()
         except BinlogError as exc:
             where = exc.event_offset
