@@ -133,7 +133,7 @@ def _jackson_json(value) -> str:
 # -- step 3: try_cast -------------------------------------------------------------------
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
-_HEX = re.compile(r"^[0-9A-Fa-f]*$")
+_HEX = re.compile(r"[0-9A-Fa-f]*")
 _DATE = re.compile(r"^([+-]?\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[ T].*)?$")
 _DATETIME = re.compile(r"^(\d{4,7})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?$")
 _EPOCH = datetime(1970, 1, 1)
@@ -285,7 +285,7 @@ def cast_binary(encoding: str):
     import binascii
 
     def unhex(text):
-        if not _HEX.match(text):
+        if not _HEX.fullmatch(text):
             return None
         return bytes.fromhex(("0" + text) if len(text) % 2 else text)
 
