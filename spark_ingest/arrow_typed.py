@@ -30,7 +30,7 @@ import pyarrow as pa
 from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
-from .background import parquet_writer, text_columns
+from .background import parquet_writer
 from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
@@ -137,7 +137,7 @@ def _jackson_json(value) -> str:
 # -- step 3: try_cast -------------------------------------------------------------------
 
 _INTEGER = re.compile(r"^[+-]?\d+$")
-_HEX = re.compile(r"^[0-9A-Fa-f]*$")
+_HEX = re.compile(r"[0-9A-Fa-f]*")
 _DATE = re.compile(r"^([+-]?\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[ T].*)?$")
 _DATETIME = re.compile(r"^(\d{4,7})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?$")
 _EPOCH = datetime(1970, 1, 1)
@@ -289,7 +289,7 @@ def cast_binary(encoding: str):
     import binascii
 
     def unhex(text):
-        if not _HEX.match(text):
+        if not _HEX.fullmatch(text):
             return None
         return bytes.fromhex(("0" + text) if len(text) % 2 else text)
 
@@ -652,7 +652,7 @@ class TypedWriter:
             self.opened += 1
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
             schema = tables[0].schema
-            writer = self.writers[key] = (parquet_writer(temp, schema, text_columns(schema)), temp, final)
+            writer = self.writers[key] = (parquet_writer(temp, schema, False), temp, final)
         self.background.submit(writer[0].write_table,
                                tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 

@@ -18,32 +18,17 @@ COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 1
 
 
-def parquet_writer(path: str, schema, dictionary: list[str]):
+def parquet_writer(path: str, schema, dictionary: list[str] | bool):
     """A Parquet file of ``schema``: zstd, and dictionary pages only for ``dictionary``
-    (column paths): the columns whose values repeat.  A dictionary built for a column of
-    distinct values (the JSON images, most numbers) is thrown away when it outgrows its
-    page: on the 40.8 MB bench cut, dictionaries for the typed tables' strings only made
-    them 0.216 -> 0.162 s of CPU and 17.5 -> 14.7 MB."""
+    (column paths, or False: none): the columns whose values repeat.  A dictionary built
+    for a column of distinct values (the JSON images, most numbers) is thrown away when
+    it outgrows its page.  The typed tables/ take none: on the 40.8 MB bench cut, zstd
+    alone wrote them smaller and faster than with dictionaries for their strings (13.4
+    against 14.9 MB, 0.13 against 0.17 s of CPU; docs/lake-speed.md)."""
     import pyarrow.parquet as pq
 
     return pq.ParquetWriter(path, schema, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
                             use_dictionary=dictionary)
-
-
-def text_columns(schema) -> list[str]:
-    """The column paths of a schema's strings and binaries (a struct's fields too)."""
-    import pyarrow as pa
-
-    def text(t):
-        return pa.types.is_string(t) or pa.types.is_binary(t)
-
-    out = []
-    for field in schema:
-        if pa.types.is_struct(field.type):
-            out += [f"{field.name}.{child.name}" for child in field.type if text(child.type)]
-        elif text(field.type):
-            out.append(field.name)
-    return out
 
 
 class Background:

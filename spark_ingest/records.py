@@ -98,10 +98,15 @@ def spark_schema():
 
 
 class BatchBuilder:
-    """Accumulates records column by column and hands out ``pyarrow.RecordBatch``es.
+    """Accumulates records and hands out ``pyarrow.RecordBatch``es.
     Give it every item of the reader: rows (``add``), statements (``add_statement``) and
     events (``event``: transaction ends and TABLE_MAPs for the CDC fields).  ``keys``: a
-    ``replay.keys.KeyCatalog`` for ``pk``; ``with_types``: fill ``types``."""
+    ``replay.keys.KeyCatalog`` for ``pk``; ``with_types``: fill ``types``.
+
+    The fields a rows event's rows share (file, pos, ts, gtid, table, op, pk...) are kept
+    once per event (a *segment* of rows) and repeated by Arrow (``take``) when a batch is
+    made; the images stay the bytes the compiled encoder wrote (each followed by a NUL),
+    joined per batch into one string column: no Python object per row or field."""
 
     def __init__(self, binary_encoding: str = "hex", *, keys=None, with_types: bool = False):
         self.render_bytes = bytes_renderer(binary_encoding)
@@ -110,41 +115,29 @@ class BatchBuilder:
         self.with_types = with_types
         self._types: dict = {}
         self.pending: int | None = None   # index of the row whose commit fields are not known yet
+        self.carry: pa.RecordBatch | None = None   # rows of the last batch from ``pending`` on
         self.reset()
 
     def reset(self) -> None:
-        # one list per column of the Arrow batch (None: null)
-        self.file: list[str | None] = []
-        self.pos: list[int | None] = []
-        self.ts: list[int | None] = []
-        self.server_id: list[int | None] = []
-        self.gtid: list[str | None] = []
-        self.db: list[str | None] = []
-        self.table: list[str | None] = []
-        self.op: list[str | None] = []
-        self.before: list[bytes | None] = []      # JSON text (orjson)
-        self.after: list[bytes | None] = []
-        self.row: list[int | None] = []
-        self.pk: list[list | None] = []           # the primary key's column names
-        self.commit: list[bool | None] = []
-        self.xid: list[int | None] = []
-        self.end_pos: list[int | None] = []
-        self.types: list[str | None] = []
+        # per segment (a rows event, or one record): (file, pos, ts in us, server_id,
+        # gtid, db, table, op, layout, first, row, pk, types): ``layout`` says where its
+        # images are in ``blobs``: from index ``first`` on, after each other (_INSERT,
+        # _DELETE) or before and after alternating (_UPDATE); _LISTS: ``first`` is
+        # (before indexes, after indexes), -1 for none.  ``row``: that of its first
+        # row, None for records without the CDC fields (statements, errors)
+        self.segments: list[tuple] = []
+        self.counts: list[int] = []
+        self.rows = 0 if self.carry is None else self.carry.num_rows
+        self.blobs: list[bytes] = []      # the images, each followed by a NUL
+        self.images = 0
+        self.ends: dict[int, tuple] = {}  # row -> (commit, xid, end_pos) of a transaction's last row
 
     def __len__(self) -> int:
-        return len(self.pos)
+        return self.rows
 
     def complete(self) -> int:
         """Rows whose every field is known (the rest wait for their transaction's end)."""
-        return len(self.pos) if self.pending is None else self.pending
-
-    def _no_cdc(self) -> None:
-        self.row.append(None)
-        self.pk.append(None)
-        self.commit.append(None)
-        self.xid.append(None)
-        self.end_pos.append(None)
-        self.types.append(None)
+        return self.rows if self.pending is None else self.pending
 
     def _types_json(self, change):
         if not self.with_types:
@@ -166,8 +159,7 @@ class BatchBuilder:
         end = transaction_end(event)
         if end is not None:
             if self.pending is not None:
-                i = self.pending
-                self.commit[i], self.xid[i], self.end_pos[i] = end
+                self.ends[self.pending] = end
             self.pending = None
 
     def broken(self) -> None:
@@ -175,121 +167,197 @@ class BatchBuilder:
         end never sees it."""
         self.pending = None
 
-    def _image(self, row, plan):
-        return None if row is None else image_json(row, plan, self.render_bytes)
+    def _listed(self, images: list) -> list[int]:
+        """The images (JSON bytes or None) into ``blobs``; their indexes (-1: None)."""
+        out = []
+        for image in images:
+            if image is None:
+                out.append(-1)
+            else:
+                self.blobs += (image, b"\0")
+                out.append(self.images)
+                self.images += 1
+        return out
+
+    def _segment(self, change, op, n: int, row, layout: int, first, cdc: bool) -> None:
+        extra: tuple = (row, self.fields.pk(change), self._types_json(change)) if cdc else (None, None, None)
+        self.segments.append((change.file, change.pos, None if change.ts is None else change.ts * 1_000_000,
+                              change.server_id, change.gtid, change.db, change.table, op,
+                              layout, first) + extra)
+        self.counts.append(n)
+        self.rows += n
 
     def add(self, change) -> None:
-        self.file.append(change.file)
-        self.pos.append(change.pos)
-        self.ts.append(change.ts * 1_000_000)
-        self.server_id.append(change.server_id)
-        self.gtid.append(change.gtid)
-        self.db.append(change.db)
-        self.table.append(change.table)
-        self.op.append(change.op)
-        self.before.append(self._image(change.before, change.plan))
-        self.after.append(self._image(change.after, change.plan))
-        self.row.append(change.row)
-        self.pk.append(self.fields.pk(change))
-        self.commit.append(False)
-        self.xid.append(None)
-        self.end_pos.append(None)
-        self.types.append(self._types_json(change))
-        self.pending = len(self.pos) - 1
+        images = self._listed([None if change.before is None else image_json(change.before, change.plan, self.render_bytes),
+                               None if change.after is None else image_json(change.after, change.plan, self.render_bytes)])
+        self._segment(change, change.op, 1, change.row, _LISTS, ([images[0]], [images[1]]), True)
+        self.pending = self.rows - 1
 
-    def add_rows(self, batch, befores=None, afters=None) -> None:
+    def add_rows(self, batch) -> None:
         """A ``reader.RowBatch``: the rows of one rows event, as ``add`` takes each (the
-        event's fields repeated, the images' JSON made in one pass); or, with
-        ``befores``/``afters`` (their JSON, from ``EncodedImages``), ``batch`` holds the
-        event's fields only."""
-        if befores is None:
-            rows = batch.rows
-            befores = images_json([before for before, _ in rows], batch.plan, self.render_bytes)
-            afters = images_json([after for _, after in rows], batch.plan, self.render_bytes)
-        n = len(befores)
-        if not n:
+        event's fields once, the images' JSON made in one pass)."""
+        rows = batch.rows
+        if not rows:
             return
-        self.file += [batch.file] * n
-        self.pos += [batch.pos] * n
-        self.ts += [batch.ts * 1_000_000] * n
-        self.server_id += [batch.server_id] * n
-        self.gtid += [batch.gtid] * n
-        self.db += [batch.db] * n
-        self.table += [batch.table] * n
-        self.op += [batch.op] * n
-        self.before += befores
-        self.after += afters
-        self.row += range(n)
-        self.pk += [self.fields.pk(batch)] * n
-        self.commit += [False] * n
-        self.xid += [None] * n
-        self.end_pos += [None] * n
-        self.types += [self._types_json(batch)] * n
-        self.pending = len(self.pos) - 1
+        befores = self._listed(images_json([before for before, _ in rows], batch.plan, self.render_bytes))
+        afters = self._listed(images_json([after for _, after in rows], batch.plan, self.render_bytes))
+        self._segment(batch, batch.op, len(rows), 0, _LISTS, (befores, afters), True)
+        self.pending = self.rows - 1
 
     def add_encoded(self, item: "EncodedImages") -> None:
-        """An ``EncodedImages``: a rows event's images written by the compiled encoder."""
-        self.add_rows(item.change, item.befores, item.afters)
+        """An ``EncodedImages``: a rows event's images written by the compiled encoder,
+        kept as they are."""
+        if not item.count:
+            return
+        self.blobs.append(item.data)
+        layout = {"insert": _INSERT, "delete": _DELETE}.get(item.kind, _UPDATE)
+        self._segment(item.change, item.change.op, item.count, 0, layout, self.images, True)
+        self.images += 2 * item.count if layout == _UPDATE else item.count
+        self.pending = self.rows - 1
 
     def add_statement(self, record) -> None:
         """A ``reader.StatementChange``: its JSON record's extra keys go in ``after``."""
         full = statement_record(record, self.render_bytes)
-        self.file.append(record.file)
-        self.pos.append(record.pos)
-        self.ts.append(record.ts * 1_000_000)
-        self.server_id.append(record.server_id)
-        self.gtid.append(record.gtid)
-        self.db.append(record.db)
-        self.table.append(record.table)
-        self.op.append(record.op)
-        self.before.append(None)
-        self.after.append(_dumps({k: v for k, v in full.items() if k not in _HEAD_KEYS},
-                                 default=json_default))
-        self._no_cdc()
+        after = self._listed([_dumps({k: v for k, v in full.items() if k not in _HEAD_KEYS},
+                                     default=json_default)])
+        self._segment(record, record.op, 1, None, _LISTS, ([-1], after), False)
         self.pending = None       # statement records end the row before them (cdc.py)
 
     def add_error(self, error: dict, resumed_at=None) -> None:
         if resumed_at is None:
             resumed_at = error.get("resumed_at")
-        self.file.append(error.get("file"))
-        self.pos.append(error.get("pos"))
-        self.ts.append(None)
-        self.server_id.append(None)
-        self.gtid.append(None)
-        self.db.append(None)
-        self.table.append(None)
-        self.op.append("error")
-        self.before.append(None)
         info = dict(error, resumed_at=None if resumed_at is None else str(resumed_at))
-        self.after.append(_dumps({key: None if info.get(key) is None else str(info[key])
-                                  for key in ERROR_KEYS}))
-        self._no_cdc()
+        after = self._listed([_dumps({key: None if info.get(key) is None else str(info[key])
+                                      for key in ERROR_KEYS})])
+        place = _ErrorPlace(error.get("file"), error.get("pos"))
+        self._segment(place, "error", 1, None, _LISTS, ([-1], after), False)
 
     def batch(self, *, final: bool = False) -> pa.RecordBatch:
         """The rows gathered; unless ``final``, the rows from the one waiting for its
         transaction's end on stay for the next batch."""
-        cut = len(self.pos) if final else self.complete()
-        columns = [getattr(self, name) for name in COLUMNS]
-        # orjson gives UTF-8 bytes: pa.string() takes them as they are
-        arrays = [
-            pa.array(self.file[:cut], pa.string()), pa.array(self.pos[:cut], pa.int64()),
-            pa.array(self.ts[:cut], pa.int64()).cast(pa.timestamp("us", tz="UTC")),
-            pa.array(self.server_id[:cut], pa.int64()), pa.array(self.gtid[:cut], pa.string()),
-            pa.array(self.db[:cut], pa.string()), pa.array(self.table[:cut], pa.string()),
-            pa.array(self.op[:cut], pa.string()), pa.array(self.before[:cut], pa.string()),
-            pa.array(self.after[:cut], pa.string()),
-            pa.array(self.row[:cut], pa.int32()), pa.array(self.pk[:cut], pa.list_(pa.string())),
-            pa.array(self.commit[:cut], pa.bool_()), pa.array(self.xid[:cut], XID_TYPE),
-            pa.array(self.end_pos[:cut], pa.int64()), pa.array(self.types[:cut], pa.string()),
-        ]
-        out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
-        rest = [column[cut:] for column in columns]
-        self.reset()
-        for name, column in zip(COLUMNS, rest, strict=True):
-            getattr(self, name).extend(column)
+        out = self._arrays()
+        cut = out.num_rows if final else self.complete()
+        self.carry = out.slice(cut) if cut < out.num_rows else None
         if self.pending is not None:
             self.pending = None if final else self.pending - cut
-        return out
+        self.reset()
+        return out.slice(0, cut)
+
+    def _arrays(self) -> pa.RecordBatch:
+        """Every row gathered (the carried ones first) as one batch."""
+        import numpy as np
+
+        from .arrow_columns import numpy_array
+
+        carried = 0 if self.carry is None else self.carry.num_rows
+        counts = np.array(self.counts, np.int64)
+        n = int(counts.sum())
+        segment_of = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        starts = np.cumsum(counts) - counts
+        within = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
+
+        # (an Arrow index made once: take converts a numpy one each call, 0.1 ms)
+        segment_index = numpy_array(segment_of, pa.int32())
+
+        def shared(i, arrow_type):
+            return pa.array([s[i] for s in self.segments], arrow_type).take(segment_index)
+
+        layout = np.repeat(np.array([s[8] for s in self.segments], np.int8), counts)
+        first = np.repeat(np.array([s[9] if s[8] != _LISTS else 0 for s in self.segments], np.int64), counts)
+        before = np.where(layout == _DELETE, first + within,
+                          np.where(layout == _UPDATE, first + 2 * within, -1))
+        after = np.where(layout == _INSERT, first + within,
+                         np.where(layout == _UPDATE, first + 2 * within + 1, -1))
+        for s, start, count in zip(self.segments, starts, counts, strict=True):
+            if s[8] == _LISTS:
+                before[start:start + count], after[start:start + count] = s[9]
+        images = self._images()
+        cdc = np.repeat(np.array([s[10] is not None for s in self.segments], bool), counts)
+        row_base = np.repeat(np.array([s[10] or 0 for s in self.segments], np.int64), counts)
+        # the last rows of transactions: commit, xid, end_pos from a small array by index
+        # (0: a change's false/null/null, 1: a statement's nulls, 2 on: the ends)
+        ends = sorted((r - carried, e) for r, e in self.ends.items() if r >= carried)
+        pick = np.where(cdc, 0, 1).astype(np.int32)
+        pick[[r for r, _ in ends]] = np.arange(2, 2 + len(ends), dtype=np.int32)
+        pick = numpy_array(pick, pa.int32())
+        arrays = [
+            shared(0, pa.string()), shared(1, pa.int64()),
+            shared(2, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+            shared(3, pa.int64()), shared(4, pa.string()), shared(5, pa.string()),
+            shared(6, pa.string()), shared(7, pa.string()),
+            _pick(images, before), _pick(images, after),
+            numpy_array(within + row_base, pa.int32(), ~cdc),
+            shared(11, pa.list_(pa.string())),
+            pa.array([False, None] + [e[0] for _, e in ends], pa.bool_()).take(pick),
+            pa.array([None, None] + [e[1] for _, e in ends], XID_TYPE).take(pick),
+            pa.array([None, None] + [e[2] for _, e in ends], pa.int64()).take(pick),
+            shared(12, pa.string()),
+        ]
+        out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+        if self.carry is None:
+            return out
+        return pa.concat_batches([self._carried(), out])
+
+    def _carried(self) -> pa.RecordBatch:
+        """The rows carried from the last batch, the commit fields of the one that was
+        waiting for its transaction's end filled in."""
+        carry = self.carry
+        assert carry is not None        # (called only when there is one)
+        end = self.ends.get(0)
+        if end is None:
+            return carry
+        columns = dict(zip(carry.schema.names, carry.columns, strict=True))
+        for name, value, arrow_type in zip(("commit", "xid", "end_pos"), end,
+                                           (pa.bool_(), XID_TYPE, pa.int64()), strict=True):
+            values = columns[name].to_pylist()
+            values[0] = value
+            columns[name] = pa.array(values, arrow_type)
+        return pa.RecordBatch.from_arrays(list(columns.values()), schema=ARROW_SCHEMA)
+
+    def _images(self) -> pa.Array:
+        """The images of ``blobs`` as one string column (the NULs taken out)."""
+        import numpy as np
+
+        blob = b"".join(self.blobs)
+        nuls = np.flatnonzero(np.frombuffer(blob, np.uint8) == 0)
+        if len(nuls) != self.images:
+            # JSON text never holds a raw NUL (control characters are escaped)
+            raise ValueError(f"{len(nuls)} image ends for {self.images} images")
+        offsets = np.empty(self.images + 1, np.int32)
+        offsets[0] = 0
+        offsets[1:] = nuls - np.arange(self.images)      # the NULs before each end, taken out
+        images = pa.Array.from_buffers(pa.string(), self.images,
+                                       [None, pa.py_buffer(offsets), pa.py_buffer(blob.replace(b"\0", b""))])
+        images.validate(full=True)       # UTF-8, as pa.array of the bytes checked it
+        return images
+
+
+# how a segment's images lie in BatchBuilder.blobs
+_INSERT, _DELETE, _UPDATE, _LISTS = 0, 1, 2, 3
+
+
+class _ErrorPlace:
+    """The fields of an error record's segment (no change: only file and pos)."""
+
+    __slots__ = ("file", "pos", "ts", "server_id", "gtid", "db", "table")
+
+    def __init__(self, file, pos):
+        self.file, self.pos = file, pos
+        self.ts = self.server_id = self.gtid = self.db = self.table = None
+
+
+def _pick(images: pa.Array, index) -> pa.Array:
+    """The images at ``index`` (-1: null)."""
+    import numpy as np
+
+    from .arrow_columns import numpy_array
+
+    missing = index < 0
+    if missing.all():
+        return pa.nulls(len(index), pa.string())
+    if len(index) == len(images) and not missing.any() and (index == np.arange(len(index))).all():
+        return images         # every image, in order (a batch of inserts): no copy
+    return images.take(numpy_array(np.where(missing, 0, index), pa.int64(), missing))
 
 
 class EncodedImages:
@@ -297,13 +365,34 @@ class EncodedImages:
     (``_speedups.encode_rows``, the batch path of ``binlog dump --format json``) without
     a Python object per row or value: what the reader gives out for the event when
     ``images_encoder`` is its ``row_encoder``.  ``change``: the event's fields (a
-    RowChange without images); ``befores``/``afters``: per row, JSON bytes or None."""
+    RowChange without images); ``data``: the images, each followed by a NUL (an update's
+    before and after alternate); ``kind``: insert, update or delete; ``count``: rows."""
 
-    __slots__ = ("change", "befores", "afters", "count")
+    __slots__ = ("change", "data", "kind", "count")
 
-    def __init__(self, change, befores: list, afters: list):
-        self.change, self.befores, self.afters = change, befores, afters
-        self.count = len(befores)
+    def __init__(self, change, data: bytes, kind: str, count: int):
+        self.change, self.data, self.kind, self.count = change, data, kind, count
+
+    def _images(self) -> list:
+        images = self.data.split(b"\0")
+        images.pop()                  # after the last NUL
+        return images
+
+    @property
+    def befores(self) -> list:
+        """Per row, the before image's JSON bytes or None."""
+        if self.kind == "insert":
+            return [None] * self.count
+        images = self._images()
+        return images if self.kind == "delete" else images[0::2]
+
+    @property
+    def afters(self) -> list:
+        """Per row, the after image's JSON bytes or None."""
+        if self.kind == "delete":
+            return [None] * self.count
+        images = self._images()
+        return images if self.kind == "insert" else images[1::2]
 
 
 def images_encoder(binary_encoding: str = "hex", also=None):
@@ -342,17 +431,10 @@ def images_encoder(binary_encoding: str = "hex", also=None):
                                                   0, flags, b"", b"", b"", render[1])
         except speedups.Fallback:
             return None
-        images = data.split(b"\0")
-        images.pop()                  # after the last NUL
-        if len(images) != (2 * count if update else count):
-            return None
+        # (a NUL after each image: BatchBuilder._images checks their number per batch)
         if also is not None and not also(change, event):
             return None
-        if event.kind == "insert":
-            return EncodedImages(change, [None] * count, images)
-        if event.kind == "delete":
-            return EncodedImages(change, images, [None] * count)
-        return EncodedImages(change, images[0::2], images[1::2])
+        return EncodedImages(change, data, event.kind, count)
     return encode
 
 
@@ -451,7 +533,7 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         if (on_rows is None or on_event is not None) and os.environ.get("BINLOG_BATCH", "1") != "0":
             # the images (and the typed columns) are written by compiled code
             # (BINLOG_BATCH=0 turns it off, as for binlog dump)
-            reader.row_encoder = images_encoder(opts.binary_encoding, on_event)
+            reader.set_output_paths(row_encoder=images_encoder(opts.binary_encoding, on_event))
         position = None
         builder.broken()
         try:

@@ -45,6 +45,8 @@ MIN_ROWS_PER_GROUP = 65_536
 # groups, not by its input
 MAX_BUFFERED_BYTES = 32 << 20
 MAX_OPEN_FILES = 256
+# more runs of one (db, table, day) than this in a batch: its rows are sorted by key
+MAX_RUNS = 64
 
 
 def escape_path_name(value: str) -> str:
@@ -78,9 +80,32 @@ def partition_dir(db: str | None, table: str | None, date: str | None) -> str:
     return f"db={value(db)}/table={value(table)}/date={value(date)}"
 
 
-def _utc_day(ts: pa.Array) -> pa.Array:
-    # the values are UTC instants: the day is that of the instant in UTC
-    return pc.cast(pc.cast(ts.cast(pa.timestamp("us")), pa.date32()), pa.string())
+# the day of a row without ts (never a day of a uint32 timestamp)
+_NO_DAY = -(1 << 26)
+_US_PER_DAY = 86_400 * 1_000_000
+
+
+def _days(ts: pa.Array):
+    """The UTC day (days since 1970-01-01) of each instant; _NO_DAY for null."""
+    import numpy as np
+
+    micros = pc.fill_null(ts.view(pa.int64()), _NO_DAY * _US_PER_DAY).to_numpy()
+    return np.floor_divide(micros, _US_PER_DAY)
+
+
+def _codes(names: pa.Array):
+    """A number per row, the same for the same name (null its own)."""
+    return pc.fill_null(names.dictionary_encode().indices, -1).to_numpy()
+
+
+def _changes(keys: list):
+    """The rows where any key differs from the row before."""
+    import numpy as np
+
+    differs = np.zeros(len(keys[0]) - 1, bool)
+    for key in keys:
+        differs |= key[1:] != key[:-1]
+    return np.flatnonzero(differs) + 1
 
 
 class PartitionedWriter:
@@ -105,24 +130,29 @@ class PartitionedWriter:
         self.opened = 0                           # files, for their names
 
     def add(self, batch: pa.RecordBatch) -> None:
-        # one key per row: db NUL table NUL day; rows sorted by key, then one slice per
-        # partition.  The key only groups: the names are read from the rows themselves, as
-        # a hostile binlog's names can hold NUL (real servers' cannot: KB "Identifier Names")
-        days = _utc_day(batch.column("ts"))
-        keys = pc.binary_join_element_wise(pc.fill_null(batch.column("db"), ""),
-                                           pc.fill_null(batch.column("table"), ""),
-                                           pc.fill_null(days, ""), "\x00").dictionary_encode()
-        order = pc.sort_indices(keys.indices)
-        ordered = batch.take(order)
-        dbs, tables, ordered_days = ordered.column("db"), ordered.column("table"), days.take(order)
-        ordered = ordered.select(self.columns)
-        counts = pc.value_counts(pc.take(keys.indices, order))
-        start = 0
-        for entry in counts.to_pylist():
-            db, table, day = (dbs[start].as_py(), tables[start].as_py(), ordered_days[start].as_py())
-            part = ordered.slice(start, entry["counts"])
-            start += entry["counts"]
-            self._buffer(partition_dir(db, table, day), part)
+        # a partition per (db, table, UTC day of ts): numbers per row (the names'
+        # dictionary codes, the day since the epoch), compared by numpy.  A rows event's
+        # rows share them: runs of one partition are sliced as they are (no copy); rows
+        # of partitions interleaved are sorted first.  The names are read from the rows
+        # themselves (a hostile binlog's can hold NUL: KB "Identifier Names")
+        import numpy as np
+
+        from .arrow_columns import numpy_array
+
+        keys = [_codes(batch.column("db")), _codes(batch.column("table")), _days(batch.column("ts"))]
+        starts = _changes(keys)
+        if len(starts) >= MAX_RUNS:
+            order = np.lexsort(keys[::-1])            # stable: the rows' order within a partition
+            batch = batch.take(numpy_array(order, pa.int64()))
+            keys = [key[order] for key in keys]
+            starts = _changes(keys)
+        dbs, tables, days = batch.column("db"), batch.column("table"), keys[2]
+        data = batch.select(self.columns)
+        bounds = [0, *starts.tolist(), batch.num_rows]
+        for start, stop in zip(bounds, bounds[1:], strict=False):
+            day = None if days[start] == _NO_DAY else str(np.datetime64(int(days[start]), "D"))
+            self._buffer(partition_dir(dbs[start].as_py(), tables[start].as_py(), day),
+                         data.slice(start, stop - start))
 
     def _buffer(self, key: str, part: pa.RecordBatch) -> None:
         self.buffers.setdefault(key, []).append(part)
@@ -193,9 +223,21 @@ class SplitWriter:
         return batch.filter(pc.invert(is_error))
 
     def _count(self, batch: pa.RecordBatch) -> None:
-        table = pa.Table.from_batches([batch]).select(["db", "table", "op"])
-        for row in table.group_by(["db", "table", "op"]).aggregate([([], "count_all")]).to_pylist():
-            self.counts[(row["db"], row["table"], row["op"])] += row["count_all"]
+        # rows per (db, table, op): one code per row from the three columns' dictionary
+        # codes (null its own code), numpy counts them
+        import numpy as np
+
+        from .arrow_columns import numpy_array
+
+        code = np.zeros(batch.num_rows, np.int64)
+        for name in ("db", "table", "op"):
+            encoded = batch.column(name).dictionary_encode()
+            code = code * (len(encoded.dictionary) + 1) + pc.fill_null(encoded.indices, -1).to_numpy() + 1
+        _, first, counts = np.unique(code, return_index=True, return_counts=True)
+        firsts = numpy_array(first, pa.int64())
+        db, table, op = (batch.column(name).take(firsts).to_pylist() for name in ("db", "table", "op"))
+        for key, n in zip(zip(db, table, op, strict=True), counts.tolist(), strict=True):
+            self.counts[key] += n
         self.rows += batch.num_rows
 
     def add(self, batch: pa.RecordBatch) -> None:

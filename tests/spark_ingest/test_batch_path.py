@@ -47,7 +47,7 @@ def _reader(path: Path) -> BinlogReader:
     return BinlogReader([str(path)], schema=SchemaResolver(store), on_error="skip")
 
 
-def _table(path: Path, encoding: str, batches: bool, encoded: bool = False) -> pa.Table:
+def _table(path: Path, encoding: str, batches: bool, encoded: bool = False, size: int = 50) -> pa.Table:
     """The change records of a binlog as ``records.read_split`` builds them: row by row
     (``BatchBuilder.add``), by rows event (``add_rows``), or, with ``encoded``, from the
     images the compiled encoder writes (``add_encoded``; events it leaves: ``add_rows``)."""
@@ -55,7 +55,7 @@ def _table(path: Path, encoding: str, batches: bool, encoded: bool = False) -> p
 
     reader = _reader(path)
     if encoded:
-        reader.row_encoder = images_encoder(encoding)
+        reader.set_output_paths(row_encoder=images_encoder(encoding))
     builder = BatchBuilder(encoding, keys=KeyCatalog(schema=reader.schema), with_types=True)
     out = []
     for item in reader.items(statements=True, batches=batches):
@@ -67,7 +67,7 @@ def _table(path: Path, encoding: str, batches: bool, encoded: bool = False) -> p
             builder.add_statement(item)
         else:
             builder.event(item)
-        if builder.complete() >= 50:
+        if builder.complete() >= size:
             out.append(builder.batch())
     out.append(builder.batch(final=True))
     return pa.Table.from_batches(out)
@@ -88,6 +88,19 @@ def test_change_records_of_batches_equal_the_per_row_records(path, encoding):
     assert encoded.equals(per_row)
 
 
+@pytest.mark.parametrize("size", [1, 7, 10_000])
+@pytest.mark.parametrize("path", BINLOGS, ids=lambda p: p.name)
+def test_change_records_equal_the_dump_records(path, size):
+    """The batches' rows, cut at any row (a transaction's last row carried over to the
+    next batch, its commit fields filled in there), are the records ``binlog dump
+    --format json`` prints."""
+    from spark_helpers import arrow_key, dump_records, record_key
+
+    got = [arrow_key(r) for r in _table(path, "hex", batches=True, encoded=True, size=size).to_pylist()]
+    want = [record_key(r) for r in dump_records([path], SCHEMA_DDL, with_types=True, on_error="skip")]
+    assert got == want
+
+
 def test_the_encoder_writes_the_images_of_the_samples():
     """The compiled encoder is what the data source's images come from (not every
     event left to the Python path), unless there is no compiled module."""
@@ -98,7 +111,7 @@ def test_the_encoder_writes_the_images_of_the_samples():
     encoded = decoded = 0
     for path in BINLOGS:
         reader = _reader(path)
-        reader.row_encoder = images_encoder()
+        reader.set_output_paths(row_encoder=images_encoder())
         for item in reader.items(statements=True, batches=True):
             encoded += isinstance(item, EncodedImages)
             decoded += isinstance(item, RowBatch)

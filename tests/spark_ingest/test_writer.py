@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from spark_ingest import writer
-from spark_ingest.records import BatchBuilder
+from spark_ingest.records import ARROW_SCHEMA, BatchBuilder
 from spark_ingest.writer import DEFAULT_PARTITION, escape_path_name, write_records
 
 pytestmark = pytest.mark.spark
@@ -37,15 +37,12 @@ def test_partition_directories_are_named_as_spark_names_them(spark, tmp_path):
 
 
 def _batch(rows: list[tuple]) -> pa.RecordBatch:
-    """Records (db, table, op, ts seconds) as the data source would make them."""
-    builder = BatchBuilder()
-    for i, (db, table, op, ts) in enumerate(rows):
-        for name, value in (("file", "f.000001"), ("pos", 100 + i), ("ts", ts * 1_000_000),
-                            ("server_id", 1), ("gtid", None), ("db", db), ("table", table), ("op", op),
-                            ("before", None), ("after", '{"id":%d}' % i)):
-            getattr(builder, name).append(value)
-        builder._no_cdc()           # the CDC fields (row, pk, commit...): null, as for statements
-    return builder.batch()
+    """Records (db, table, op, ts seconds) as the data source would make them, the CDC
+    fields (row, pk, commit...) null, as for statements."""
+    records = [{"file": "f.000001", "pos": 100 + i, "ts": ts * 1_000_000, "server_id": 1, "db": db,
+                "table": table, "op": op, "after": '{"id":%d}' % i}
+               for i, (db, table, op, ts) in enumerate(rows)]
+    return pa.RecordBatch.from_pylist(records, schema=ARROW_SCHEMA)
 
 
 def test_written_records_read_back_in_spark_with_their_names_and_days(spark, tmp_path):
