@@ -1430,82 +1430,46 @@ static int put_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *
     return rc;
 }
 
-/* A temporal value written quoted; -1: fall back. */
-LAYOUT int put_temporal(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t avail, int *size) {
-    Temporal t;
-    char tmp[96];
-    if ((*size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-    return put_quoted(e, tmp, temporal_fmt(tmp, &t));
+/* A string value (string_bytes: a BINARY(N) padded back) as put_text writes it. */
+LAYOUT int put_string(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t len) {
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &len, &owned);
+    if (!v) return -1;
+    int rc = put_text(e, s, v, len);
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* An ENUM value (enum_value's) as the format writes it. */
+LAYOUT int put_enum(Enc *e, const Step *s, long idx) {
+    if (!s->labels) return put_int(e, idx);
+    if (idx == 0) return put_utf8(e, (const unsigned char *)"", 0);
+    PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+    return PyUnicode_Check(label) ? put_unicode(e, label) : -1;
 }
 
 /* One non-NULL value, decoded as value() decodes it, written as the format writes it;
  * -1 (with or without an exception) means: fall back. */
 static int put_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    char tmp[128];
-    int size, len, rc;
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
-    case K_BIT: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        rc = x.is_u ? put_uint(e, x.u) : put_int(e, x.i);
+    Unpacked u;
+    char tmp[96];
+    int rc;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: case U_YEAR: case U_BIT:
+        rc = u.x.is_u ? put_uint(e, u.x.u) : put_int(e, u.x.i);
         break;
-    }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        if ((size = parse_real(s, p, avail, &d)) < 0) return -1;
-        rc = put_double(e, d);
+    case U_REAL: rc = put_double(e, u.d); break;
+    case U_TEMPORAL: rc = put_quoted(e, tmp, temporal_fmt(tmp, &u.t)); break;
+    case U_DECIMAL:
+        rc = e->text ? put(&e->b, u.dec.text, u.dec.len) : put_quoted(e, u.dec.text, u.dec.len);
         break;
+    case U_STRING: rc = put_string(e, s, u.span.p, u.span.len); break;
+    case U_ENUM: rc = put_enum(e, s, u.idx); break;
+    case U_PY: return put_python(e, pystep, data_obj, ppos, end);
+    default: return -1;
     }
-    /* one case per kind: each inlined copy of put_temporal knows its kind */
-    case K_DATE: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TS0: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_DT0: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TIME0: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TS_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_DT_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TIME_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TS2: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_DT2: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TIME2: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t vlen;
-        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        pos += vlen;
-        unsigned char *owned;
-        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
-        if (!v) return -1;
-        rc = put_text(e, s, v, vlen);
-        PyMem_Free(owned);
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
-        if (len < 0) return -1;
-        rc = e->text ? put(&e->b, tmp, len) : put_quoted(e, tmp, len);
-        break;
-    case K_ENUM: {
-        long idx;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
-        if (!s->labels) {
-            rc = put_int(e, idx);
-        } else if (idx == 0) {
-            rc = put_utf8(e, (const unsigned char *)"", 0);
-        } else {
-            PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
-            if (!PyUnicode_Check(label)) return -1;
-            rc = put_unicode(e, label);
-        }
-        break;
-    }
-    default:    /* K_PY */
-        return put_python(e, pystep, data_obj, ppos, end);
-    }
-    if (rc == 0) *ppos = pos + size;
+    if (rc == 0) *ppos += u.size;
     return rc;
 }
 
