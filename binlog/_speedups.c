@@ -1527,11 +1527,51 @@ static int sql_hex(Buf *b, const unsigned char *p, Py_ssize_t n) {
     return 0;
 }
 
-/* A string value by its spec code: q utf8 text quoted, x bytes as hex. */
+/* A string value by its spec code: q utf8 text quoted, x bytes as hex (a BINARY(N)
+ * padded back: string_bytes), s walked, not written (sql_image). */
 static int sql_string(Enc *e, const Step *s, char code, const unsigned char *p, Py_ssize_t n) {
-    if (code == 'q') return utf8_valid(p, n) ? sql_quoted(&e->b, p, n) : -1;
-    if (code == 'x') return sql_hex(&e->b, p, n);
-    return -1;
+    if (code == 's') return 0;
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &n, &owned);
+    if (!v) return -1;
+    int rc = code == 'q' ? (utf8_valid(v, n) ? sql_quoted(&e->b, v, n) : -1)
+           : code == 'x' ? sql_hex(&e->b, v, n) : -1;
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* An ENUM value by its spec code: its number without labels, else q its label quoted
+ * ('' for the error value 0); s walked, not written. */
+static int sql_enum(Enc *e, const Step *s, char code, long idx) {
+    if (code == 's') return 0;
+    if (!s->labels) return put_int(e, idx);
+    if (code != 'q') return -1;
+    if (idx == 0) return put(&e->b, "''", 2);
+    PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+    Py_ssize_t n;
+    const char *utf = PyUnicode_Check(label) ? PyUnicode_AsUTF8AndSize(label, &n) : NULL;
+    return utf ? sql_quoted(&e->b, (const unsigned char *)utf, n) : -1;
+}
+
+/* BIT as b'...': its binary digits without leading zeros (b'0' for 0). */
+static int sql_bits(Enc *e, uint64_t v) {
+    char tmp[72];
+    int n = 0, top = 63;
+    while (top > 0 && !(v >> top & 1)) top--;
+    tmp[n++] = 'b'; tmp[n++] = '\'';
+    for (int i = top; i >= 0; i--) tmp[n++] = (char)('0' + (v >> i & 1));
+    tmp[n++] = '\'';
+    return put(&e->b, tmp, n);
+}
+
+/* A double as repr writes it (e->text), with e0 when that has no exponent (an SQL float
+ * literal); NaN and the infinities have no literal: -1. */
+static int sql_double(Enc *e, double d) {
+    if (!isfinite(d)) return -1;
+    Py_ssize_t mark = e->b.len;
+    if (put_double(e, d) < 0) return -1;
+    if (!memchr(e->b.p + mark, 'e', e->b.len - mark)) PUTS("e0");
+    return 0;
 }
 
 /* One non-NULL value as output/sql.py literal() writes the value value() decodes, by the
@@ -1539,92 +1579,22 @@ static int sql_string(Enc *e, const Step *s, char code, const unsigned char *p, 
  * render(value, column) -> bytes, v: by its kind); -1: fall back. */
 static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    char tmp[128];
-    int size, len, rc = 0;
+    Unpacked u;
+    char tmp[96];
+    int rc;
     if (code == 'p' || s->kind == K_PY) return put_python(e, pystep, data_obj, ppos, end);
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        rc = x.is_u ? put_uint(e, x.u) : put_int(e, x.i);
-        break;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: rc = u.x.is_u ? put_uint(e, u.x.u) : put_int(e, u.x.i); break;
+    case U_YEAR: rc = u.x.i ? put_int(e, u.x.i) : put(&e->b, "'0000'", 6); break;
+    case U_BIT: rc = sql_bits(e, u.x.u); break;
+    case U_REAL: rc = sql_double(e, u.d); break;
+    case U_TEMPORAL: rc = put_quoted(e, tmp, temporal_fmt(tmp, &u.t)); break;
+    case U_DECIMAL: rc = put(&e->b, u.dec.text, u.dec.len); break;
+    case U_STRING: rc = sql_string(e, s, code, u.span.p, u.span.len); break;
+    case U_ENUM: rc = sql_enum(e, s, code, u.idx); break;
+    default: return -1;     /* short or invalid, or a kind not known here */
     }
-    case K_YEAR: {
-        IntValue x = {0};
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        if (x.i == 0) PUTS("'0000'"); else rc = put_int(e, x.i);
-        break;
-    }
-    case K_BIT: {
-        IntValue x = {0};
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        int n = 0, top = 63;
-        while (top > 0 && !(x.u >> top & 1)) top--;
-        tmp[n++] = 'b'; tmp[n++] = '\'';
-        for (int i = top; i >= 0; i--) tmp[n++] = (char)('0' + (x.u >> i & 1));
-        tmp[n++] = '\'';
-        PUT(tmp, n);
-        break;
-    }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        if ((size = parse_real(s, p, avail, &d)) < 0 || !isfinite(d)) return -1;
-        Py_ssize_t mark = e->b.len;
-        if (put_double(e, d) < 0) return -1;   /* repr(value) (e->text) */
-        if (!memchr(e->b.p + mark, 'e', e->b.len - mark)) PUTS("e0");
-        break;
-    }
-    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
-    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
-        Temporal t;
-        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-        rc = put_quoted(e, tmp, temporal_fmt(tmp, &t));
-        break;
-    }
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t vlen;
-        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        pos += vlen;
-        if (code == 's') break;           /* walked, not written (sql_image) */
-        unsigned char *owned;
-        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
-        if (!v) return -1;
-        rc = sql_string(e, s, code, v, vlen);
-        PyMem_Free(owned);
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
-        if (len < 0) return -1;
-        rc = put(&e->b, tmp, len);
-        break;
-    case K_ENUM: {
-        long idx;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
-        if (code == 's') {
-            /* walked, not written (sql_image) */
-        } else if (!s->labels) {
-            rc = put_int(e, idx);
-        } else if (code != 'q') {
-            return -1;
-        } else if (idx == 0) {
-            PUTS("''");
-        } else {
-            PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
-            Py_ssize_t n;
-            const char *utf = PyUnicode_Check(label) ? PyUnicode_AsUTF8AndSize(label, &n) : NULL;
-            if (!utf) return -1;
-            rc = sql_quoted(&e->b, (const unsigned char *)utf, n);
-        }
-        break;
-    }
-    default:
-        return -1;
-    }
-    if (rc == 0) *ppos = pos + size;
+    if (rc == 0) *ppos += u.size;
     return rc;
 }
 
