@@ -1786,70 +1786,50 @@ static int crc_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *
     return 0;
 }
 
+/* A string value added as crc_text adds it (a BINARY(N) padded back: string_bytes);
+ * GEOMETRY: nothing. */
+static int crc_string(uint32_t *crc, const Step *s, const unsigned char *p, Py_ssize_t n) {
+    if (s->nocrc) return 0;
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &n, &owned);
+    if (!v) return -1;
+    int rc = crc_text(crc, s, v, n);
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* A double's bits; NaN and the infinities: -1 (the pure path refuses them). */
+static int crc_double(uint32_t *crc, double d) {
+    uint64_t bits;
+    if (!isfinite(d)) return -1;
+    memcpy(&bits, &d, 8);
+    crc_u64(crc, bits);
+    return 0;
+}
+
 /* One non-NULL value added to a row checksum as encode_value encodes the value value()
  * decodes; -1: fall back (the pure path raises what it raises). */
 static int crc_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end, uint32_t *crc) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    char tmp[128];
-    int size, len;
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
-    case K_BIT: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        crc_u64(crc, x.is_u ? x.u : (uint64_t)x.i);
+    Unpacked u;
+    char tmp[96];
+    uint64_t number;
+    int rc = 0;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: case U_YEAR: case U_BIT: crc_u64(crc, u.x.is_u ? u.x.u : (uint64_t)u.x.i); break;
+    case U_REAL: rc = crc_double(crc, u.d); break;
+    case U_TEMPORAL: crc_add(crc, (const unsigned char *)tmp, temporal_fmt(tmp, &u.t)); break;
+    /* no "-0": as _decimal_text */
+    case U_DECIMAL: crc_add(crc, (const unsigned char *)u.dec.text, u.dec.len); break;
+    case U_STRING: rc = crc_string(crc, s, u.span.p, u.span.len); break;
+    case U_ENUM:
+        if ((rc = enum_number(s, u.idx, &number)) == 0) crc_u64(crc, number);
         break;
+    case U_PY: return crc_python(e, pystep, data_obj, ppos, end, crc);
+    default: return -1;
     }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        uint64_t bits;
-        if ((size = parse_real(s, p, avail, &d)) < 0 || !isfinite(d)) return -1;
-        memcpy(&bits, &d, 8);
-        crc_u64(crc, bits);
-        break;
-    }
-    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
-    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
-        Temporal t;
-        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-        crc_add(crc, (const unsigned char *)tmp, temporal_fmt(tmp, &t));
-        break;
-    }
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t vlen;
-        int rc = 0;
-        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        pos += vlen;
-        if (s->nocrc) break;              /* GEOMETRY: nothing */
-        unsigned char *owned;
-        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
-        if (!v) return -1;
-        rc = crc_text(crc, s, v, vlen);
-        PyMem_Free(owned);
-        if (rc < 0) return -1;
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
-        if (len < 0) return -1;
-        crc_add(crc, (const unsigned char *)tmp, len);     /* no "-0": as _decimal_text */
-        break;
-    case K_ENUM: {
-        long idx;
-        uint64_t number;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0 || enum_number(s, idx, &number) < 0)
-            return -1;
-        crc_u64(crc, number);
-        break;
-    }
-    default:    /* K_PY */
-        return crc_python(e, pystep, data_obj, ppos, end, crc);
-    }
-    *ppos = pos + size;
-    return 0;
+    if (rc == 0) *ppos += u.size;
+    return rc;
 }
 
 /* The checksum of one row image from *ppos (checksum.row_checksum); -1: fall back. */
