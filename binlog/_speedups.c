@@ -27,6 +27,10 @@ typedef struct {
     Py_ssize_t null_byte;
     unsigned char null_mask;
     int kind, n, length, is_unsigned, precision, scale, pad_binary, utf8;
+    /* The bytes unpack() checks are there before it reads a value: the value's size for
+     * a fixed-size kind, a string's length prefix, 0 for K_PY; NO_VALUE for metadata no
+     * server writes (no read passes the check). */
+    Py_ssize_t width;
     /* Owned references (or NULL) to immutable objects only (str, tuple of str): the
      * capsule is invisible to the cycle collector, so it must not hold anything that
      * can be part of a reference cycle.  Python decoders and columns are passed with
@@ -275,6 +279,25 @@ static PyObject *opt(PyObject *o) {
 /* The real type code of a GEOMETRY column (binlog/constants.py ColumnType.GEOMETRY). */
 #define TYPE_GEOMETRY 255
 
+#define NO_VALUE PY_SSIZE_T_MAX
+
+/* Step.width from the kind and its metadata (_column_kinds.h's widths). */
+static Py_ssize_t step_width(const Step *s) {
+    int w;
+    switch (s->kind) {
+    case K_TS_HIRES: case K_DT_HIRES: case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2:
+        w = kind_temporal_bytes(s->kind, s->n);
+        break;
+    case K_DECIMAL: w = decimal_bin_size(s->precision, s->scale); break;
+    case K_BIT: w = s->length >= 0 && s->length <= 8 ? s->length : -1; break;
+    case K_ENUM: w = s->length == 1 || s->length == 2 ? s->length : -1; break;
+    case K_VARCHAR: case K_STRING: w = s->length <= 255 ? 1 : 2; break;
+    case K_BLOB: w = s->length >= 1 && s->length <= 4 ? s->length : -1; break;
+    default: w = s->kind > K_PY && s->kind < K_COUNT ? KIND_FIXED_BYTES[s->kind] : 0;
+    }
+    return w < 0 ? NO_VALUE : w;
+}
+
 /* compile_walk(nbytes, steps, complete=0) with each step a tuple
  * (null_byte, mask, key, kind, n, length, unsigned, precision, scale, pad_binary,
  *  encoding|None, labels|None, decoder, col) */
@@ -302,6 +325,7 @@ static PyObject *compile_walk(PyObject *self, PyObject *args) {
             return NULL;
         }
         s->null_mask = (unsigned char)mask;
+        s->width = step_width(s);
         s->key = opt(key); s->encoding = opt(enc);
         /* value() indexes the labels as a tuple; a schema may give any sequence */
         s->labels = labels == Py_None ? NULL : PySequence_Tuple(labels);
@@ -564,13 +588,6 @@ static int decimal_fmt(char *text, const unsigned char *p, int precision, int sc
     return len;
 }
 
-static PyObject *decimal_value(const unsigned char *p, int precision, int scale, int *size_out) {
-    char text[128];
-    int len = decimal_fmt(text, p, precision, scale, size_out);
-    if (len < 0) return NULL;
-    return PyObject_CallFunction(DecimalType, "s#", text, (Py_ssize_t)len);
-}
-
 static PyObject *text_value(const Step *s, const unsigned char *p, Py_ssize_t n) {
     if (!s->encoding) return PyBytes_FromStringAndSize((const char *)p, n);
     if (s->utf8) return PyUnicode_DecodeUTF8((const char *)p, n, "strict");
@@ -579,63 +596,25 @@ static PyObject *text_value(const Step *s, const unsigned char *p, Py_ssize_t n)
     return PyUnicode_Decode((const char *)p, n, encoding, "strict");
 }
 
-/* The byte layouts of the column kinds, read once for both users: value() (a Python
- * object per value) and put_value() (output bytes).  Each parse_* reads one value at p
- * with ``avail`` bytes left and returns its size, or -1 when the bytes are short or not
- * a value the pure decoder would give (the caller falls back: the pure path raises the
- * typed error).  Layouts: MariaDB sql/field.cc, MySQL mysys/my_time.cc (see
- * docs/binlog-formats.md). */
+/* ---- unpack: one value's bytes, read once for every renderer ---------------------------
+ *
+ * The byte layouts of the column kinds live here and only here.  unpack() reads the value
+ * of a step at p (``avail`` bytes left) into an Unpacked: a small tagged struct of a few
+ * shapes (an integer, a double, temporal parts, a decimal's digits, a byte span...).  The
+ * renderers - value() (a Python object), put_value() (JSON/text), sql_value() (an SQL
+ * literal), crc_value() (a row checksum), typed_value() (Arrow) - switch over those shapes,
+ * not over the kinds.  unpack gives the shape, or -1 when the bytes are short or not a
+ * value the pure decoder would give (the caller falls back: the pure path raises the
+ * typed error naming the column).  Layouts: MariaDB sql/field.cc, MySQL mysys/my_time.cc
+ * (see docs/binlog-formats.md). */
 
-/* Inlined where used: each call site's switch then holds the layout code for its kinds
- * (as the two copies did), not a call and a second switch per value. */
+/* Inlined where used: each renderer's copy of unpack() then holds every kind's reader, and
+ * the compiler threads a kind's case straight to its shape's case (no call, no second
+ * dispatch per value). */
 #define LAYOUT static inline __attribute__((always_inline))
 
 /* An integer (TINY..LONGLONG, YEAR, BIT): ``u`` when ``is_u``, else ``i``. */
 typedef struct { int is_u; int64_t i; uint64_t u; } IntValue;
-
-LAYOUT int parse_int(const Step *s, const unsigned char *p, Py_ssize_t avail, IntValue *x) {
-    static const int SIZE[] = {[K_TINY] = 1, [K_SHORT] = 2, [K_INT24] = 3, [K_LONG] = 4,
-                               [K_LONGLONG] = 8, [K_YEAR] = 1};
-    int size = s->kind == K_BIT ? s->length : SIZE[s->kind];
-    if (size < 0 || size > 8 || avail < size) return -1;
-    x->is_u = 0;
-    switch (s->kind) {
-    case K_TINY: x->i = s->is_unsigned ? (int64_t)p[0] : (int64_t)(signed char)p[0]; break;
-    case K_SHORT: x->i = s->is_unsigned ? (int64_t)(uint16_t)le(p, 2) : (int64_t)(int16_t)le(p, 2); break;
-    case K_INT24: {
-        int64_t u = (int64_t)le(p, 3);
-        x->i = s->is_unsigned ? u : (u & 0x800000 ? u - 0x1000000 : u);
-        break;
-    }
-    case K_LONG: x->i = s->is_unsigned ? (int64_t)(uint32_t)le(p, 4) : (int64_t)(int32_t)le(p, 4); break;
-    case K_LONGLONG:
-        x->is_u = s->is_unsigned;
-        x->u = le(p, 8);
-        x->i = (int64_t)x->u;
-        break;
-    case K_YEAR: x->i = p[0] ? 1900 + p[0] : 0; break;
-    default:     /* K_BIT */
-        x->is_u = 1;
-        x->u = be(p, size);
-    }
-    return size;
-}
-
-/* FLOAT (widened) and DOUBLE. */
-LAYOUT int parse_real(const Step *s, const unsigned char *p, Py_ssize_t avail, double *d) {
-    if (s->kind == K_FLOAT) {
-        if (avail < 4) return -1;
-        uint32_t u = (uint32_t)le(p, 4);
-        float f;
-        memcpy(&f, &u, 4);
-        *d = (double)f;
-        return 4;
-    }
-    if (avail < 8) return -1;
-    uint64_t u = le(p, 8);
-    memcpy(d, &u, 8);
-    return 8;
-}
 
 /* A temporal value's parts: a DATE, a TIMESTAMP (epoch seconds), a DATETIME or a TIME,
  * ``frac`` the fraction digits shown. */
@@ -647,8 +626,98 @@ typedef struct {
     int64_t usec;
 } Temporal;
 
-LAYOUT void set_time(Temporal *t, int neg, int64_t hours, int64_t minutes, int64_t seconds,
-                     int64_t usec, int frac) {
+/* The shapes of unpacked values. */
+enum {
+    U_PY,           /* K_PY (or a kind not known here): the column's Python decoder reads it */
+    U_INT,          /* x: TINY, SHORT, INT24, LONG, LONGLONG (x.is_u: an unsigned BIGINT) */
+    U_YEAR,         /* x.i: 0 or 1901..2155 */
+    U_BIT,          /* x.u (x.is_u set) */
+    U_REAL,         /* d: a FLOAT widened, a DOUBLE */
+    U_TEMPORAL,     /* t */
+    U_DECIMAL,      /* dec: the digits as format(Decimal, "f") writes them */
+    U_STRING,       /* span: the bytes after the length prefix (charset: the step's) */
+    U_ENUM,         /* idx: 0 the error value '', else a label's number (the step's labels) */
+};
+
+typedef struct {
+    int shape;
+    Py_ssize_t size;        /* the bytes the value takes in the row image */
+    union {
+        IntValue x;
+        double d;
+        Temporal t;
+        /* a BINARY(N) value shorter than N is not padded here: string_bytes does that */
+        struct { const unsigned char *p; Py_ssize_t len; } span;
+        struct { int len; char text[128]; } dec;
+        long idx;
+    };
+} Unpacked;
+
+/* One reader per kind: the value at p, which holds the step's width (checked by unpack);
+ * the shape, or -1. */
+#define UNPACK LAYOUT int
+
+LAYOUT int int_shape(Unpacked *u, int64_t i) {
+    u->x.is_u = 0;
+    u->x.i = i;
+    return U_INT;
+}
+
+UNPACK unpack_tiny(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    return int_shape(u, s->is_unsigned ? (int64_t)p[0] : (int64_t)(signed char)p[0]);
+}
+
+UNPACK unpack_short(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    return int_shape(u, s->is_unsigned ? (int64_t)(uint16_t)le(p, 2) : (int64_t)(int16_t)le(p, 2));
+}
+
+UNPACK unpack_int24(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int64_t v = (int64_t)le(p, 3);
+    return int_shape(u, s->is_unsigned || !(v & 0x800000) ? v : v - 0x1000000);
+}
+
+UNPACK unpack_long(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    return int_shape(u, s->is_unsigned ? (int64_t)(uint32_t)le(p, 4) : (int64_t)(int32_t)le(p, 4));
+}
+
+UNPACK unpack_longlong(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    u->x.is_u = s->is_unsigned;
+    u->x.u = le(p, 8);
+    u->x.i = (int64_t)u->x.u;
+    return U_INT;
+}
+
+/* YEAR: 0, or 1900 + the byte (sql/field.cc Field_year) */
+UNPACK unpack_year(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    u->x.is_u = 0;
+    u->x.i = p[0] ? 1900 + p[0] : 0;
+    return U_YEAR;
+}
+
+/* BIT(M): (M + 7) / 8 bytes big-endian (the width: s->length) */
+UNPACK unpack_bit(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    u->x.is_u = 1;
+    u->x.u = be(p, s->length);
+    u->x.i = (int64_t)u->x.u;
+    return U_BIT;
+}
+
+UNPACK unpack_float(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    uint32_t bits = (uint32_t)le(p, 4);
+    float f;
+    memcpy(&f, &bits, 4);
+    u->d = (double)f;
+    return U_REAL;
+}
+
+UNPACK unpack_double(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    uint64_t bits = le(p, 8);
+    memcpy(&u->d, &bits, 8);
+    return U_REAL;
+}
+
+LAYOUT int time_shape(Temporal *t, int neg, int64_t hours, int64_t minutes, int64_t seconds,
+                      int64_t usec, int frac) {
     t->form = 'T';
     t->neg = neg;
     t->hour = (uint64_t)hours;
@@ -656,10 +725,11 @@ LAYOUT void set_time(Temporal *t, int neg, int64_t hours, int64_t minutes, int64
     t->second = (uint64_t)seconds;
     t->usec = usec;
     t->frac = frac;
+    return U_TEMPORAL;
 }
 
-LAYOUT void set_datetime(Temporal *t, long long year, uint64_t month, uint64_t day, uint64_t hour,
-                         uint64_t minute, uint64_t second, int64_t usec, int frac) {
+LAYOUT int datetime_shape(Temporal *t, long long year, uint64_t month, uint64_t day,
+                          uint64_t hour, uint64_t minute, uint64_t second, int64_t usec, int frac) {
     t->form = 'C';
     t->year = year;
     t->month = month;
@@ -669,152 +739,214 @@ LAYOUT void set_datetime(Temporal *t, long long year, uint64_t month, uint64_t d
     t->second = second;
     t->usec = usec;
     t->frac = frac;
+    return U_TEMPORAL;
 }
 
-/* The legacy layouts (DATE, the 5.3 hires ones, the 4-byte TIMESTAMP, the 8-byte DATETIME
- * and 3-byte TIME of 5.5). */
-LAYOUT int parse_legacy_temporal(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
-    int n = s->n;
-    switch (s->kind) {
-    case K_DATE: {
-        if (avail < 3) return -1;
-        uint32_t d = (uint32_t)le(p, 3);
-        t->form = 'D';
-        t->year = d >> 9;
-        t->month = (d >> 5) & 15;
-        t->day = d & 31;
-        return 3;
-    }
-    case K_TS0:
-        if (avail < 4) return -1;
-        t->form = 'S';
-        t->epoch = le(p, 4);
-        t->usec = 0;
-        t->frac = 0;
-        return 4;
-    case K_DT0: {
-        if (avail < 8) return -1;
-        uint64_t x = le(p, 8);
-        uint64_t d = x / 1000000, tm = x % 1000000;
-        if (d / 10000 > 9999) return -1;
-        set_datetime(t, (long long)(d / 10000), d / 100 % 100, d % 100, tm / 10000, tm / 100 % 100,
-                     tm % 100, 0, 0);
-        return 8;
-    }
-    case K_TIME0: {
-        if (avail < 3) return -1;
-        int32_t x = (int32_t)le(p, 3);
-        if (x & 0x800000) x -= 0x1000000;
-        int neg = x < 0;
-        int32_t a = neg ? -x : x;
-        set_time(t, neg, a / 10000, a / 100 % 100, a % 100, 0, 0);
-        return 3;
-    }
-    case K_TS_HIRES: {
-        int size = 4 + SEC_PART_BYTES[n];
-        if (avail < size) return -1;
-        uint64_t part = be(p + 4, SEC_PART_BYTES[n]);
-        if ((int64_t)part >= POW[n]) return -1;
-        t->form = 'S';
-        t->epoch = be(p, 4);
-        t->usec = (int64_t)part * DIV[n];
-        t->frac = n;
-        return size;
-    }
-    case K_DT_HIRES: {
-        int size = DATETIME_HIRES_BYTES[n];
-        if (avail < size) return -1;
-        unsigned __int128 x = (unsigned __int128)be(p, size) * (uint64_t)DIV[n];
-        uint64_t usec = (uint64_t)(x % 1000000); x /= 1000000;
-        uint64_t second = (uint64_t)(x % 60); x /= 60;
-        uint64_t minute = (uint64_t)(x % 60); x /= 60;
-        uint64_t hour = (uint64_t)(x % 24); x /= 24;
-        uint64_t day = (uint64_t)(x % 32); x /= 32;
-        uint64_t month = (uint64_t)(x % 13); x /= 13;
-        if (x > 9999) return -1;
-        set_datetime(t, (long long)x, month, day, hour, minute, second, (int64_t)usec, n);
-        return size;
-    }
-    default: {   /* K_TIME_HIRES */
-        static const int64_t ZERO[7] = {3020400LL, 30204000LL, 302040000LL, 3020400000LL,
-                                        30204000000LL, 302040000000LL, 3020400000000LL};
-        int size = TIME_HIRES_BYTES[n];
-        if (avail < size) return -1;
-        int64_t x = ((int64_t)be(p, size) - ZERO[n]) * DIV[n];
-        int neg = x < 0;
-        int64_t a = neg ? -x : x;
-        int64_t secs = a / 1000000, usec = a % 1000000;
-        if (secs > TIME_MAX_VALUE_SECONDS) return -1;
-        set_time(t, neg, secs / 3600, secs / 60 % 60, secs % 60, usec, n);
-        return size;
-    }
-    }
+LAYOUT int timestamp_shape(Temporal *t, uint64_t epoch, int64_t usec, int frac) {
+    t->form = 'S';
+    t->epoch = epoch;
+    t->usec = usec;
+    t->frac = frac;
+    return U_TEMPORAL;
 }
 
-/* The MySQL 5.6 layouts (TIMESTAMP2, DATETIME2, TIME2). */
-LAYOUT int parse_temporal2(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
+/* DATE: 3 bytes, day | month << 5 | year << 9 */
+UNPACK unpack_date(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    uint32_t d = (uint32_t)le(p, 3);
+    u->t.form = 'D';
+    u->t.year = d >> 9;
+    u->t.month = (d >> 5) & 15;
+    u->t.day = d & 31;
+    u->t.usec = 0;          /* read by typed_value for every form */
+    u->t.frac = 0;
+    return U_TEMPORAL;
+}
+
+/* TIMESTAMP of 5.5: 4 bytes of epoch seconds, little-endian */
+UNPACK unpack_ts0(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    return timestamp_shape(&u->t, le(p, 4), 0, 0);
+}
+
+/* DATETIME of 5.5: 8 bytes, the decimal digits YYYYMMDDhhmmss as one integer */
+UNPACK unpack_dt0(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    uint64_t x = le(p, 8);
+    uint64_t d = x / 1000000, tm = x % 1000000;
+    if (d / 10000 > 9999) return -1;
+    return datetime_shape(&u->t, (long long)(d / 10000), d / 100 % 100, d % 100, tm / 10000,
+                          tm / 100 % 100, tm % 100, 0, 0);
+}
+
+/* TIME of 5.5: 3 bytes signed, the decimal digits hhmmss */
+UNPACK unpack_time0(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int32_t x = (int32_t)le(p, 3);
+    if (x & 0x800000) x -= 0x1000000;
+    int neg = x < 0;
+    int32_t a = neg ? -x : x;
+    return time_shape(&u->t, neg, a / 10000, a / 100 % 100, a % 100, 0, 0);
+}
+
+/* 5.3 TIMESTAMP(N): 4 bytes of seconds big-endian, then the fraction (N digits) */
+UNPACK unpack_ts_hires(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
     int n = s->n;
-    switch (s->kind) {
-    case K_TS2: {
-        int size = 4 + FSP_BYTES[n];
-        if (avail < size) return -1;
-        int64_t usec = n ? (int64_t)be(p + 4, FSP_BYTES[n]) * FSP_MULT[n] : 0;
-        if (usec >= 1000000) return -1;
-        t->form = 'S';
-        t->epoch = be(p, 4);
-        t->usec = usec;
-        t->frac = n;
-        return size;
+    uint64_t part = be(p + 4, SEC_PART_BYTES[n]);
+    if ((int64_t)part >= POW[n]) return -1;
+    return timestamp_shape(&u->t, be(p, 4), (int64_t)part * DIV[n], n);
+}
+
+/* 5.3 DATETIME(N): one big-endian integer of microseconds / 10^(6-N) in a calendar of
+ * 13 months of 32 days (sql/field.cc Field_datetime_hires) */
+UNPACK unpack_dt_hires(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int n = s->n;
+    unsigned __int128 x = (unsigned __int128)be(p, DATETIME_HIRES_BYTES[n]) * (uint64_t)DIV[n];
+    uint64_t usec = (uint64_t)(x % 1000000); x /= 1000000;
+    uint64_t second = (uint64_t)(x % 60); x /= 60;
+    uint64_t minute = (uint64_t)(x % 60); x /= 60;
+    uint64_t hour = (uint64_t)(x % 24); x /= 24;
+    uint64_t day = (uint64_t)(x % 32); x /= 32;
+    uint64_t month = (uint64_t)(x % 13); x /= 13;
+    if (x > 9999) return -1;
+    return datetime_shape(&u->t, (long long)x, month, day, hour, minute, second, (int64_t)usec, n);
+}
+
+/* 5.3 TIME(N): big-endian microseconds / 10^(6-N), offset by 838:59:59 (Field_time_hires) */
+UNPACK unpack_time_hires(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    static const int64_t ZERO[7] = {3020400LL, 30204000LL, 302040000LL, 3020400000LL,
+                                    30204000000LL, 302040000000LL, 3020400000000LL};
+    int n = s->n;
+    int64_t x = ((int64_t)be(p, TIME_HIRES_BYTES[n]) - ZERO[n]) * DIV[n];
+    int neg = x < 0;
+    int64_t a = neg ? -x : x;
+    int64_t secs = a / 1000000, usec = a % 1000000;
+    if (secs > TIME_MAX_VALUE_SECONDS) return -1;
+    return time_shape(&u->t, neg, secs / 3600, secs / 60 % 60, secs % 60, usec, n);
+}
+
+/* MySQL 5.6 TIMESTAMP2: 4 bytes of seconds big-endian, then the fraction (FSP_BYTES) */
+UNPACK unpack_ts2(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int n = s->n;
+    int64_t usec = n ? (int64_t)be(p + 4, FSP_BYTES[n]) * FSP_MULT[n] : 0;
+    if (usec >= 1000000) return -1;
+    return timestamp_shape(&u->t, be(p, 4), usec, n);
+}
+
+/* MySQL 5.6 DATETIME2: 40 bits (sign, year * 13 + month, day, hour, minute, second) big-endian,
+ * then the signed fraction (mysys/my_time.cc TIME_from_longlong_datetime_packed) */
+UNPACK unpack_dt2(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int n = s->n;
+    int64_t intpart = (int64_t)be(p, 5) - 0x8000000000LL;
+    int64_t usec = 0;
+    if (n) {
+        int fb = FSP_BYTES[n];
+        int64_t f = (int64_t)be(p + 5, fb);
+        if (f & ((int64_t)1 << (8 * fb - 1))) f -= (int64_t)1 << (8 * fb);
+        usec = f * FSP_MULT[n];
     }
-    case K_DT2: {
-        int size = 5 + FSP_BYTES[n];
-        if (avail < size) return -1;
-        int64_t intpart = (int64_t)be(p, 5) - 0x8000000000LL;
-        int64_t usec = 0;
+    if (intpart < 0 || usec < 0 || usec >= 1000000) return -1;
+    int64_t ymd = intpart >> 17, ym = ymd >> 5, hms = intpart & 0x1FFFF;
+    return datetime_shape(&u->t, ym / 13, (uint64_t)(ym % 13), (uint64_t)(ymd & 31),
+                          (uint64_t)(hms >> 12), (uint64_t)((hms >> 6) & 63), (uint64_t)(hms & 63),
+                          usec, n);
+}
+
+/* MySQL 5.6 TIME2: 24 bits (sign, hour, minute, second) then the fraction, or for N 5 and 6
+ * 48 bits at once (mysys/my_time.cc my_time_packed_from_binary) */
+UNPACK unpack_time2(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int n = s->n;
+    int64_t packed;
+    if (n >= 5) {
+        packed = (int64_t)be(p, 6) - 0x800000000000LL;
+    } else {
+        int64_t intpart = (int64_t)be(p, 3) - 0x800000;
+        int64_t frac = 0;
         if (n) {
-            int fb = FSP_BYTES[n];
-            int64_t f = (int64_t)be(p + 5, fb);
-            if (f & ((int64_t)1 << (8 * fb - 1))) f -= (int64_t)1 << (8 * fb);
-            usec = f * FSP_MULT[n];
-        }
-        if (intpart < 0 || usec < 0 || usec >= 1000000) return -1;
-        int64_t ymd = intpart >> 17, ym = ymd >> 5, hms = intpart & 0x1FFFF;
-        set_datetime(t, ym / 13, (uint64_t)(ym % 13), (uint64_t)(ymd & 31), (uint64_t)(hms >> 12),
-                     (uint64_t)((hms >> 6) & 63), (uint64_t)(hms & 63), usec, n);
-        return size;
-    }
-    default: {   /* K_TIME2 */
-        int size = 3 + FSP_BYTES[n];
-        if (avail < size) return -1;
-        int64_t packed;
-        if (n >= 5) {
-            packed = (int64_t)be(p, 6) - 0x800000000000LL;
-        } else {
-            int64_t intpart = (int64_t)be(p, 3) - 0x800000;
-            int64_t frac = 0;
-            if (n) {
-                frac = (int64_t)be(p + 3, FSP_BYTES[n]);
-                if (intpart < 0 && frac) {
-                    intpart += 1;
-                    frac -= n <= 2 ? 0x100 : 0x10000;
-                }
+            frac = (int64_t)be(p + 3, FSP_BYTES[n]);
+            if (intpart < 0 && frac) {
+                intpart += 1;
+                frac -= n <= 2 ? 0x100 : 0x10000;
             }
-            packed = intpart * ((int64_t)1 << 24) + frac * FSP_MULT[n];
         }
-        int neg = packed < 0;
-        if (neg) packed = -packed;
-        int64_t hms = packed >> 24, usec = packed & 0xFFFFFF;
-        if (usec >= 1000000) return -1;
-        set_time(t, neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n);
-        return size;
+        packed = intpart * ((int64_t)1 << 24) + frac * FSP_MULT[n];
     }
-    }
+    int neg = packed < 0;
+    if (neg) packed = -packed;
+    int64_t hms = packed >> 24, usec = packed & 0xFFFFFF;
+    if (usec >= 1000000) return -1;
+    return time_shape(&u->t, neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, usec, n);
 }
 
-LAYOUT int parse_temporal(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
-    if (s->kind == K_TS2 || s->kind == K_DT2 || s->kind == K_TIME2)
-        return parse_temporal2(s, p, avail, t);
-    return parse_legacy_temporal(s, p, avail, t);
+/* A string's bytes after its length prefix (the step's width), within ``avail``. */
+LAYOUT int string_shape(const Step *s, const unsigned char *p, Py_ssize_t avail, Py_ssize_t len,
+                        Unpacked *u) {
+    if (avail - s->width < len) return -1;
+    u->span.p = p + s->width;
+    u->span.len = len;
+    u->size = s->width + len;
+    return U_STRING;
+}
+
+/* CHAR/VARCHAR/BINARY/VARBINARY: a 1-byte length (2 past 255 bytes declared), at most the
+ * declared length */
+UNPACK unpack_varchar(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    Py_ssize_t len = (Py_ssize_t)le(p, (int)s->width);
+    if (s->length && len > s->length) return -1;
+    return string_shape(s, p, avail, len, u);
+}
+
+/* The BLOBs and TEXTs (and GEOMETRY, JSON of MariaDB): a 1- to 4-byte length (the
+ * metadata's pack length) */
+UNPACK unpack_blob(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    return string_shape(s, p, avail, (Py_ssize_t)le(p, (int)s->width), u);
+}
+
+/* DECIMAL: its digits (strings/decimal.c bin2decimal's layout, in decimal_fmt) */
+UNPACK unpack_decimal(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int size;
+    u->dec.len = decimal_fmt(u->dec.text, p, s->precision, s->scale, &size);
+    return u->dec.len < 0 ? -1 : U_DECIMAL;
+}
+
+/* ENUM: a 1- or 2-byte index, within the labels when the step has them */
+UNPACK unpack_enum(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    u->idx = (long)le(p, s->length);
+    if (s->labels && u->idx > PyTuple_GET_SIZE(s->labels)) return -1;
+    return U_ENUM;
+}
+
+/* The one bounds check of a value's fixed part (Step.width: its fixed size, or a string's
+ * length prefix; NO_VALUE for metadata no server writes), then its kind's reader.  The
+ * table of readers keyed by kind is a switch rather than an array of function pointers:
+ * an indirect call could not be inlined into the renderers. */
+LAYOUT int unpack(const Step *s, const unsigned char *p, Py_ssize_t avail, Unpacked *u) {
+    int shape;
+    if (avail < s->width) return u->shape = -1;
+    u->size = s->width;
+    switch (s->kind) {
+    case K_TINY: shape = unpack_tiny(s, p, avail, u); break;
+    case K_SHORT: shape = unpack_short(s, p, avail, u); break;
+    case K_INT24: shape = unpack_int24(s, p, avail, u); break;
+    case K_LONG: shape = unpack_long(s, p, avail, u); break;
+    case K_LONGLONG: shape = unpack_longlong(s, p, avail, u); break;
+    case K_YEAR: shape = unpack_year(s, p, avail, u); break;
+    case K_BIT: shape = unpack_bit(s, p, avail, u); break;
+    case K_FLOAT: shape = unpack_float(s, p, avail, u); break;
+    case K_DOUBLE: shape = unpack_double(s, p, avail, u); break;
+    case K_DATE: shape = unpack_date(s, p, avail, u); break;
+    case K_TS0: shape = unpack_ts0(s, p, avail, u); break;
+    case K_DT0: shape = unpack_dt0(s, p, avail, u); break;
+    case K_TIME0: shape = unpack_time0(s, p, avail, u); break;
+    case K_TS_HIRES: shape = unpack_ts_hires(s, p, avail, u); break;
+    case K_DT_HIRES: shape = unpack_dt_hires(s, p, avail, u); break;
+    case K_TIME_HIRES: shape = unpack_time_hires(s, p, avail, u); break;
+    case K_TS2: shape = unpack_ts2(s, p, avail, u); break;
+    case K_DT2: shape = unpack_dt2(s, p, avail, u); break;
+    case K_TIME2: shape = unpack_time2(s, p, avail, u); break;
+    case K_VARCHAR: case K_STRING: shape = unpack_varchar(s, p, avail, u); break;
+    case K_BLOB: shape = unpack_blob(s, p, avail, u); break;
+    case K_DECIMAL: shape = unpack_decimal(s, p, avail, u); break;
+    case K_ENUM: shape = unpack_enum(s, p, avail, u); break;
+    default: shape = U_PY;      /* K_PY: the renderer calls the Python decoder */
+    }
+    return u->shape = shape;
 }
 
 /* The text of a temporal value (into buf[96]), as the pure decoders give it. */
@@ -839,30 +971,47 @@ LAYOUT int temporal_fmt(char *buf, const Temporal *t) {
     }
 }
 
-/* CHAR/VARCHAR/BINARY/VARBINARY and the BLOBs: the length prefix's size, the value's
- * length in *len (both within ``avail``; a CHAR/VARCHAR within its declared length). */
+/* typed_value's readers, kept until it takes unpack's shapes itself: unpack, giving the
+ * bytes taken (a string: its length prefix) and the part asked for; -1 for a value of
+ * another shape too. */
+LAYOUT int parse_int(const Step *s, const unsigned char *p, Py_ssize_t avail, IntValue *x) {
+    Unpacked u;
+    int shape = unpack(s, p, avail, &u);
+    if (shape != U_INT && shape != U_YEAR && shape != U_BIT) return -1;
+    *x = u.x;
+    return (int)u.size;
+}
+
+LAYOUT int parse_real(const Step *s, const unsigned char *p, Py_ssize_t avail, double *d) {
+    Unpacked u;
+    if (unpack(s, p, avail, &u) != U_REAL) return -1;
+    *d = u.d;
+    return (int)u.size;
+}
+
+LAYOUT int parse_temporal(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
+    Unpacked u;
+    if (unpack(s, p, avail, &u) != U_TEMPORAL) return -1;
+    *t = u.t;
+    return (int)u.size;
+}
+
 LAYOUT int parse_string(const Step *s, const unsigned char *p, Py_ssize_t avail, Py_ssize_t *len) {
-    int prefix = s->kind == K_BLOB ? s->length : (s->length <= 255 ? 1 : 2);
-    if (prefix < 1 || prefix > 4 || avail < prefix) return -1;
-    *len = (Py_ssize_t)le(p, prefix);
-    if (avail - prefix < *len) return -1;
-    if (s->kind != K_BLOB && s->length && *len > s->length) return -1;
-    return prefix;
+    Unpacked u;
+    if (unpack(s, p, avail, &u) != U_STRING) return -1;
+    *len = u.span.len;
+    return (int)s->width;
 }
 
-/* A DECIMAL's size from its precision and scale (_column_kinds.h decimal_bin_size). */
 LAYOUT int decimal_size(const Step *s, Py_ssize_t avail) {
-    int size = decimal_bin_size(s->precision, s->scale);
-    return size < 0 || avail < size ? -1 : size;
+    return s->kind != K_DECIMAL || avail < s->width ? -1 : (int)s->width;
 }
 
-/* An ENUM's index (0: the error value ''), within its labels when it has them. */
 LAYOUT int parse_enum(const Step *s, const unsigned char *p, Py_ssize_t avail, long *idx) {
-    int len = s->length;
-    if ((len != 1 && len != 2) || avail < len) return -1;
-    *idx = (long)le(p, len);
-    if (s->labels && *idx > PyTuple_GET_SIZE(s->labels)) return -1;
-    return len;
+    Unpacked u;
+    if (unpack(s, p, avail, &u) != U_ENUM) return -1;
+    *idx = u.idx;
+    return (int)u.size;
 }
 
 /* A string value's bytes as decode_string gives them: a BINARY(N) value shorter than N
@@ -890,87 +1039,68 @@ static PyObject *string_value(const Step *s, const unsigned char *p, Py_ssize_t 
     return out;
 }
 
-/* A temporal value as the pure decoders give it (text); NULL: fall back. */
-LAYOUT PyObject *temporal_object(const Step *s, const unsigned char *p, Py_ssize_t avail, int *size) {
-    Temporal t;
-    char buf[96];
-    if ((*size = parse_temporal(s, p, avail, &t)) < 0) return NULL;
-    return PyUnicode_FromStringAndSize(buf, temporal_fmt(buf, &t));
+/* An ENUM value as decode_enum gives it: its label ('' for the error value 0), or its
+ * number when the column's labels are not known. */
+static PyObject *enum_value(const Step *s, long idx) {
+    if (!s->labels) return PyLong_FromLong(idx);
+    if (idx == 0) return PyUnicode_FromStringAndSize("", 0);
+    PyObject *v = PyTuple_GET_ITEM(s->labels, idx - 1);
+    Py_INCREF(v);
+    return v;
+}
+
+/* The value a step's Python decoder reads at *ppos: the decoder's (value, end) result
+ * (a new reference; value is item 0) and its column, *np the value's end; NULL when the
+ * decoder fails or gives something else (fall back). */
+static PyObject *python_value(PyObject *pystep, PyObject *data_obj, Py_ssize_t pos,
+                              Py_ssize_t end, PyObject **col, Py_ssize_t *np) {
+    /* pystep = (null byte, mask, key, decoder, column) */
+    if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return NULL;
+    *col = PyTuple_GET_ITEM(pystep, 4);
+    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, pos,
+                                        end, *col);
+    if (!r) return NULL;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return NULL; }
+    *np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+    if (*np < pos || *np > end) { Py_DECREF(r); return NULL; }
+    return r;
+}
+
+/* The value of a Python decoder at *ppos (moved past it); NULL: fall back. */
+static PyObject *python_object(PyObject *pystep, PyObject *data_obj, Py_ssize_t *ppos,
+                               Py_ssize_t end) {
+    PyObject *col;
+    Py_ssize_t np;
+    PyObject *r = python_value(pystep, data_obj, *ppos, end, &col, &np);
+    if (!r) return NULL;
+    PyObject *v = PyTuple_GET_ITEM(r, 0);
+    Py_INCREF(v);
+    Py_DECREF(r);
+    *ppos = np;
+    return v;
 }
 
 /* Decode one value; NULL (with or without an exception set) means: fall back. */
 static PyObject *value(const Step *s, PyObject *pystep, PyObject *data_obj,
                        const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    PyObject *v = NULL;
-    int size;
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
-    case K_BIT: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return NULL;
-        v = x.is_u ? PyLong_FromUnsignedLongLong(x.u) : PyLong_FromLongLong(x.i);
+    Unpacked u;
+    char buf[96];
+    PyObject *v;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: case U_YEAR: case U_BIT:
+        v = u.x.is_u ? PyLong_FromUnsignedLongLong(u.x.u) : PyLong_FromLongLong(u.x.i);
         break;
-    }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        if ((size = parse_real(s, p, avail, &d)) < 0) return NULL;
-        v = PyFloat_FromDouble(d);
+    case U_REAL: v = PyFloat_FromDouble(u.d); break;
+    case U_TEMPORAL: v = PyUnicode_FromStringAndSize(buf, temporal_fmt(buf, &u.t)); break;
+    case U_DECIMAL:
+        v = PyObject_CallFunction(DecimalType, "s#", u.dec.text, (Py_ssize_t)u.dec.len);
         break;
+    case U_STRING: v = string_value(s, u.span.p, u.span.len); break;
+    case U_ENUM: v = enum_value(s, u.idx); break;
+    case U_PY: return python_object(pystep, data_obj, ppos, end);
+    default: return NULL;
     }
-    /* one case per kind: each inlined copy of temporal_object knows its kind */
-    case K_DATE: v = temporal_object(s, p, avail, &size); break;
-    case K_TS0: v = temporal_object(s, p, avail, &size); break;
-    case K_DT0: v = temporal_object(s, p, avail, &size); break;
-    case K_TIME0: v = temporal_object(s, p, avail, &size); break;
-    case K_TS_HIRES: v = temporal_object(s, p, avail, &size); break;
-    case K_DT_HIRES: v = temporal_object(s, p, avail, &size); break;
-    case K_TIME_HIRES: v = temporal_object(s, p, avail, &size); break;
-    case K_TS2: v = temporal_object(s, p, avail, &size); break;
-    case K_DT2: v = temporal_object(s, p, avail, &size); break;
-    case K_TIME2: v = temporal_object(s, p, avail, &size); break;
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t len;
-        if ((size = parse_string(s, p, avail, &len)) < 0) return NULL;
-        v = string_value(s, p + size, len);
-        pos += len;
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return NULL;
-        v = decimal_value(p, s->precision, s->scale, &size);
-        break;
-    case K_ENUM: {
-        long idx;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0) return NULL;
-        if (!s->labels) {
-            v = PyLong_FromLong(idx);
-        } else if (idx == 0) {
-            v = PyUnicode_FromStringAndSize("", 0);
-        } else {
-            v = PyTuple_GET_ITEM(s->labels, idx - 1);
-            Py_INCREF(v);
-        }
-        break;
-    }
-    default: {   /* K_PY: the Python decoder */
-        /* pystep = (null byte, mask, key, decoder, column) */
-        if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return NULL;
-        PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, pos,
-                                            end, PyTuple_GET_ITEM(pystep, 4));
-        if (!r) return NULL;
-        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return NULL; }
-        v = PyTuple_GET_ITEM(r, 0);
-        Py_INCREF(v);
-        Py_ssize_t np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
-        Py_DECREF(r);
-        if (np < pos || np > end) { Py_DECREF(v); return NULL; }
-        size = (int)0;
-        pos = np;
-    }
-    }
-    if (v) *ppos = pos + size;
+    if (v) *ppos += u.size;
     return v;
 }
 
@@ -1283,22 +1413,6 @@ static int put_text(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t n)
     return rc;
 }
 
-/* The value a step's Python decoder reads at *ppos: the decoder's (value, end) result
- * (a new reference; value is item 0) and its column, *np the value's end; NULL when the
- * decoder fails or gives something else (fall back). */
-static PyObject *python_value(PyObject *pystep, PyObject *data_obj, Py_ssize_t pos,
-                              Py_ssize_t end, PyObject **col, Py_ssize_t *np) {
-    if (!PyTuple_Check(pystep) || PyTuple_GET_SIZE(pystep) != 5) return NULL;
-    *col = PyTuple_GET_ITEM(pystep, 4);
-    PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(pystep, 3), "OnnO", data_obj, pos,
-                                        end, *col);
-    if (!r) return NULL;
-    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) { Py_DECREF(r); return NULL; }
-    *np = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
-    if (*np < pos || *np > end) { Py_DECREF(r); return NULL; }
-    return r;
-}
-
 /* A value of a Python decoder: decoded by it, rendered by the writer's render(). */
 static int put_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *ppos,
                       Py_ssize_t end) {
@@ -1316,82 +1430,46 @@ static int put_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *
     return rc;
 }
 
-/* A temporal value written quoted; -1: fall back. */
-LAYOUT int put_temporal(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t avail, int *size) {
-    Temporal t;
-    char tmp[96];
-    if ((*size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-    return put_quoted(e, tmp, temporal_fmt(tmp, &t));
+/* A string value (string_bytes: a BINARY(N) padded back) as put_text writes it. */
+LAYOUT int put_string(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t len) {
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &len, &owned);
+    if (!v) return -1;
+    int rc = put_text(e, s, v, len);
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* An ENUM value (enum_value's) as the format writes it. */
+LAYOUT int put_enum(Enc *e, const Step *s, long idx) {
+    if (!s->labels) return put_int(e, idx);
+    if (idx == 0) return put_utf8(e, (const unsigned char *)"", 0);
+    PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+    return PyUnicode_Check(label) ? put_unicode(e, label) : -1;
 }
 
 /* One non-NULL value, decoded as value() decodes it, written as the format writes it;
  * -1 (with or without an exception) means: fall back. */
 static int put_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    char tmp[128];
-    int size, len, rc;
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
-    case K_BIT: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        rc = x.is_u ? put_uint(e, x.u) : put_int(e, x.i);
+    Unpacked u;
+    char tmp[96];
+    int rc;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: case U_YEAR: case U_BIT:
+        rc = u.x.is_u ? put_uint(e, u.x.u) : put_int(e, u.x.i);
         break;
-    }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        if ((size = parse_real(s, p, avail, &d)) < 0) return -1;
-        rc = put_double(e, d);
+    case U_REAL: rc = put_double(e, u.d); break;
+    case U_TEMPORAL: rc = put_quoted(e, tmp, temporal_fmt(tmp, &u.t)); break;
+    case U_DECIMAL:
+        rc = e->text ? put(&e->b, u.dec.text, u.dec.len) : put_quoted(e, u.dec.text, u.dec.len);
         break;
+    case U_STRING: rc = put_string(e, s, u.span.p, u.span.len); break;
+    case U_ENUM: rc = put_enum(e, s, u.idx); break;
+    case U_PY: return put_python(e, pystep, data_obj, ppos, end);
+    default: return -1;
     }
-    /* one case per kind: each inlined copy of put_temporal knows its kind */
-    case K_DATE: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TS0: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_DT0: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TIME0: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TS_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_DT_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TIME_HIRES: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TS2: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_DT2: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_TIME2: rc = put_temporal(e, s, p, avail, &size); break;
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t vlen;
-        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        pos += vlen;
-        unsigned char *owned;
-        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
-        if (!v) return -1;
-        rc = put_text(e, s, v, vlen);
-        PyMem_Free(owned);
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
-        if (len < 0) return -1;
-        rc = e->text ? put(&e->b, tmp, len) : put_quoted(e, tmp, len);
-        break;
-    case K_ENUM: {
-        long idx;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
-        if (!s->labels) {
-            rc = put_int(e, idx);
-        } else if (idx == 0) {
-            rc = put_utf8(e, (const unsigned char *)"", 0);
-        } else {
-            PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
-            if (!PyUnicode_Check(label)) return -1;
-            rc = put_unicode(e, label);
-        }
-        break;
-    }
-    default:    /* K_PY */
-        return put_python(e, pystep, data_obj, ppos, end);
-    }
-    if (rc == 0) *ppos = pos + size;
+    if (rc == 0) *ppos += u.size;
     return rc;
 }
 
@@ -1449,104 +1527,75 @@ static int sql_hex(Buf *b, const unsigned char *p, Py_ssize_t n) {
     return 0;
 }
 
-/* A string value by its spec code: q utf8 text quoted, x bytes as hex. */
+/* A string value by its spec code: q utf8 text quoted, x bytes as hex (a BINARY(N)
+ * padded back: string_bytes), s walked, not written (sql_image). */
 static int sql_string(Enc *e, const Step *s, char code, const unsigned char *p, Py_ssize_t n) {
-    if (code == 'q') return utf8_valid(p, n) ? sql_quoted(&e->b, p, n) : -1;
-    if (code == 'x') return sql_hex(&e->b, p, n);
-    return -1;
+    if (code == 's') return 0;
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &n, &owned);
+    if (!v) return -1;
+    int rc = code == 'q' ? (utf8_valid(v, n) ? sql_quoted(&e->b, v, n) : -1)
+           : code == 'x' ? sql_hex(&e->b, v, n) : -1;
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* An ENUM value by its spec code: its number without labels, else q its label quoted
+ * ('' for the error value 0); s walked, not written. */
+static int sql_enum(Enc *e, const Step *s, char code, long idx) {
+    if (code == 's') return 0;
+    if (!s->labels) return put_int(e, idx);
+    if (code != 'q') return -1;
+    if (idx == 0) return put(&e->b, "''", 2);
+    PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
+    Py_ssize_t n;
+    const char *utf = PyUnicode_Check(label) ? PyUnicode_AsUTF8AndSize(label, &n) : NULL;
+    return utf ? sql_quoted(&e->b, (const unsigned char *)utf, n) : -1;
+}
+
+/* BIT as b'...': its binary digits without leading zeros (b'0' for 0). */
+static int sql_bits(Enc *e, uint64_t v) {
+    char tmp[72];
+    int n = 0, top = 63;
+    while (top > 0 && !(v >> top & 1)) top--;
+    tmp[n++] = 'b'; tmp[n++] = '\'';
+    for (int i = top; i >= 0; i--) tmp[n++] = (char)('0' + (v >> i & 1));
+    tmp[n++] = '\'';
+    return put(&e->b, tmp, n);
+}
+
+/* A double as repr writes it (e->text), with e0 when that has no exponent (an SQL float
+ * literal); NaN and the infinities have no literal: -1. */
+static int sql_double(Enc *e, double d) {
+    if (!isfinite(d)) return -1;
+    Py_ssize_t mark = e->b.len;
+    if (put_double(e, d) < 0) return -1;
+    if (!memchr(e->b.p + mark, 'e', e->b.len - mark)) PUTS("e0");
+    return 0;
 }
 
 /* One non-NULL value as output/sql.py literal() writes the value value() decodes, by the
  * step's spec code (q: quoted utf8 text, x: hex bytes, p: its Python decoder and
- * render(value, column) -> bytes, v: by its kind); -1: fall back. */
-static int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObject *data_obj,
+ * render(value, column) -> bytes, v: by its kind); -1: fall back.  Inlined into sql_image:
+ * a call per value costs sql_values about a tenth of its time. */
+LAYOUT int sql_value(Enc *e, const Step *s, char code, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    char tmp[128];
-    int size, len, rc = 0;
+    Unpacked u;
+    char tmp[96];
+    int rc;
     if (code == 'p' || s->kind == K_PY) return put_python(e, pystep, data_obj, ppos, end);
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        rc = x.is_u ? put_uint(e, x.u) : put_int(e, x.i);
-        break;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: rc = u.x.is_u ? put_uint(e, u.x.u) : put_int(e, u.x.i); break;
+    case U_YEAR: rc = u.x.i ? put_int(e, u.x.i) : put(&e->b, "'0000'", 6); break;
+    case U_BIT: rc = sql_bits(e, u.x.u); break;
+    case U_REAL: rc = sql_double(e, u.d); break;
+    case U_TEMPORAL: rc = put_quoted(e, tmp, temporal_fmt(tmp, &u.t)); break;
+    case U_DECIMAL: rc = put(&e->b, u.dec.text, u.dec.len); break;
+    case U_STRING: rc = sql_string(e, s, code, u.span.p, u.span.len); break;
+    case U_ENUM: rc = sql_enum(e, s, code, u.idx); break;
+    default: return -1;     /* short or invalid, or a kind not known here */
     }
-    case K_YEAR: {
-        IntValue x = {0};
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        if (x.i == 0) PUTS("'0000'"); else rc = put_int(e, x.i);
-        break;
-    }
-    case K_BIT: {
-        IntValue x = {0};
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        int n = 0, top = 63;
-        while (top > 0 && !(x.u >> top & 1)) top--;
-        tmp[n++] = 'b'; tmp[n++] = '\'';
-        for (int i = top; i >= 0; i--) tmp[n++] = (char)('0' + (x.u >> i & 1));
-        tmp[n++] = '\'';
-        PUT(tmp, n);
-        break;
-    }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        if ((size = parse_real(s, p, avail, &d)) < 0 || !isfinite(d)) return -1;
-        Py_ssize_t mark = e->b.len;
-        if (put_double(e, d) < 0) return -1;   /* repr(value) (e->text) */
-        if (!memchr(e->b.p + mark, 'e', e->b.len - mark)) PUTS("e0");
-        break;
-    }
-    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
-    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
-        Temporal t;
-        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-        rc = put_quoted(e, tmp, temporal_fmt(tmp, &t));
-        break;
-    }
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t vlen;
-        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        pos += vlen;
-        if (code == 's') break;           /* walked, not written (sql_image) */
-        unsigned char *owned;
-        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
-        if (!v) return -1;
-        rc = sql_string(e, s, code, v, vlen);
-        PyMem_Free(owned);
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
-        if (len < 0) return -1;
-        rc = put(&e->b, tmp, len);
-        break;
-    case K_ENUM: {
-        long idx;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
-        if (code == 's') {
-            /* walked, not written (sql_image) */
-        } else if (!s->labels) {
-            rc = put_int(e, idx);
-        } else if (code != 'q') {
-            return -1;
-        } else if (idx == 0) {
-            PUTS("''");
-        } else {
-            PyObject *label = PyTuple_GET_ITEM(s->labels, idx - 1);
-            Py_ssize_t n;
-            const char *utf = PyUnicode_Check(label) ? PyUnicode_AsUTF8AndSize(label, &n) : NULL;
-            if (!utf) return -1;
-            rc = sql_quoted(&e->b, (const unsigned char *)utf, n);
-        }
-        break;
-    }
-    default:
-        return -1;
-    }
-    if (rc == 0) *ppos = pos + size;
+    if (rc == 0) *ppos += u.size;
     return rc;
 }
 
@@ -1738,70 +1787,50 @@ static int crc_python(Enc *e, PyObject *pystep, PyObject *data_obj, Py_ssize_t *
     return 0;
 }
 
+/* A string value added as crc_text adds it (a BINARY(N) padded back: string_bytes);
+ * GEOMETRY: nothing. */
+static int crc_string(uint32_t *crc, const Step *s, const unsigned char *p, Py_ssize_t n) {
+    if (s->nocrc) return 0;
+    unsigned char *owned;
+    const unsigned char *v = string_bytes(s, p, &n, &owned);
+    if (!v) return -1;
+    int rc = crc_text(crc, s, v, n);
+    PyMem_Free(owned);
+    return rc;
+}
+
+/* A double's bits; NaN and the infinities: -1 (the pure path refuses them). */
+static int crc_double(uint32_t *crc, double d) {
+    uint64_t bits;
+    if (!isfinite(d)) return -1;
+    memcpy(&bits, &d, 8);
+    crc_u64(crc, bits);
+    return 0;
+}
+
 /* One non-NULL value added to a row checksum as encode_value encodes the value value()
  * decodes; -1: fall back (the pure path raises what it raises). */
 static int crc_value(Enc *e, const Step *s, PyObject *pystep, PyObject *data_obj,
                      const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end, uint32_t *crc) {
-    Py_ssize_t pos = *ppos, avail = end - pos;
-    const unsigned char *p = data + pos;
-    char tmp[128];
-    int size, len;
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
-    case K_BIT: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        crc_u64(crc, x.is_u ? x.u : (uint64_t)x.i);
+    Unpacked u;
+    char tmp[96];
+    uint64_t number;
+    int rc = 0;
+    switch (unpack(s, data + *ppos, end - *ppos, &u)) {
+    case U_INT: case U_YEAR: case U_BIT: crc_u64(crc, u.x.is_u ? u.x.u : (uint64_t)u.x.i); break;
+    case U_REAL: rc = crc_double(crc, u.d); break;
+    case U_TEMPORAL: crc_add(crc, (const unsigned char *)tmp, temporal_fmt(tmp, &u.t)); break;
+    /* no "-0": as _decimal_text */
+    case U_DECIMAL: crc_add(crc, (const unsigned char *)u.dec.text, u.dec.len); break;
+    case U_STRING: rc = crc_string(crc, s, u.span.p, u.span.len); break;
+    case U_ENUM:
+        if ((rc = enum_number(s, u.idx, &number)) == 0) crc_u64(crc, number);
         break;
+    case U_PY: return crc_python(e, pystep, data_obj, ppos, end, crc);
+    default: return -1;
     }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        uint64_t bits;
-        if ((size = parse_real(s, p, avail, &d)) < 0 || !isfinite(d)) return -1;
-        memcpy(&bits, &d, 8);
-        crc_u64(crc, bits);
-        break;
-    }
-    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
-    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
-        Temporal t;
-        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-        crc_add(crc, (const unsigned char *)tmp, temporal_fmt(tmp, &t));
-        break;
-    }
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t vlen;
-        int rc = 0;
-        if ((size = parse_string(s, p, avail, &vlen)) < 0) return -1;
-        pos += vlen;
-        if (s->nocrc) break;              /* GEOMETRY: nothing */
-        unsigned char *owned;
-        const unsigned char *v = string_bytes(s, p + size, &vlen, &owned);
-        if (!v) return -1;
-        rc = crc_text(crc, s, v, vlen);
-        PyMem_Free(owned);
-        if (rc < 0) return -1;
-        break;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        len = decimal_fmt(tmp, p, s->precision, s->scale, &size);
-        if (len < 0) return -1;
-        crc_add(crc, (const unsigned char *)tmp, len);     /* no "-0": as _decimal_text */
-        break;
-    case K_ENUM: {
-        long idx;
-        uint64_t number;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0 || enum_number(s, idx, &number) < 0)
-            return -1;
-        crc_u64(crc, number);
-        break;
-    }
-    default:    /* K_PY */
-        return crc_python(e, pystep, data_obj, ppos, end, crc);
-    }
-    *ppos = pos + size;
-    return 0;
+    if (rc == 0) *ppos += u.size;
+    return rc;
 }
 
 /* The checksum of one row image from *ppos (checksum.row_checksum); -1: fall back. */
