@@ -971,47 +971,10 @@ LAYOUT int temporal_fmt(char *buf, const Temporal *t) {
     }
 }
 
-/* typed_value's readers, kept until it takes unpack's shapes itself: unpack, giving the
- * bytes taken (a string: its length prefix) and the part asked for; -1 for a value of
- * another shape too. */
-LAYOUT int parse_int(const Step *s, const unsigned char *p, Py_ssize_t avail, IntValue *x) {
-    Unpacked u;
-    int shape = unpack(s, p, avail, &u);
-    if (shape != U_INT && shape != U_YEAR && shape != U_BIT) return -1;
-    *x = u.x;
-    return (int)u.size;
-}
-
-LAYOUT int parse_real(const Step *s, const unsigned char *p, Py_ssize_t avail, double *d) {
-    Unpacked u;
-    if (unpack(s, p, avail, &u) != U_REAL) return -1;
-    *d = u.d;
-    return (int)u.size;
-}
-
-LAYOUT int parse_temporal(const Step *s, const unsigned char *p, Py_ssize_t avail, Temporal *t) {
-    Unpacked u;
-    if (unpack(s, p, avail, &u) != U_TEMPORAL) return -1;
-    *t = u.t;
-    return (int)u.size;
-}
-
-LAYOUT int parse_string(const Step *s, const unsigned char *p, Py_ssize_t avail, Py_ssize_t *len) {
-    Unpacked u;
-    if (unpack(s, p, avail, &u) != U_STRING) return -1;
-    *len = u.span.len;
-    return (int)s->width;
-}
-
+/* A DECIMAL's bytes at p (typed_value hands them to decimal128 as they are, without the
+ * text unpack formats); -1 when they are not all there. */
 LAYOUT int decimal_size(const Step *s, Py_ssize_t avail) {
     return s->kind != K_DECIMAL || avail < s->width ? -1 : (int)s->width;
-}
-
-LAYOUT int parse_enum(const Step *s, const unsigned char *p, Py_ssize_t avail, long *idx) {
-    Unpacked u;
-    if (unpack(s, p, avail, &u) != U_ENUM) return -1;
-    *idx = u.idx;
-    return (int)u.size;
 }
 
 /* A string value's bytes as decode_string gives them: a BINARY(N) value shorter than N
@@ -2616,53 +2579,39 @@ static int acol_enum(ACol *c, const Step *s, long idx) {
 /* One value of step s at p into column c (NULL: only walked past); the bytes it took,
  * or -1. */
 static Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
-    int size, rc = 0;
-    switch (s->kind) {
-    case K_TINY: case K_SHORT: case K_INT24: case K_LONG: case K_LONGLONG: case K_YEAR:
-    case K_BIT: {
-        IntValue x;
-        if ((size = parse_int(s, p, avail, &x)) < 0) return -1;
-        if (c) rc = acol_int(c, &x);
-        break;
+    int rc = 0;
+    if (s->kind == K_DECIMAL) {
+        int size = decimal_size(s, avail);
+        if (size < 0) return -1;
+        if (c) rc = acol_decimal(c, s, p, &size);
+        return rc < 0 ? -1 : size;
     }
-    case K_FLOAT: case K_DOUBLE: {
-        double d;
-        if ((size = parse_real(s, p, avail, &d)) < 0) return -1;
+    Unpacked u;
+    switch (unpack(s, p, avail, &u)) {
+    case U_INT: case U_YEAR: case U_BIT:
+        if (c) rc = acol_int(c, &u.x);
+        break;
+    case U_REAL:
         if (!c) break;
-        if (c->type == A_FLOAT64) rc = acol_fixed(c, &d);
+        if (c->type == A_FLOAT64) rc = acol_fixed(c, &u.d);
         else if (c->type == A_FLOAT32 && s->kind == K_FLOAT) {
-            float f = (float)d;
+            float f = (float)u.d;
             rc = acol_fixed(c, &f);
         } else rc = -1;
         break;
-    }
-    case K_DATE: case K_TS0: case K_DT0: case K_TIME0: case K_TS_HIRES: case K_DT_HIRES:
-    case K_TIME_HIRES: case K_TS2: case K_DT2: case K_TIME2: {
-        Temporal t = {0};
-        if ((size = parse_temporal(s, p, avail, &t)) < 0) return -1;
-        if (c) rc = acol_temporal(c, &t);
+    case U_TEMPORAL:
+        if (c) rc = acol_temporal(c, &u.t);
         break;
-    }
-    case K_VARCHAR: case K_STRING: case K_BLOB: {
-        Py_ssize_t len;
-        if ((size = parse_string(s, p, avail, &len)) < 0) return -1;
-        if (c) rc = acol_string(c, s, p + size, len);
-        return rc < 0 ? -1 : size + len;
-    }
-    case K_DECIMAL:
-        if ((size = decimal_size(s, avail)) < 0) return -1;
-        if (c) rc = acol_decimal(c, s, p, &size);
+    case U_STRING:
+        if (c) rc = acol_string(c, s, u.span.p, u.span.len);
         break;
-    case K_ENUM: {
-        long idx;
-        if ((size = parse_enum(s, p, avail, &idx)) < 0) return -1;
-        if (c) rc = acol_enum(c, s, idx);
+    case U_ENUM:
+        if (c) rc = acol_enum(c, s, u.idx);
         break;
-    }
     default:
-        return -1;          /* K_PY: column_map leaves such walks to Python */
+        return -1;          /* U_PY (column_map leaves such walks to Python), or a bad value */
     }
-    return rc < 0 ? -1 : size;
+    return rc < 0 ? -1 : u.size;
 }
 
 /* One row image along walk w into cols (map[i]: the column of step i, or -1); columns
