@@ -1234,12 +1234,7 @@ class Applier:
         """A value the target stored changed (a warning): stop, as for SQL statements."""
         import pymysql
 
-        cur.execute("SHOW WARNINGS")
-        for level, code, message in cur.fetchall():
-            if level == "Note":
-                continue
-            if isinstance(message, bytes):
-                message = message.decode("utf-8", "replace")
+        for code, message in _warnings(cur):
             error = self._translate(pymysql.err.DataError(code, message), tx)
             error.message += f"\n  in the rows events at {_events_text(chunk.events)}"
             raise error
@@ -1249,12 +1244,7 @@ class Applier:
         of those - ENUM's '' error value, zero dates - only exist non-strict), so a value
         the target cannot hold (a narrower column, out of range) is a warning: stop on
         it with the row named instead of committing a changed value."""
-        cur.execute("SHOW WARNINGS")
-        for level, code, message in cur.fetchall():
-            if level == "Note":
-                continue
-            if isinstance(message, bytes):
-                message = message.decode("utf-8", "replace")
+        for code, message in _warnings(cur):
             row = _warned_row(message, batch.rows)
             if row is not None and self._enum_error_value(code, message, row[1]):
                 continue
@@ -1369,6 +1359,15 @@ def needs_sql(table_map, fde) -> bool:
 def _events_text(events) -> str:
     shown = ", ".join(f"{f} @ {p}" for f, p in events[:3])
     return shown + (f" and {len(events) - 3} more" if len(events) > 3 else "")
+
+
+def _warnings(cur) -> Iterator[tuple[int, str]]:
+    """(code, message) of the session's last statement's warnings and errors (its Notes
+    left out: they change no value)."""
+    cur.execute("SHOW WARNINGS")
+    for level, code, message in cur.fetchall():
+        if level != "Note":
+            yield code, message.decode("utf-8", "replace") if isinstance(message, bytes) else message
 
 
 def _warned_row(message: str, rows):
