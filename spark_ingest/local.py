@@ -152,30 +152,37 @@ def write_schemaless_table(changes_dir: Path, tables_dir: Path, run: int, db: st
     where = changes_dir / partition_dir(db, table, "x").rsplit("/", 1)[0]
     if not where.is_dir():
         return
-    data = ds.dataset(str(where), format="parquet").to_table(
-        columns=["file", "pos", "ts", "server_id", "gtid", "op", "before", "after"])
-    data = data.set_column(2, "ts", pc.divide(data.column("ts").cast(pa.int64()), 1_000_000))
-    # column by column: no dict per record
-    files, poss, tss, server_ids, gtids, ops, befores, afters = (
-        data.column(name).to_pylist() for name in data.column_names)
+    data = ds.dataset(str(where), format="parquet")
+    names = ["file", "pos", "ts", "server_id", "gtid", "op", "before", "after"]
+
+    def batches(columns):
+        # a batch at a time, twice (the keys, then the rows): memory is a batch's, not the
+        # table's (the scanner's default reads ahead 16 batches and 4 files)
+        return data.to_batches(columns=columns, batch_size=8192, batch_readahead=0, fragment_readahead=0)
+
+    loads = orjson.loads
     keys: set = set()
-    for before, after in zip(befores, afters, strict=True):
-        image = after if after is not None else before
-        if image is not None:
-            keys.update(orjson.loads(image))
+    for batch in batches(["before", "after"]):
+        for before, after in zip(*(c.to_pylist() for c in batch.columns), strict=True):
+            image = after if after is not None else before
+            if image is not None:
+                keys.update(loads(image))
 
     def order(k):
         return (0, int(k[1:]), "") if k.startswith("@") and k[1:].isdigit() else (1, 0, k)
     columns = [(k, "string") for k in sorted(keys, key=order)]
     writer = TypedWriter(str(tables_dir), run, 0, lambda *_: columns, zone=opts.zone,
                          binary_encoding=opts.binary_encoding)
-    loads = orjson.loads
-    for i, op in enumerate(ops):
-        if op not in ("insert", "update", "delete"):
-            continue
-        before, after = befores[i], afters[i]
-        writer.add_images(_Change(files[i], poss[i], tss[i], server_ids[i], gtids[i], op, db, table),
-                          None if before is None else loads(before), None if after is None else loads(after))
+    for batch in batches(names):
+        batch = batch.set_column(2, "ts", pc.divide(batch.column(2).cast(pa.int64()), 1_000_000))
+        files, poss, tss, server_ids, gtids, ops, befores, afters = (c.to_pylist() for c in batch.columns)
+        for i, op in enumerate(ops):
+            if op not in ("insert", "update", "delete"):
+                continue
+            before, after = befores[i], afters[i]
+            writer.add_images(_Change(files[i], poss[i], tss[i], server_ids[i], gtids[i], op, db, table),
+                              None if before is None else loads(before),
+                              None if after is None else loads(after))
     writer.close()
 
 

@@ -1,0 +1,29 @@
+"""spark_ingest.arrow_typed.TypedWriter's bound on rows held as Python values (the
+schemaless tables' path, ``add_images``): a table's rows are written as a row group once
+they reach GROUP_BYTES by their estimated size, not only at ROWS_PER_GROUP rows, so a
+table with no schema is typed in memory bounded by that, whatever its length."""
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from spark_ingest import arrow_typed
+from spark_ingest.local import _Change
+
+COLUMNS = [("@1", "string"), ("@2", "string"), ("@3", "string")]
+
+
+@pytest.mark.parametrize("rows", [100, 20_000])
+def test_rows_held_as_python_values_stay_under_the_group_bytes(tmp_path, rows):
+    writer = arrow_typed.TypedWriter(str(tmp_path), 1, 0, lambda *_: COLUMNS)
+    limit = arrow_typed.GROUP_BYTES // arrow_typed._PYTHON_ROW_BYTES
+    held = 0
+    for i in range(rows):
+        change = _Change("mariadb-bin.000001", 4 + i, 1_700_000_000, 1, None, "insert", "d", "t")
+        writer.add_images(change, None, {"@1": str(i), "@2": "x" * 40, "@3": None})
+        held = max(held, sum(len(r) for r in writer.rows.values()))
+    writer.close()
+    assert held <= limit < arrow_typed.ROWS_PER_GROUP
+    files = list(tmp_path.rglob("*.parquet"))
+    assert sum(pq.ParquetFile(f).metadata.num_rows for f in files) == rows
+    assert [r["@1"] for f in sorted(files) for r in pq.read_table(f).to_pylist()] == [str(i) for i in range(rows)]
