@@ -216,7 +216,8 @@ class EventStream:
         ``SkippedRowsEvent`` (the table filter, decided at TABLE_MAP time).
         ``on_error``: "fail" raises on damage, "skip" returns ``Damage`` records.
         ``keys``: a ``crypt.KeyRing``; after a START_ENCRYPTION_EVENT every event is
-        decrypted in the buffer before it is framed (without keys: EncryptedBinlogError)."""
+        decrypted in the buffer before it is framed (``binlog.decryption``; without keys:
+        EncryptedBinlogError)."""
         check_on_error(on_error)
         self.source = source
         self.skip_rows = skip_rows
@@ -654,23 +655,6 @@ class EventStream:
             return dec.header(self._buf, i, offset) if dec.detected else None
         return parse_header(self._buf, i, offset)
 
-    def _resync_encrypted(self):
-        """_resync for the encrypted part of a file: a candidate must decrypt, with the
-        IV of its own offset, to a plausible header (one AES block) and then to a whole
-        event that keeps the log_pos chain and its CRC32."""
-        if self._preferred is not None:
-            target = self._preferred
-            verdict = self._encrypted_at(target)
-            if verdict is None and self._eof and target == self.offset + self.buffered:
-                verdict = True
-            if verdict is None and not self._eof:
-                return NEED_DATA
-            self._preferred = None
-            if verdict is True:
-                return self._end_damage(target, resynced=False)
-            self._advance(1)
-        return self._scan_on(self._encrypted_at)
-
     def _encrypted_at(self, offset: int):
         """Does an encrypted event start at ``offset``?  True (then it is decrypted in
         the buffer) / False / None (need data) / _TAIL (runs past the end)."""
@@ -720,10 +704,15 @@ class EventStream:
 
     def _resync(self):
         if self.decryption is not None:
-            return self._resync_encrypted()
+            # A candidate must decrypt, with the IV of its own offset, to a plausible
+            # header (one AES block) and then to a whole event that keeps the log_pos
+            # chain and its CRC32 (_encrypted_at); no quick skip over the bytes.
+            verdict_at, skip = self._encrypted_at, None
+        else:
+            verdict_at, skip = self._plausible_at, self._skip_to_candidate
         if self._preferred is not None:
             target = self._preferred
-            verdict = self._plausible_at(target)
+            verdict = verdict_at(target)
             if verdict is None and self._eof and target == self.offset + self.buffered:
                 verdict = True       # the damaged event was the last one
             if verdict is None and not self._eof:
@@ -732,7 +721,7 @@ class EventStream:
             if verdict is True:
                 return self._end_damage(target, resynced=False)
             self._advance(1)     # the declared end was wrong: scan from the next byte
-        return self._scan_on(self._plausible_at, self._skip_to_candidate)
+        return self._scan_on(verdict_at, skip)
 
     def _scan_on(self, verdict_at, skip=None):
         """Move on byte by byte until ``verdict_at(offset)`` finds the next event (True,
