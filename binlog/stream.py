@@ -37,6 +37,12 @@ still being written; everything before it was given out).  Leftover bytes whose 
 contradicts the log_pos chain are damage instead (``MalformedEventError``, or a
 ``Damage`` record and a resync in skip mode).  After ``close()`` call ``next_event()``
 until it returns ``NEED_DATA`` to collect what the skip mode still has to say.
+
+Encrypted files: after a START_ENCRYPTION_EVENT the stream frames each event by its size
+(in clear at offset +9) and has ``binlog.decryption.Decryption`` decrypt it in the buffer
+before it reads it as a plain event; a resync there accepts only candidates that decrypt
+with the IV of their own offset.  The stream decides what a failure is (a wrong key,
+a damaged event, the encrypted rest unreadable); the decryption holds the keys and ciphers.
 """
 from __future__ import annotations
 
