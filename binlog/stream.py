@@ -37,6 +37,12 @@ still being written; everything before it was given out).  Leftover bytes whose 
 contradicts the log_pos chain are damage instead (``MalformedEventError``, or a
 ``Damage`` record and a resync in skip mode).  After ``close()`` call ``next_event()``
 until it returns ``NEED_DATA`` to collect what the skip mode still has to say.
+
+Encrypted files: after a START_ENCRYPTION_EVENT the stream frames each event by its size
+(in clear at offset +9) and has ``binlog.decryption.Decryption`` decrypt it in the buffer
+before it reads it as a plain event; a resync there accepts only candidates that decrypt
+with the IV of their own offset.  The stream decides what a failure is (a wrong key,
+a damaged event, the encrypted rest unreadable); the decryption holds the keys and ciphers.
 """
 from __future__ import annotations
 
@@ -55,11 +61,11 @@ from .constants import (
     CHECKSUM_OFF,
     HEADER_LEN,
     LOG_EVENT_BINLOG_IN_USE_F,
-    LOG_EVENT_IGNORABLE_F,
     EventType,
     event_type_name,
 )
 from .cursor import Cursor
+from .decryption import Decryption
 from .errors import (
     BadMagicError,
     BinlogError,
@@ -67,7 +73,6 @@ from .errors import (
     EncryptedBinlogError,
     IncompleteEventError,
     MalformedEventError,
-    WrongKeyError,
     check_on_error,
 )
 from .events import FormatDescriptionEvent, StartEncryptionEvent, TransactionPayloadEvent, UnknownEvent
@@ -77,7 +82,7 @@ from .header import EventHeader, FormatDescription, parse_format_description, pa
 from .registry import EVENT_DECODERS
 
 if TYPE_CHECKING:                # crypt is imported when a binlog turns out encrypted
-    from .crypt import EventDecryptor, KeyRing
+    from .crypt import KeyRing
 
 
 class _NeedData:
@@ -217,7 +222,8 @@ class EventStream:
         ``SkippedRowsEvent`` (the table filter, decided at TABLE_MAP time).
         ``on_error``: "fail" raises on damage, "skip" returns ``Damage`` records.
         ``keys``: a ``crypt.KeyRing``; after a START_ENCRYPTION_EVENT every event is
-        decrypted in the buffer before it is framed (without keys: EncryptedBinlogError)."""
+        decrypted in the buffer before it is framed (``binlog.decryption``; without keys:
+        EncryptedBinlogError)."""
         check_on_error(on_error)
         self.source = source
         self.skip_rows = skip_rows
@@ -245,8 +251,7 @@ class EventStream:
         self._preferred: int | None = None   # the damaged event's declared end, tried first
         self._discard = False         # everything to the end is unreadable (encrypted)
         self.keys = keys
-        self.decryptor: EventDecryptor | None = None   # after START_ENCRYPTION
-        self._plain_end = 0           # absolute offset up to which _buf holds plain bytes
+        self.decryption: Decryption | None = None   # after START_ENCRYPTION (binlog.decryption)
         # Runs of rows events stepped over by length (binlog.scan.skip_run), set by the
         # reader between events: the table_ids it filters, every rows event (an event
         # group outside the GTID window), those before a timestamp; never past
@@ -292,7 +297,7 @@ class EventStream:
         """Type code of the next event when its header is buffered (and in clear)."""
         if self._need_magic or self._pending or self.buffered < HEADER_LEN:
             return None
-        if self.decryptor is not None and self.offset >= self._plain_end:
+        if self.decryption is not None and self.decryption.encrypted(self.offset):
             return None
         return self._buf[self._pos + 4]
 
@@ -308,7 +313,8 @@ class EventStream:
         self._need_magic = False
         self._damage_start = self._damage_error = self._preferred = None
         self._discard = False
-        self._plain_end = offset
+        if self.decryption is not None:
+            self.decryption.plain_end = offset
         self._chain_run = 0
         self._last_log_pos = None
 
@@ -336,8 +342,8 @@ class EventStream:
         """What the leftover bytes at the end of the input are."""
         n = self.buffered
         hint = "the file is truncated or still being written (--follow waits for the rest)"
-        if self.decryptor is not None and self.offset >= self._plain_end:
-            hint += f"; the event is encrypted with {self.decryptor.describe()}"
+        if self.decryption is not None and self.decryption.encrypted(self.offset):
+            hint += f"; the event is encrypted with {self.decryption.describe()}"
         if self._need_magic:
             head = bytes(self._buf[self._pos:self._pos + min(n, 4)])
             if not BINLOG_MAGIC.startswith(head):
@@ -390,7 +396,7 @@ class EventStream:
                 return self._start_damage(error, None, trust_size=False)
             self._advance(4)
             self._need_magic = False
-        if self.decryptor is not None and self.offset >= self._plain_end:
+        if self.decryption is not None and self.decryption.encrypted(self.offset):
             waiting = self._decrypt_next()
             if waiting is not None:
                 return waiting
@@ -466,7 +472,7 @@ class EventStream:
         the next event is not one).  The checks are those of the one-event path in
         next_event (size, the log_pos chain in skip mode without CRCs); whatever fails
         them, or is not wholly buffered, is left to it."""
-        if self.decryptor is not None and self.offset < self._plain_end:
+        if self.decryption is not None and not self.decryption.encrypted(self.offset):
             return None         # an encrypted file: one decrypted event at a time
         strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
         last = self._last_log_pos
@@ -487,7 +493,7 @@ class EventStream:
     def _count_run(self) -> CountedRun | None:
         """Count the buffered run of rows events ``count_walks`` covers (None: the next
         event is not one); the checks are ``_skip_run``'s, plus the rows post-header."""
-        if self.decryptor is not None and self.offset < self._plain_end:
+        if self.decryption is not None and not self.decryption.encrypted(self.offset):
             return None
         strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
         last = self._last_log_pos
@@ -508,7 +514,8 @@ class EventStream:
     def _encode_run(self) -> EncodedRun | None:
         """Write the buffered run of rows events ``encode_entries`` covers (None: the next
         event is not one); the checks are ``_count_run``'s."""
-        if self.decryptor is not None and self.offset < self._plain_end or self.encode_args is None:
+        if (self.decryption is not None and not self.decryption.encrypted(self.offset)
+                or self.encode_args is None):
             return None
         encode, prefix, tail, flags, max_event = self.encode_args
         strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
@@ -577,25 +584,11 @@ class EventStream:
         check_event_size(header.type_code, header.event_size, self.fde, source=self.source,
                          offset=header.offset)
 
-    # --- encrypted binlogs (binlog.crypt) ----------------------------------
+    # --- encrypted binlogs (binlog.decryption) -----------------------------
     def _start_decryption(self, event: StartEncryptionEvent) -> None:
-        from .crypt import SYSTEM_KEY_ID, EventDecryptor
-
-        if event.header.flags & LOG_EVENT_IGNORABLE_F:
-            # Sent over replication: the dump thread decrypts every event it sends and
-            # marks this one ignorable ("Make it Ignorable_log_event and send it",
-            # sql/sql_repl.cc send_format_descriptor_event): what follows is plain.
-            return
-        if self.keys is None:
-            raise EncryptedBinlogError(
-                f"the binlog is encrypted (scheme {event.scheme}, key id {SYSTEM_KEY_ID} "
-                f"version {event.key_version}); events after this point cannot be read "
-                f"without the server's key", field_offset=event.offset,
-                hint="give the server's file_key_management key file: --key-file FILE "
-                     "(and --key-file-key SECRET|FILE:path if it is encrypted)")
-        self.decryptor = EventDecryptor.start(self.keys, event.scheme, event.key_version,
-                                              event.nonce, self.source)
-        self._plain_end = event.header.end
+        started = Decryption.start(self.keys, event, self.source)
+        if started is not None:
+            self.decryption = started
 
     def _decrypt_next(self):
         """Decrypt the event at the read position in the buffer (its size is in clear).
@@ -615,17 +608,9 @@ class EventStream:
             return self._start_damage(error, None, trust_size=False)
         if self.buffered < size:
             return self._at_end() if self._eof else NEED_DATA
-        raw = bytes(self._buf[i:i + size])
-        dec = self._active_decryptor()
-        plain: bytearray | None
-        if dec.detected:
-            plain = dec.decrypt(raw, self.offset)
-        else:
-            plain = dec.detect(raw, self.offset, self._plain_ok(self.offset))
-            if plain is None:
-                return self._undecryptable(size)
-        self._buf[i:i + size] = plain
-        self._plain_end = self.offset + size
+        if not self._active_decryption().decrypt_next(self._buf, i, self.offset, size,
+                                                      self._plain_ok(self.offset)):
+            return self._undecryptable(size)
         return None
 
     def _plain_ok(self, offset: int):
@@ -643,79 +628,44 @@ class EventStream:
     def _undecryptable(self, size: int):
         """The first encrypted event fails its checks with every key and algorithm: a
         wrong key - unless the event after it decrypts, then this one is damaged."""
-        dec = self._active_decryptor()
+        dec = self._active_decryption()
         j, nxt = self._pos + size, self.offset + size
         if len(self._buf) - j >= HEADER_LEN:
             size2 = int.from_bytes(self._buf[j + 9:j + 13], "little")
             if HEADER_LEN <= size2 <= len(self._buf) - j:
-                raw2 = bytes(self._buf[j:j + size2])
-                if dec.detect(raw2, nxt, self._plain_ok(nxt)) is not None:
-                    error = MalformedEventError(
-                        f"encrypted event fails its checks after decryption with "
-                        f"{dec.describe()} (the next event decrypts: this one is damaged)",
-                        source=self.source, event_offset=self.offset)
+                if dec.decrypts(self._buf, j, nxt, size2, self._plain_ok(nxt)):
+                    error = dec.damaged_error(self.source, self.offset)
                     if self.on_error == "fail":
                         raise error
-                    self._plain_end = self.offset      # nothing here is plain
+                    dec.plain_end = self.offset      # nothing here is plain
                     return self._start_damage(error, None, trust_size=False)
-        tried = len(dec.candidates)
-        wrong = WrongKeyError(
-            f"the keys given do not decrypt this binlog: its first encrypted event fails its "
-            f"checks with all {tried} key/algorithm combinations tried for key id "
-            f"{dec.key_id} version {dec.key_version}",
-            key_id=dec.key_id, key_version=dec.key_version, source=self.source,
-            event_offset=self.offset,
-            hint="give the key file the server used when it wrote this file (--key-file, "
-                 "repeatable), or check --encryption-algorithm")
+        wrong = dec.wrong_key_error(self.source, self.offset)
         if self.on_error == "fail":
             raise wrong
         self._discard = True
         self._damage_start, self._damage_error, self._damage_type = self.offset, wrong, None
         return self._discard_rest()
 
-    def _active_decryptor(self) -> EventDecryptor:
-        """The decryptor of the encrypted events being read (set by START_ENCRYPTION)."""
-        if self.decryptor is None:
+    def _active_decryption(self) -> Decryption:
+        """The decryption of the encrypted events being read (set by START_ENCRYPTION)."""
+        if self.decryption is None:
             raise EncryptedBinlogError("an encrypted event before the START_ENCRYPTION_EVENT "
                                        "that says how to decrypt it", source=self.source,
                                        event_offset=self.offset)
-        return self.decryptor
-
-    def _encrypted_header(self, i: int, offset: int) -> EventHeader | None:
-        """The plain header of the still encrypted event at buffer index ``i`` (None:
-        fewer than its first 20 bytes are buffered)."""
-        size = int.from_bytes(self._buf[i + 9:i + 13], "little")
-        head = self._active_decryptor().peek_header(self._buf[i:i + 20], offset, size)
-        return parse_header(head, 0, offset) if head is not None else None
+        return self.decryption
 
     def _header_view(self, i: int, offset: int) -> EventHeader | None:
         """The header at buffer index ``i``, decrypted for a look when it still is."""
-        if self.decryptor is not None and offset >= self._plain_end:
-            return self._encrypted_header(i, offset) if self.decryptor.detected else None
+        dec = self.decryption
+        if dec is not None and dec.encrypted(offset):
+            return dec.header(self._buf, i, offset) if dec.detected else None
         return parse_header(self._buf, i, offset)
-
-    def _resync_encrypted(self):
-        """_resync for the encrypted part of a file: a candidate must decrypt, with the
-        IV of its own offset, to a plausible header (one AES block) and then to a whole
-        event that keeps the log_pos chain and its CRC32."""
-        if self._preferred is not None:
-            target = self._preferred
-            verdict = self._encrypted_at(target)
-            if verdict is None and self._eof and target == self.offset + self.buffered:
-                verdict = True
-            if verdict is None and not self._eof:
-                return NEED_DATA
-            self._preferred = None
-            if verdict is True:
-                return self._end_damage(target, resynced=False)
-            self._advance(1)
-        return self._scan_on(self._encrypted_at)
 
     def _encrypted_at(self, offset: int):
         """Does an encrypted event start at ``offset``?  True (then it is decrypted in
         the buffer) / False / None (need data) / _TAIL (runs past the end)."""
-        dec = self._active_decryptor()
-        if offset < self._plain_end:
+        dec = self._active_decryption()
+        if not dec.encrypted(offset):
             return self._plausible_at(offset)
         i = self._pos + offset - self.offset
         avail = len(self._buf) - i
@@ -724,7 +674,7 @@ class EventStream:
         size = int.from_bytes(self._buf[i + 9:i + 13], "little")
         if not HEADER_LEN + self.fde.checksum_len <= size <= MAX_EVENT_SIZE or not dec.detected:
             return False
-        header = self._encrypted_header(i, offset)
+        header = dec.header(self._buf, i, offset)
         if header is None:
             return None      # its first 20 bytes are not all here (at the end: damage to it)
         if not self._header_ok(header) or not (header.log_pos == 0 or self._chained(header)):
@@ -737,12 +687,7 @@ class EventStream:
         self._crc_spent += size
         if self._crc_spent > _CRC_BUDGET + 16 * (offset - (self._damage_start or 0)):
             return False
-        plain = dec.decrypt(bytes(self._buf[i:i + size]), offset)
-        if not self._plain_ok(offset)(plain):
-            return False
-        self._buf[i:i + size] = plain
-        self._plain_end = offset + size
-        return True
+        return dec.decrypt_if(self._buf, i, offset, size, self._plain_ok(offset))
 
     # --- skip mode: damage and resynchronisation ---------------------------
     def _start_damage(self, error: BinlogError, header: EventHeader | None, *, trust_size: bool):
@@ -764,11 +709,16 @@ class EventStream:
             self._advance(1)
 
     def _resync(self):
-        if self.decryptor is not None:
-            return self._resync_encrypted()
+        if self.decryption is not None:
+            # A candidate must decrypt, with the IV of its own offset, to a plausible
+            # header (one AES block) and then to a whole event that keeps the log_pos
+            # chain and its CRC32 (_encrypted_at); no quick skip over the bytes.
+            verdict_at, skip = self._encrypted_at, None
+        else:
+            verdict_at, skip = self._plausible_at, self._skip_to_candidate
         if self._preferred is not None:
             target = self._preferred
-            verdict = self._plausible_at(target)
+            verdict = verdict_at(target)
             if verdict is None and self._eof and target == self.offset + self.buffered:
                 verdict = True       # the damaged event was the last one
             if verdict is None and not self._eof:
@@ -777,7 +727,7 @@ class EventStream:
             if verdict is True:
                 return self._end_damage(target, resynced=False)
             self._advance(1)     # the declared end was wrong: scan from the next byte
-        return self._scan_on(self._plausible_at, self._skip_to_candidate)
+        return self._scan_on(verdict_at, skip)
 
     def _scan_on(self, verdict_at, skip=None):
         """Move on byte by byte until ``verdict_at(offset)`` finds the next event (True,

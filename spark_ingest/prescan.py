@@ -175,7 +175,7 @@ class _Scanner:
                     break
                 raise _incomplete(name, off, size - off)
             ts, type_code, server_id, esize, log_pos, flags = unpack(mm, off)
-            encrypted = self.stream.decryptor is not None and off >= self.stream._plain_end
+            encrypted = self.stream.decryption is not None and self.stream.decryption.encrypted(off)
             # (an encrypted header's type code is known after decryption: checked then)
             check_event_size(0 if encrypted else type_code, esize, self.fde, source=name, offset=off)
             if off + esize > size:
@@ -282,7 +282,7 @@ class _Scanner:
         off = header[6]
         if self.src is self.mm:
             return bytes(self.mm[off:end])
-        return bytes(self.stream._active_decryptor().decrypt(self.mm[off:end], off))
+        return bytes(self.stream._active_decryption().decryptor.decrypt(self.mm[off:end], off))
 
     def _query(self, header: tuple, end: int) -> None:
         off = header[6]
@@ -328,7 +328,7 @@ def _plain_head(stream: EventStream, mm, off: int, esize: int):
     """The plain first bytes of the encrypted event at ``off`` (header, GTID flags,
     table_id); the first encrypted event is decrypted whole, to find the key and
     algorithm that fit (binlog.crypt.EventDecryptor.detect)."""
-    dec = stream._active_decryptor()      # (walk: only after START_ENCRYPTION)
+    dec = stream._active_decryption().decryptor      # (walk: only after START_ENCRYPTION)
     if not dec.detected:
         plain = dec.detect(bytes(mm[off:off + esize]), off, stream._plain_ok(off))
         if plain is None:

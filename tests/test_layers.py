@@ -36,6 +36,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
       "binlog.rewrite", "binlog.watermarks"),
      ("schema_store",), ("binlog.options",)],
     [("binlog.stream",)],
+    [("binlog.decryption",)],                   # the encrypted part of a file, for the stream
     [("binlog.events", "binlog.crypt")],
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression", "binlog.protocol")],
     [("binlog.column", "binlog.cursor", "binlog.filters", "binlog.user_values", "binlog.sql_connection", "binlog.gtids",
