@@ -65,7 +65,6 @@ from .constants import (
     event_type_name,
 )
 from .cursor import Cursor
-from .decryption import Decryption
 from .errors import (
     BadMagicError,
     BinlogError,
@@ -81,8 +80,9 @@ from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, parse_format_description, parse_header
 from .registry import EVENT_DECODERS
 
-if TYPE_CHECKING:                # crypt is imported when a binlog turns out encrypted
+if TYPE_CHECKING:                # both imported when a binlog turns out encrypted
     from .crypt import KeyRing
+    from .decryption import Decryption
 
 
 class _NeedData:
@@ -586,6 +586,8 @@ class EventStream:
 
     # --- encrypted binlogs (binlog.decryption) -----------------------------
     def _start_decryption(self, event: StartEncryptionEvent) -> None:
+        from .decryption import Decryption  # only an encrypted binlog needs it
+
         started = Decryption.start(self.keys, event, self.source)
         if started is not None:
             self.decryption = started
