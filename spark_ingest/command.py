@@ -54,16 +54,13 @@ def run(args) -> int:
     from binlog.errors import UsageError
 
     engine = engine_of(args)
-    if args.format == "delta":
-        if engine != "local":
-            raise UsageError("--format delta is written by the local engine (--engine local)")
-        from .delta import require_deltalake
-
-        require_deltalake()
+    if args.format == "delta" and engine != "local":
+        raise UsageError("--format delta is written by the local engine (--engine local)")
     if engine == "local":
         # Arrow's allocations from jemalloc, which gives freed row groups back to the
         # system (pyarrow's default, mimalloc, keeps them: the bench file x3 on one worker
-        # peaked at 311 MB RSS, 251 MB so); read when pyarrow loads, a user's setting wins
+        # peaked at 311 MB RSS, 251 MB so); read when pyarrow loads, a user's setting wins:
+        # so nothing may import pyarrow before this (spark_ingest.delta does)
         if "pyarrow" not in sys.modules and sys.platform.startswith("linux"):
             os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
         try:
@@ -71,6 +68,10 @@ def run(args) -> int:
         except ImportError:
             raise UsageError("binlog ingest needs pyarrow (the [spark] extra)",
                              hint="pip install 'binlog-temporal[spark]'") from None
+        if args.format == "delta":
+            from .delta import require_deltalake
+
+            require_deltalake()
         from .local import run_local
 
         return run_local(args)

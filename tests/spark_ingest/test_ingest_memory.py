@@ -93,7 +93,4 @@ def test_peak_rss_is_flat_from_one_to_five_copies(binlog, tmp_path, output):
     small = peak_rss_mib(one, tmp_path / "out-one" / "lake", output)
     large = peak_rss_mib(five, tmp_path / "out-five" / "lake", output)
     assert large < small * 1.15 + 16, (small, large)
-    # Delta runs ~40 MiB above Parquet (266-278 MiB for one copy, 290-312 for five on this
-    # data, measured 2026-11-26): the bound is the 300 MB for Parquet, with that
-    # margin for Delta
-    assert large < (300 if output == "parquet" else 340), (small, large)
+    assert large < 300, (small, large)
