@@ -215,6 +215,23 @@ class BatchBuilder:
         self.images += 2 * item.count if layout == _UPDATE else item.count
         self.pending = self.rows - 1
 
+    def take(self, item) -> None:
+        """One item of ``reader.items(statements=True)``: a rows event's rows (``RowBatch``
+        or one ``RowChange``), its images the compiled encoder wrote, a statement record,
+        or another event (transaction ends, positions)."""
+        from binlog.reader import RowBatch, RowChange, StatementChange
+
+        if isinstance(item, RowBatch):
+            self.add_rows(item)
+        elif isinstance(item, EncodedImages):
+            self.add_encoded(item)
+        elif isinstance(item, RowChange):
+            self.add(item)
+        elif isinstance(item, StatementChange):
+            self.add_statement(item)
+        else:
+            self.event(item)
+
     def add_statement(self, record) -> None:
         """A ``reader.StatementChange``: its JSON record's extra keys go in ``after``."""
         full = statement_record(record, self.render_bytes)
@@ -501,7 +518,7 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
     given every decoded rows event's ``reader.RowBatch`` (the typed tables), and
     ``on_event`` (``TypedWriter.add_event``) every rows event the compiled encoder
     writes: when it returns False, the event is decoded and goes to ``on_rows``."""
-    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch, StatementChange
+    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch
     from binlog.replay.keys import KeyCatalog
     from binlog.sources.file import FileSource
 
@@ -538,16 +555,9 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         builder.broken()
         try:
             for item in reader.items(statements=True, batches=True):
-                if isinstance(item, RowBatch):
-                    builder.add_rows(item)
-                    if on_rows is not None:
-                        on_rows(item)
-                elif isinstance(item, EncodedImages):
-                    builder.add_encoded(item)
-                elif isinstance(item, StatementChange):
-                    builder.add_statement(item)
-                else:
-                    builder.event(item)
+                builder.take(item)
+                if on_rows is not None and isinstance(item, RowBatch):
+                    on_rows(item)
                 if builder.complete() >= size:
                     yield builder.batch()
         except BinlogError as exc:

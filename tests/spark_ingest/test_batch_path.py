@@ -25,7 +25,7 @@ from hypothesis import given, settings, strategies as st
 from spark_helpers import SAMPLES, SCHEMA_DDL
 
 from binlog.output.values import bytes_renderer, render_row
-from binlog.reader import BinlogReader, RowBatch, RowChange, StatementChange
+from binlog.reader import BinlogReader, RowBatch, RowChange
 from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 from spark_ingest import arrow_typed
@@ -59,14 +59,7 @@ def _table(path: Path, encoding: str, batches: bool, encoded: bool = False, size
     builder = BatchBuilder(encoding, keys=KeyCatalog(schema=reader.schema), with_types=True)
     out = []
     for item in reader.items(statements=True, batches=batches):
-        if isinstance(item, (RowBatch, RowChange)):
-            (builder.add_rows if batches else builder.add)(item)
-        elif isinstance(item, EncodedImages):
-            builder.add_encoded(item)
-        elif isinstance(item, StatementChange):
-            builder.add_statement(item)
-        else:
-            builder.event(item)
+        builder.take(item)
         if builder.complete() >= size:
             out.append(builder.batch())
     out.append(builder.batch(final=True))
