@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -131,6 +132,29 @@ def assert_same_contents(source, target, databases=None, *, checksum=True) -> No
                                  f"source only: {only_a}; target only: {only_b}")
         if checksum:
             assert a[name][0] == b[name][0], f"{name}: CHECKSUM TABLE {a[name][0]} != {b[name][0]}"
+
+
+@contextmanager
+def apply_batches_source(tmp_dir: Path):
+    """A source server after sql/apply_batches.sql (binlog_row_metadata=FULL): (server,
+    the binlog files of its DML, its schema dump written in ``tmp_dir``)."""
+    from support.mariadb_server import MariaDBServer, require_mariadbd
+
+    require_mariadbd()
+    with MariaDBServer({"binlog_row_metadata": "FULL"}) as source:
+        ddl, _, dml = script("apply_batches.sql").partition("--! flush")
+        source.execute("CREATE DATABASE ab CHARACTER SET utf8mb4")
+        run_script(source, ddl)
+        schema = source.dump_schema(["ab"])
+        source.flush_logs()
+        first = source.master_status()[0]
+        run_script(source, dml)
+        source.flush_logs()
+        names = source.binlog_names()
+        files = [str(p) for p in source.binlog_files() if names.index(p.name) >= names.index(first)]
+        schema_file = tmp_dir / "schema.sql"
+        schema_file.write_text(schema)
+        yield source, files, str(schema_file)
 
 
 def load_schema(target, dump: str) -> None:

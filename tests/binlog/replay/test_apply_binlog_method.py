@@ -10,7 +10,14 @@ import re
 import signal
 
 import pytest
-from replay_helpers import assert_same_contents, cli, contents, dsn, load_schema, run_script, script
+from replay_helpers import (
+    apply_batches_source,
+    assert_same_contents,
+    cli,
+    contents,
+    dsn,
+    load_schema,
+)
 
 pytestmark = pytest.mark.server
 
@@ -18,23 +25,8 @@ pytestmark = pytest.mark.server
 @pytest.fixture(scope="module")
 def source_and_files(tmp_path_factory):
     """The source after tests/binlog/replay/sql/apply_batches.sql: (server, DML binlogs, schema)."""
-    from support.mariadb_server import MariaDBServer, require_mariadbd
-
-    require_mariadbd()
-    with MariaDBServer({"binlog_row_metadata": "FULL"}) as source:
-        ddl, _, dml = script("apply_batches.sql").partition("--! flush")
-        source.execute("CREATE DATABASE ab CHARACTER SET utf8mb4")
-        run_script(source, ddl)
-        schema = source.dump_schema(["ab"])
-        source.flush_logs()
-        first = source.master_status()[0]
-        run_script(source, dml)
-        source.flush_logs()
-        names = source.binlog_names()
-        files = [str(p) for p in source.binlog_files() if names.index(p.name) >= names.index(first)]
-        schema_file = tmp_path_factory.mktemp("binlog_method") / "schema.sql"
-        schema_file.write_text(schema)
-        yield source, files, str(schema_file)
+    with apply_batches_source(tmp_path_factory.mktemp("binlog_method")) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
