@@ -54,6 +54,24 @@ def expand_paths(paths: Iterable[str | os.PathLike], *, allow_gaps: bool = False
 
 
 def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: Callable[[str], None] | None = None) -> list[Path]:
+    found = _named_binlogs(directory, allow_gaps, on_warning)
+    if found:
+        return found
+    # exit 2 (bad usage): the directory names no binlog (`*.index` or `name.NNNNNN`)
+    unnamed = [e.name for e in sorted(directory.iterdir()) if _is_binlog(e)]
+    if unnamed:
+        shown = ", ".join(unnamed[:3]) + (", ..." if len(unnamed) > 3 else "")
+        raise UsageError(
+            f"{directory} holds {len(unnamed)} binlog file(s) whose names are not "
+            f"NAME.NNNNNN and no .index file lists them ({shown}): their order is unknown",
+            hint="give them as files in reading order (binlog dump DIR/a DIR/b ...), or "
+                 "write DIR/NAME.index listing them one per line")
+    raise UsageError(f"no binlog files in directory {directory}")
+
+
+def _named_binlogs(directory: Path, allow_gaps: bool, on_warning) -> list[Path]:
+    """The binlogs an index of ``directory`` lists that are there, else its NAME.NNNNNN
+    files in order; [] when it names none."""
     for index in sorted(directory.glob("*.index")):
         names = [line.strip() for line in index.read_text(errors="replace").splitlines() if line.strip()]
         # a name listed twice is one file (read once); names, never paths, from the index
@@ -67,24 +85,14 @@ def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: 
         m = _NUMBERED.match(binlog_name(entry))
         if m and entry.is_file():
             numbered.append((m.group(1), int(m.group(2)), entry))
-    if not numbered:
-        # exit 2 (bad usage): the directory names no binlog (`*.index` or `name.NNNNNN`)
-        unnamed = [e.name for e in sorted(directory.iterdir()) if _is_binlog(e)]
-        if unnamed:
-            shown = ", ".join(unnamed[:3]) + (", ..." if len(unnamed) > 3 else "")
-            raise UsageError(
-                f"{directory} holds {len(unnamed)} binlog file(s) whose names are not "
-                f"NAME.NNNNNN and no .index file lists them ({shown}): their order is unknown",
-                hint="give them as files in reading order (binlog dump DIR/a DIR/b ...), or "
-                     "write DIR/NAME.index listing them one per line")
-        raise UsageError(f"no binlog files in directory {directory}")
     return [entry for _, _, entry in sorted(numbered)]
 
 
 def _holds_binlogs(directory: Path) -> bool:
-    """Whether directory_binlogs would find anything (an index or a NAME.NNNNNN file)."""
-    return any(_NUMBERED.match(binlog_name(entry)) or entry.suffix == ".index"
-               for entry in directory.iterdir())
+    """Whether directory_binlogs has an answer other than "no binlog files": a binlog it
+    finds, or binlogs it refuses (unnamed ones).  An index naming a file not created yet
+    (a relay's order: relay.py) is not enough."""
+    return bool(_named_binlogs(directory, True, None)) or any(_is_binlog(e) for e in directory.iterdir())
 
 
 def _stored(path: Path) -> Path | None:

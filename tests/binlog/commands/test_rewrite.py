@@ -447,3 +447,7 @@ def test_following_an_empty_relay_waits_for_its_first_binlog(tmp_path):
     never_filled.mkdir()
     empty = binlog("rewrite", never_filled, "--to", tmp_path / "out2", "--follow", "--follow-timeout", "0.5")
     assert empty.returncode == Exit.USAGE and "no binlog files" in empty.stderr
+    # binlogs whose order is unknown are refused at once, not waited on
+    (never_filled / "copy.bin").write_bytes((SAMPLES / "temporal_predump.binlog").read_bytes())
+    unnamed = binlog("rewrite", never_filled, "--to", tmp_path / "out3", "--follow")
+    assert unnamed.returncode == Exit.USAGE and "order is unknown" in unnamed.stderr
