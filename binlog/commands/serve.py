@@ -127,7 +127,7 @@ def _password_apart(dsn: str) -> tuple[str, str | None]:
     from ..serve.children import SECRET_FD
     from ..user_values import parse_dsn
 
-    password = parse_dsn(dsn)["password"]       # also from ?password_file=, read once here
+    password = parse_dsn(dsn)["password"]       # also one from ?password_file=
     if not password:
         return dsn, None
     parts = urlsplit(dsn)

@@ -25,17 +25,6 @@ SAMPLES = sorted((REPO / "samples" / "mariadb-10.11").glob("*.binlog")) + sorted
 needs_compiled = pytest.mark.skipif(scan.compiled is None, reason="binlog._scan is not built")
 
 
-@pytest.fixture(params=["compiled", "pure"])
-def mode(request, monkeypatch):
-    """Run once with the compiled walks and once with the pure-Python reference."""
-    if request.param == "compiled":
-        if scan.compiled is None:
-            pytest.skip("binlog._scan is not built")
-    else:
-        monkeypatch.setattr(scan, "compiled", None)
-    return request.param
-
-
 def outcome(path: Path, *, count: bool) -> tuple[Counter, tuple | None]:
     """Rows per (db, table, op) and the error (type, offset, event type) that ended the read."""
     rows: Counter = Counter()
@@ -52,14 +41,14 @@ def outcome(path: Path, *, count: bool) -> tuple[Counter, tuple | None]:
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
-def test_counting_gives_what_decoding_gives(path, mode):
+def test_counting_gives_what_decoding_gives(path, scan_mode):
     counted, counted_error = outcome(path, count=True)
     decoded, decoded_error = outcome(path, count=False)
     assert counted == decoded
     assert counted_error == decoded_error
 
 
-def test_count_falls_back_to_decoding_for_columns_of_unknown_length(mode):
+def test_count_falls_back_to_decoding_for_columns_of_unknown_length(scan_mode):
     # types_full has JSON and SET columns (no length from metadata alone): still counted
     path = REPO / "samples" / "mariadb-10.11" / "types_full.binlog"
     counted, _ = outcome(path, count=True)
@@ -200,7 +189,7 @@ def test_count_run_compiled_equals_pure(events, cut, flips, args):
         assert scan.compiled.count_run(*call) == scan.count_run_py(*call)
 
 
-def test_count_run_counts_and_stops_where_it_cannot(mode):
+def test_count_run_counts_and_stops_where_it_cannot(scan_mode):
     buf = bytearray()
     for code, table_id, rows in ((23, 1, [1, 2, None]), (31, 1, [5]), (25, 1, []), (24, 2, [7]),
                                  (23, 1, [3])):

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from support.paths import CORPUS, REPO
 
-from binlog import scan
 from binlog.errors import BinlogError
 from binlog.events import MariaGtidEvent
 from binlog.filters import TableFilter
@@ -26,16 +25,6 @@ MARIADB = REPO / "samples" / "mariadb-10.11"
 SAMPLES = sorted(MARIADB.glob("*.binlog")) + [MARIADB / "events_misc"] + sorted(
     p for p in CORPUS.glob("*") if p.name != "README.md")
 ENCRYPTED = REPO / "samples" / "encrypted"
-
-
-@pytest.fixture(params=["compiled", "pure"])
-def mode(request, monkeypatch):
-    if request.param == "compiled":
-        if scan.compiled is None:
-            pytest.skip("binlog._scan is not built")
-    else:
-        monkeypatch.setattr(scan, "compiled", None)
-    return request.param
 
 
 def tracking():
@@ -99,7 +88,7 @@ def facts(path: Path, *, track: bool = False, **settings):
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
-def test_skipping_gives_what_reading_gives(path, mode):
+def test_skipping_gives_what_reading_gives(path, scan_mode):
     tables, stamps, gtids = facts(path)
     one = TableFilter(include=tables[:1]) if tables else None
     if tables:
@@ -117,7 +106,7 @@ def test_skipping_gives_what_reading_gives(path, mode):
         same([path], stop_position=size // 2, table_filter=one)
 
 
-def test_runs_do_skip(mode):
+def test_runs_do_skip(scan_mode):
     """Not a vacuous comparison: the runs happen, and they count what the one-event path
     counts (filtered events as skipped, the others as read)."""
     path = MARIADB / "events_misc"
@@ -139,7 +128,7 @@ def test_runs_do_skip(mode):
     assert seen and sum(sum(r.counted.values()) for r in seen) > 0
 
 
-def test_compressed_inputs(tmp_path, mode):
+def test_compressed_inputs(tmp_path, scan_mode):
     for source in (MARIADB / "compressed.binlog", MARIADB / "types_full.binlog"):
         target = tmp_path / (source.name + ".gz")
         with open(source, "rb") as src, gzip.open(target, "wb") as out:
@@ -151,7 +140,7 @@ def test_compressed_inputs(tmp_path, mode):
         same([target], start_datetime=stamps[len(stamps) // 2])
 
 
-def test_encrypted_inputs(tmp_path, mode):
+def test_encrypted_inputs(tmp_path, scan_mode):
     for name in ("keys.txt",):
         shutil.copy(ENCRYPTED / name, tmp_path / name)
         (tmp_path / name).chmod(0o600)
@@ -166,7 +155,7 @@ def test_encrypted_inputs(tmp_path, mode):
 
 
 @pytest.mark.parametrize("flip", ["size", "crc", "log_pos", "body", "table_id"])
-def test_damaged_rows_events(tmp_path, mode, flip):
+def test_damaged_rows_events(tmp_path, scan_mode, flip):
     """A damaged event inside a run: the run stops before it, the one-event path says
     what is wrong (fail) or resynchronises (skip), the same way as without runs."""
     source = MARIADB / "events_misc" / "mariadb-bin.000002"

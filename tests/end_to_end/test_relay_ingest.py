@@ -69,14 +69,6 @@ class Writer(threading.Thread):
             conn.close()
 
 
-def caught_up(srv, relay: Path) -> bool:
-    for path in srv.binlog_files():
-        copy = relay / path.name
-        if not copy.exists() or copy.stat().st_size != path.stat().st_size:
-            return False
-    return True
-
-
 def lake_rows(lake: Path) -> tuple[dict, int, int]:
     """Table r.t rebuilt from changes/ in binlog order, the number of row changes and
     the number of distinct (file, pos, row) among them."""
@@ -124,7 +116,7 @@ def test_ingest_reruns_over_a_growing_relay_read_every_change_once(tmp_path):
             writer.join(30)
             assert writer.error is None, writer.error
             deadline = time.monotonic() + 60
-            while not caught_up(srv, relay):
+            while not srv.copied_to(relay):
                 assert time.monotonic() < deadline, "the relay did not catch up"
                 time.sleep(0.1)
         finally:

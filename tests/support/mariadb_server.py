@@ -454,6 +454,15 @@ class MariaDBServer:
         """Absolute paths of the binlog files (``SHOW BINARY LOGS``), in index order."""
         return [self.binlog_dir / n for n in self.binlog_names()]
 
+    def copied_to(self, directory: Path) -> bool:
+        """Whether ``directory`` (a relay) holds every binlog file of the server at its
+        full size."""
+        for path in self.binlog_files():
+            copy = Path(directory) / path.name
+            if not copy.exists() or copy.stat().st_size != path.stat().st_size:
+                return False
+        return True
+
     @property
     def version(self) -> str:
         """``SELECT VERSION()``, e.g. ``10.11.19-MariaDB-0+deb12u1-log``."""

@@ -56,12 +56,11 @@ def write_rows(server, first: int, count: int) -> None:
 def wait_caught_up(server, relay: Path, timeout: float = 60) -> None:
     """Until the copy holds every byte of every server binlog."""
     deadline = time.monotonic() + timeout
-    while True:
-        sizes = {p.name: p.stat().st_size for p in server.binlog_files()}
-        copied = {name: (relay / name).stat().st_size for name in sizes if (relay / name).exists()}
-        if copied == sizes:
-            return
-        assert time.monotonic() < deadline, f"relay behind the server: {copied} vs {sizes}"
+    while not server.copied_to(relay):
+        if time.monotonic() > deadline:
+            sizes = {p.name: p.stat().st_size for p in server.binlog_files()}
+            copied = {name: (relay / name).stat().st_size for name in sizes if (relay / name).exists()}
+            raise AssertionError(f"relay behind the server: {copied} vs {sizes}")
         time.sleep(0.1)
 
 

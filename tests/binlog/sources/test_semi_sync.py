@@ -58,14 +58,6 @@ def wait_for(condition, what: str, timeout: float = 60) -> None:
         time.sleep(0.1)
 
 
-def caught_up(srv, relay: Path) -> bool:
-    for path in srv.binlog_files():
-        copy = relay / path.name
-        if not copy.exists() or copy.stat().st_size != path.stat().st_size:
-            return False
-    return True
-
-
 def assert_copies_equal(srv, relay: Path) -> None:
     active = srv.master_status()[0]
     for path in srv.binlog_files():
@@ -101,7 +93,7 @@ def test_commits_wait_for_our_ack_after_the_relay_holds_them(primary, tmp_path):
             assert (relay / name).stat().st_size >= end
         assert status(primary, "Rpl_semi_sync_master_yes_tx") == yes + 10
         assert status(primary, "Rpl_semi_sync_master_no_tx") == no
-        wait_for(lambda: caught_up(primary, relay), "the relay to catch up")
+        wait_for(lambda: primary.copied_to(relay), "the relay to catch up")
     finally:
         stop(proc)
     # nobody acknowledges now: the next commit waits for the whole timeout
@@ -112,7 +104,7 @@ def test_commits_wait_for_our_ack_after_the_relay_holds_them(primary, tmp_path):
     assert status(primary, "Rpl_semi_sync_master_no_tx") == no + 1
     proc = fetcher(primary, relay, "--semi-sync")      # resumes the relay
     try:
-        wait_for(lambda: caught_up(primary, relay), "the relay to catch up")
+        wait_for(lambda: primary.copied_to(relay), "the relay to catch up")
     finally:
         stop(proc)
     assert_copies_equal(primary, relay)
@@ -122,7 +114,7 @@ def test_without_semi_sync_the_primary_neither_prefixes_nor_counts_us(primary, t
     relay = tmp_path / "relay"
     proc = fetcher(primary, relay)
     try:
-        wait_for(lambda: caught_up(primary, relay), "the relay to catch up")
+        wait_for(lambda: primary.copied_to(relay), "the relay to catch up")
         assert status(primary, "Rpl_semi_sync_master_clients") == 0
     finally:
         stop(proc)
@@ -137,5 +129,5 @@ def test_semi_sync_from_a_primary_with_it_off(mariadb_server, tmp_path):
          f"mysql://root@localhost/?unix_socket={mariadb_server.socket}", "--to", tmp_path,
          "--server-id", "89", "--semi-sync"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert caught_up(mariadb_server, tmp_path)
+    assert mariadb_server.copied_to(tmp_path)
     assert_copies_equal(mariadb_server, tmp_path)
