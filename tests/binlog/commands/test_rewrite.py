@@ -57,6 +57,16 @@ def dump(path, *extra) -> list[dict]:
 
 # --- mariadb-binlog -v against the server's snapshots ----------------------------------
 
+def assert_same_records_mapped(before: list[dict], after: list[dict], entries) -> None:
+    """The input's records equal the output's once their positions are mapped to the
+    output's (the position map rewrite writes beside it)."""
+    for x, y in zip(before, after, strict=True):
+        x = dict(x, pos=lookup(entries, x["pos"]))
+        if x.get("end_pos") is not None:
+            x["end_pos"] = lookup(entries, x["end_pos"])
+        assert x == y
+
+
 def verbose_rows(path: Path) -> tuple[int, str, dict]:
     """(exit code, stderr+corruption notes, {table: rows}): the rows the row events of
     `mariadb-binlog -v` leave, as tuples of printed values (an UPDATE replaces its WHERE
@@ -159,11 +169,7 @@ def test_dump_of_the_output_needs_no_schema(case, tmp_path):
     before = dump(SAMPLES / f"{case}.binlog", *LEGACY[case])
     after = dump(out)
     assert len(before) == len(after) > 0
-    for x, y in zip(before, after, strict=True):
-        x = dict(x, pos=lookup(entries, x["pos"]))
-        if x.get("end_pos") is not None:
-            x["end_pos"] = lookup(entries, x["end_pos"])
-        assert x == y
+    assert_same_records_mapped(before, after, entries)
 
 
 def test_without_full_metadata_the_values_are_the_same(tmp_path):
@@ -362,11 +368,7 @@ def test_decrypted_input_is_written_in_clear_only_when_asked(tmp_path):
     before = dump(encrypted / "aes_cbc.binlog", "--key-file", keys)
     after = dump(out)
     assert len(before) == len(after) > 10
-    for x, y in zip(before, after, strict=True):
-        x = dict(x, pos=lookup(entries, x["pos"]))
-        if x.get("end_pos") is not None:
-            x["end_pos"] = lookup(entries, x["end_pos"])
-        assert x == y
+    assert_same_records_mapped(before, after, entries)
 
 
 def test_compressed_and_stdin_inputs(tmp_path):
