@@ -2031,6 +2031,11 @@ static int put_text_event(Enc *e, const Frame *f, const unsigned char *h, uint64
     return 0;
 }
 
+/* binlog ingest's typed tables (typed_append, below) in a run: its entry's typed part */
+static int typed_part_open(PyObject *part, long long ts);
+static int typed_part_add(PyObject *part, int kind, const Walk *w, const Walk *wa,
+                          const unsigned char *data, Py_ssize_t end, Py_ssize_t *count);
+
 /* encode_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,
  *            prefix, tail, flags, stop_ts, stop_offset, last_log_pos, chain_run,
  *            strict_chain, verify_crc, max_event, max_out) */
@@ -2057,8 +2062,13 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
     }
     PyObject *events = PyList_New(0);
     if (!events) { PyBuffer_Release(&view); return NULL; }
-    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL, !(flags & 4) && (flags & 8),
-             NULL};
+    /* flags 32 (binlog ingest, spark_ingest/records.py): no heads, tails nor row fields:
+     * each image alone and a NUL after it (encode_rows' flag 16), the entry's 9th item
+     * the typed tables' part (None: none), and each event's timestamp and server id in
+     * its item */
+    int ingest = !(flags & 4) && (flags & 32);
+    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL,
+             !(flags & 4) && !ingest && (flags & 8), NULL, ingest};
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
     int failed = 0;
@@ -2080,11 +2090,13 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             break;
         }
         if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text || e.crc ? 9 : 8)) break;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text || e.crc || ingest ? 9 : 8)) break;
+        PyObject *typed = ingest ? PyTuple_GET_ITEM(entry, 8) : Py_None;
+        if (typed != Py_None && !typed_part_open(typed, f.ts)) break;
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
         PyObject *head = NULL;
-        if (data_obj && e.text) {      /* the text format's head is the entry's */
+        if (data_obj && (e.text || ingest)) {  /* text, ingest: the head is the entry's */
             head = PyTuple_GET_ITEM(entry, 5);
             Py_INCREF(head);
         } else if (data_obj) {
@@ -2109,6 +2121,16 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             rc = put(&e.b, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail));
         }
         if (rc == 0) rc = encode_entry(&e, entry, data_obj, head, tail, &last_start, &count);
+        if (rc == 0 && typed != Py_None) {
+            Walk *w = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 1), "binlog.walk");
+            int kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+            Walk *wa = kind == 1 ? PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 2), "binlog.walk") : w;
+            Py_ssize_t typed_count = 0;
+            rc = w && wa ? typed_part_add(typed, kind, w, wa,
+                                          (const unsigned char *)PyBytes_AS_STRING(data_obj),
+                                          PyBytes_GET_SIZE(data_obj), &typed_count) : -1;
+            if (rc == 0 && typed_count != count) rc = -1;     /* (never: the same walk) */
+        }
         Py_DECREF(data_obj);
         Py_DECREF(head);
         if (rc < 0) {
@@ -2122,8 +2144,10 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             }
             break;
         }
-        PyObject *item = Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count,
-                                       size);
+        PyObject *item = ingest
+            ? Py_BuildValue("(LiKnLKK)", at, code, (unsigned long long)table_id, count, size,
+                            (unsigned long long)ts, (unsigned long long)frame_le(h + 5, 4))
+            : Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count, size);
         if (!item || PyList_Append(events, item) < 0) { Py_XDECREF(item); failed = 1; break; }
         Py_DECREF(item);
         total += count;
@@ -2694,6 +2718,25 @@ static int typed_rows(Builder *b, int kind, const Walk *w, const Walk *wa, const
     return rc;
 }
 
+/* The rows of one event (data[0:end]) into the builder's columns, every column rewound
+ * when any value is not taken (-1, the error of Fallback's kind set or not). */
+static int typed_event(Builder *b, int kind, const Walk *w, const Walk *wa, const int32_t *map,
+                       const int32_t *map_after, const unsigned char *data, Py_ssize_t end,
+                       Py_ssize_t *count) {
+    if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return -1;   /* no column: no progress */
+    AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
+    if (!marks) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t k = 0; k < b->count; k++) {
+        ACol *c = &b->cols[k];
+        marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
+    }
+    int rc = typed_rows(b, kind, w, wa, map, map_after, data, end, count);
+    if (rc < 0)
+        for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
+    PyMem_Free(marks);
+    return rc;
+}
+
 /* typed_append(builder, data, kind, walk, walk_after, map, map_after) -> rows
  * kind 0 insert, 1 update, 2 delete; map: int32 per step of walk, its column or -1. */
 static PyObject *typed_append(PyObject *self, PyObject *args) {
@@ -2709,24 +2752,51 @@ static PyObject *typed_append(PyObject *self, PyObject *args) {
     if (kind < 0 || kind > 2) { PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2"); return NULL; }
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
     Py_ssize_t end = PyBytes_GET_SIZE(data_obj), count = 0;
-    if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return fall_back();   /* no column: no progress */
     Py_buffer mv, mav;
     if (map_of(map_obj, w, &mv) < 0) return NULL;
     if (map_of(map_after_obj, wa, &mav) < 0) { PyBuffer_Release(&mv); return NULL; }
-    AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
-    if (!marks) { PyBuffer_Release(&mv); PyBuffer_Release(&mav); return PyErr_NoMemory(); }
-    for (Py_ssize_t k = 0; k < b->count; k++) {
-        ACol *c = &b->cols[k];
-        marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
-    }
-    int rc = typed_rows(b, kind, w, wa, mv.buf, mav.buf, data, end, &count);
-    if (rc < 0)
-        for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
-    PyMem_Free(marks);
+    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, &count);
     PyBuffer_Release(&mv);
     PyBuffer_Release(&mav);
     if (rc < 0) return fall_back();
     return PyLong_FromSsize_t(count);
+}
+
+static Py_ssize_t builder_size(const Builder *b);
+
+/* A typed part of an ingest run's entry (arrow_columns.ArrowRows.run_part): (builder,
+ * map, map_after, day_start, day_end, alive, max_rows, max_bytes).  1 when it takes an
+ * event of timestamp ts now: its table is still the one being filled (alive[0], cleared
+ * when its rows are handed over), ts falls on its UTC day, and it holds fewer rows and
+ * bytes than a row group (the caller writes the group, then the next event starts a new
+ * table); 0 when not (the run ends before the event). */
+static int typed_part_open(PyObject *part, long long ts) {
+    if (!PyTuple_Check(part) || PyTuple_GET_SIZE(part) != 8) return 0;
+    Builder *b = PyCapsule_GetPointer(PyTuple_GET_ITEM(part, 0), "binlog.arrow_builder");
+    PyObject *alive = PyTuple_GET_ITEM(part, 5);
+    if (!b || !PyByteArray_Check(alive) || PyByteArray_GET_SIZE(alive) != 1
+        || PyByteArray_AS_STRING(alive)[0] != 1) { PyErr_Clear(); return 0; }
+    long long lo = PyLong_AsLongLong(PyTuple_GET_ITEM(part, 3));
+    long long hi = PyLong_AsLongLong(PyTuple_GET_ITEM(part, 4));
+    Py_ssize_t max_rows = PyLong_AsSsize_t(PyTuple_GET_ITEM(part, 6));
+    Py_ssize_t max_bytes = PyLong_AsSsize_t(PyTuple_GET_ITEM(part, 7));
+    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    Py_ssize_t rows = b->count ? b->cols[0].rows : 0;
+    return ts >= lo && ts < hi && rows < max_rows && builder_size(b) < max_bytes;
+}
+
+/* The event's rows into the typed part's builder (typed_event): 0, or -1 (rewound). */
+static int typed_part_add(PyObject *part, int kind, const Walk *w, const Walk *wa,
+                          const unsigned char *data, Py_ssize_t end, Py_ssize_t *count) {
+    Builder *b = PyCapsule_GetPointer(PyTuple_GET_ITEM(part, 0), "binlog.arrow_builder");
+    if (!b) return -1;
+    Py_buffer mv, mav;
+    if (map_of(PyTuple_GET_ITEM(part, 1), w, &mv) < 0) return -1;
+    if (map_of(PyTuple_GET_ITEM(part, 2), wa, &mav) < 0) { PyBuffer_Release(&mv); return -1; }
+    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, count);
+    PyBuffer_Release(&mv);
+    PyBuffer_Release(&mav);
+    return rc;
 }
 
 static PyObject *abuf_take(ABuf *b) {
@@ -2768,13 +2838,17 @@ static Py_ssize_t abuf_size(const ABuf *b) {
 
 /* typed_size(builder) -> bytes held, room to grow included (the caller writes a row
  * group past its limit). */
-static PyObject *typed_size(PyObject *self, PyObject *cap) {
-    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
-    if (!b) return NULL;
+static Py_ssize_t builder_size(const Builder *b) {
     Py_ssize_t n = 0;
     for (Py_ssize_t k = 0; k < b->count; k++)
         n += abuf_size(&b->cols[k].validity) + abuf_size(&b->cols[k].values) + abuf_size(&b->cols[k].data);
-    return PyLong_FromSsize_t(n);
+    return n;
+}
+
+static PyObject *typed_size(PyObject *self, PyObject *cap) {
+    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
+    if (!b) return NULL;
+    return PyLong_FromSsize_t(builder_size(b));
 }
 
 /* kind_widths() -> (kinds, fixed, temporal, decimal): _column_kinds.h as the extension
@@ -2859,7 +2933,11 @@ static PyMethodDef methods[] = {
      "reader; a row's head is prefix + offset + ts + server_id + rest (json_lines._prefix);\n"
      "tail after every row but the run's last.  Stops before the first event it cannot\n"
      "write, or once max_out bytes are written; None when that is the first.  flags 8:\n"
-     "checksums as encode_rows writes them; entries then have crc_update last."},
+     "checksums as encode_rows writes them; entries then have crc_update last.  flags 48\n"
+     "(binlog ingest): each image alone and a NUL after it (encode_rows' flag 16), rest and\n"
+     "tail empty; entries have the typed tables' part last (ArrowRows.run_part, or None),\n"
+     "whose builder takes the same rows (typed_append); items end with the event's\n"
+     "timestamp and server id."},
     {"encode_rows", encode_rows, METH_VARARGS,
      "encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid, tail,\n"
      "            render, crc_update=None) -> (bytes, last_start, count)\n\n"

@@ -148,6 +148,9 @@ class ArrowRows:
         self.counts: list[int] = []
         self.rows = 0
         self.maps: dict = {}                  # id(walk) -> (walk, column map)
+        # 1 while the builder is this table's: cleared when ``table`` hands its rows
+        # over, so that a run (``run_part``) no longer fills it
+        self.alive = bytearray(b"\x01")
         self.builder = None
         speedups = rows_module._speedups
         if columns and speedups is not None and None not in self.codes:
@@ -165,37 +168,60 @@ class ArrowRows:
             found = self.maps[id(walk)] = (walk, column_map(walk, self.names, self.codes, self.zone))
         return found[1]
 
+    def _walks(self, change, event):
+        """(walk, walk_after, map, map_after) of the event, None when the compiled walk
+        does not take it."""
+        plan = change.plan
+        if self.builder is None or event.partial or not event.data or event.width != len(plan.columns):
+            return None
+        walk = plan.walk(event.present)
+        walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
+        if walk[2] is None or walk_after[2] is None:
+            return None
+        cmap, cmap_after = self._map(walk), self._map(walk_after)
+        if cmap is None or cmap_after is None:
+            return None
+        return walk, walk_after, cmap, cmap_after
+
     def add_event(self, change, event) -> bool:
         """The rows of one rows event (``change``: its fields), typed by the compiled
         walk; False (nothing added) when it cannot: the caller takes the Python way."""
         speedups = rows_module._speedups
-        if self.builder is None or speedups is None or event.partial or not event.data:
+        walks = None if speedups is None else self._walks(change, event)
+        if walks is None:
             return False
-        plan = change.plan
-        if event.width != len(plan.columns):
-            return False
-        walk = plan.walk(event.present)
-        walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
-        if walk[2] is None or walk_after[2] is None:
-            return False
-        cmap, cmap_after = self._map(walk), self._map(walk_after)
-        if cmap is None or cmap_after is None:
-            return False
+        walk, walk_after, cmap, cmap_after = walks
         try:
             n = speedups.typed_append(self.builder, event.data, rows_module._KIND_CODES[event.kind],
                                       walk[2], walk_after[2], cmap, cmap_after)
         except speedups.Fallback:
             return False
-        for column, value in zip(self.meta, (change.file, change.pos, change.ts * 1_000_000,
-                                             change.server_id, change.gtid, change.op), strict=True):
+        self.add_fields(change.file, change.pos, change.ts, change.server_id, change.gtid, change.op, n)
+        return True
+
+    def add_fields(self, file, pos: int, ts: int, server_id: int, gtid, op: str, n: int) -> None:
+        """The fields of an event whose ``n`` rows the builder took."""
+        for column, value in zip(self.meta, (file, pos, ts * 1_000_000, server_id, gtid, op), strict=True):
             column.append(value)
         self.counts.append(n)
         self.rows += n
-        return True
+
+    def run_part(self, change, event, day: tuple[int, int], max_rows: int, max_bytes: int):
+        """What ``_speedups.encode_run`` (flags 48) needs to type the rows of a run of
+        events like ``event`` into this table: (builder, map, map_after, day start, day
+        end, alive, max_rows, max_bytes); an event stamped outside the UTC day, or once
+        the builder holds a row group, ends the run (the event goes the per-event way
+        and the caller writes the group).  None when the compiled walk does not take it."""
+        walks = self._walks(change, event)
+        if walks is None:
+            return None
+        return (self.builder, walks[2], walks[3], day[0], day[1], self.alive, max_rows, max_bytes)
 
     def table(self) -> pa.Table:
         import numpy as np
         import pyarrow.compute as pc
+
+        self.alive[0] = 0
 
         events = numpy_array(np.repeat(np.arange(len(self.counts), dtype=np.int32), self.counts), pa.int32())
         arrays = [pa.array(values, field.type).take(events)

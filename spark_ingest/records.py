@@ -210,21 +210,40 @@ class BatchBuilder:
         if not item.count:
             return
         self.blobs.append(item.data)
-        layout = {"insert": _INSERT, "delete": _DELETE}.get(item.kind, _UPDATE)
+        layout = _LAYOUTS[item.kind]
         self._segment(item.change, item.change.op, item.count, 0, layout, self.images, True)
         self.images += 2 * item.count if layout == _UPDATE else item.count
         self.pending = self.rows - 1
 
-    def take(self, item) -> None:
+    def add_run(self, item, heads: dict) -> None:
+        """A run of rows events the stream wrote (``ImagesEncoder``'s runs: an
+        ``EncodedRows`` with ``events``): their images as they are, a segment per event
+        with the fields of ``heads[(table_id, type code)]`` and the event's own."""
+        if not item.count:
+            return
+        self.blobs.append(item.data)
+        for at, code, table_id, count, _size, ts, server_id in item.events:
+            head = heads[(table_id, code)]
+            change = _RunEvent(head, at, ts, server_id)
+            layout = _LAYOUTS[head.op]
+            self._segment(change, head.op, count, 0, layout, self.images, True)
+            self.images += 2 * count if layout == _UPDATE else count
+        self.pending = self.rows - 1
+
+    def take(self, item, heads: dict | None = None) -> None:
         """One item of ``reader.items(statements=True)``: a rows event's rows (``RowBatch``
-        or one ``RowChange``), its images the compiled encoder wrote, a statement record,
-        or another event (transaction ends, positions)."""
+        or one ``RowChange``), its images the compiled encoder wrote, a run of events
+        it wrote (``heads``: ``ImagesEncoder.heads``), a statement record, or another
+        event (transaction ends, positions)."""
         from binlog.reader import RowBatch, RowChange, StatementChange
+        from binlog.rows import EncodedRows
 
         if isinstance(item, RowBatch):
             self.add_rows(item)
         elif isinstance(item, EncodedImages):
             self.add_encoded(item)
+        elif isinstance(item, EncodedRows) and heads is not None:
+            self.add_run(item, heads)
         elif isinstance(item, RowChange):
             self.add(item)
         elif isinstance(item, StatementChange):
@@ -351,6 +370,18 @@ class BatchBuilder:
 
 # how a segment's images lie in BatchBuilder.blobs
 _INSERT, _DELETE, _UPDATE, _LISTS = 0, 1, 2, 3
+_LAYOUTS = {"insert": _INSERT, "delete": _DELETE, "update": _UPDATE}
+
+
+class _RunEvent:
+    """The fields of one event of a run: its own (pos, ts, server_id), the rest those
+    of the event registered for the run (``head``: same file, transaction, table)."""
+
+    __slots__ = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "plan")
+
+    def __init__(self, head, pos: int, ts: int, server_id: int):
+        self.file, self.pos, self.ts, self.server_id = head.file, pos, ts, server_id
+        self.gtid, self.db, self.table, self.op, self.plan = head.gtid, head.db, head.table, head.op, head.plan
 
 
 class _ErrorPlace:
@@ -412,47 +443,95 @@ class EncodedImages:
         return images if self.kind == "insert" else images[1::2]
 
 
-def images_encoder(binary_encoding: str = "hex", also=None):
+class ImagesEncoder:
     """A reader's ``row_encoder`` giving an ``EncodedImages`` per rows event, or None
     when the encoder cannot (no compiled module, partial JSON, anything it falls back
     on): the reader then decodes the event and gives a RowBatch (or the typed error).
     ``also``: ``(change, event) -> bool``, called with each event encoded (the typed
-    tables' compiled columns, ``TypedWriter.add_event``); False makes it None too."""
-    from binlog import rows as rows_module
-    from binlog.output.json_lines import value_json
+    tables' compiled columns, ``TypedWriter.add_event``); False makes it None too.
 
-    render_bytes = bytes_renderer(binary_encoding)
-    # 16: each image alone and a NUL after it, a byte JSON text never holds (the
-    # encoder, like orjson, escapes every control character)
-    flags = (2 if binary_encoding == "base64" else 0) | 16
-    renders: dict = {}
+    Also the reader's ``run_writer``: once an event was encoded, the stream writes the
+    next events like it (same table, kind and columns, in the same transaction) in one
+    compiled call per run (``_speedups.encode_run``, flags 48: the images, and the typed
+    columns through ``typed_part(change, event)`` - ``TypedWriter.run_part``: the part
+    its builder takes, None for no typed rows, False for none of it in runs); the run
+    comes out as one ``EncodedRows`` with ``events`` (``BatchBuilder.add_run``), no
+    Python call per event."""
 
-    def encode(change, event):
-        speedups = rows_module._speedups
-        if speedups is None or event.partial or not event.data:
-            return None
+    run_tail = b""
+    # a run's images end after this many bytes (~200 rows of the bench's tables): the
+    # batches of changes/ stay near their size (a batch is cut between items)
+    run_output = 1 << 16
+
+    def __init__(self, binary_encoding: str = "hex", also=None, typed_part=None):
+        self.render_bytes = bytes_renderer(binary_encoding)
+        # 16: each image alone and a NUL after it, a byte JSON text never holds (the
+        # encoder, like orjson, escapes every control character)
+        self.flags = (2 if binary_encoding == "base64" else 0) | 16
+        self.also = also
+        self.typed_part = typed_part
+        self.renders: dict = {}
+        # (table_id, type code) -> the fields of the last event registered for runs
+        # (the runs' events are like it: same transaction, table and kind)
+        self.heads: dict = {}
+
+    @property
+    def run_flags(self) -> int:
+        return self.flags | 32
+
+    def _parts(self, change, event):
+        """(walk, walk_after, render) of the event, None when the compiled encoder does
+        not take it."""
         plan = change.plan
-        if event.width != len(plan.columns):
+        if event.partial or not event.data or event.width != len(plan.columns):
             return None
-        update = event.kind == "update"
         walk = plan.walk(event.present)
-        walk_after = plan.walk(event.after_present) if update else walk
+        walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
         if walk[2] is None or walk_after[2] is None:
             return None
-        render = renders.get(id(plan))
+        render = self.renders.get(id(plan))
         if render is None or render[0] is not plan:
-            render = renders[id(plan)] = (plan, value_json(plan, render_bytes))
+            from binlog.output.json_lines import value_json
+
+            render = self.renders[id(plan)] = (plan, value_json(plan, self.render_bytes))
+        return walk, walk_after, render[1]
+
+    def __call__(self, change, event):
+        from binlog import rows as rows_module
+
+        speedups = rows_module._speedups
+        parts = None if speedups is None else self._parts(change, event)
+        if parts is None:
+            return None
+        walk, walk_after, render = parts
         try:
             data, _, count = speedups.encode_rows(event.data, rows_module._KIND_CODES[event.kind],
                                                   walk[2], walk_after[2], walk[1], walk_after[1],
-                                                  0, flags, b"", b"", b"", render[1])
+                                                  0, self.flags, b"", b"", b"", render)
         except speedups.Fallback:
             return None
         # (a NUL after each image: BatchBuilder._images checks their number per batch)
-        if also is not None and not also(change, event):
+        if self.also is not None and not self.also(change, event):
             return None
         return EncodedImages(change, data, event.kind, count)
-    return encode
+
+    def run_parts(self, change, event) -> tuple | None:
+        """(prefix, entry) of ``encode_run`` for events like ``event``, just encoded."""
+        from binlog import rows as rows_module
+
+        parts = self._parts(change, event)
+        typed = None if self.typed_part is None else self.typed_part(change, event)
+        if parts is None or typed is False:
+            return None
+        walk, walk_after, render = parts
+        self.heads[(event.table_id, event.header.type_code)] = change
+        return b"", (rows_module._KIND_CODES[event.kind], walk[2], walk_after[2], walk[1],
+                     walk_after[1], b"", b"", render, typed)
+
+
+def images_encoder(binary_encoding: str = "hex", also=None) -> ImagesEncoder:
+    """The row encoder alone (``ImagesEncoder``), for a reader without runs."""
+    return ImagesEncoder(binary_encoding, also)
 
 
 class SplitFailed(Exception):
@@ -512,14 +591,17 @@ def make_schema(snapshot: str | None):
 
 
 def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None,
-               on_rows=None, on_event=None):
+               on_rows=None, typed=None):
     """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
-    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_rows`` is also
-    given every decoded rows event's ``reader.RowBatch`` (the typed tables), and
-    ``on_event`` (``TypedWriter.add_event``) every rows event the compiled encoder
-    writes: when it returns False, the event is decoded and goes to ``on_rows``."""
+    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_rows`` is given
+    every rows event's ``reader.RowBatch`` (the compiled encoder is then not used).
+    ``typed``: an ``arrow_typed.TypedWriter`` given the same rows: each event the
+    compiled encoder writes (``add_event``: when it returns False, the event is decoded
+    and goes to ``add_batch``) and each run of events the stream writes in one compiled
+    call (``add_run``)."""
     from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch
     from binlog.replay.keys import KeyCatalog
+    from binlog.rows import EncodedRows
     from binlog.sources.file import FileSource
 
     size = batch_size or opts.batch_size
@@ -547,17 +629,26 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                                 keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
-        if (on_rows is None or on_event is not None) and os.environ.get("BINLOG_BATCH", "1") != "0":
+        heads = None
+        if on_rows is None and os.environ.get("BINLOG_BATCH", "1") != "0":
             # the images (and the typed columns) are written by compiled code
             # (BINLOG_BATCH=0 turns it off, as for binlog dump)
-            reader.set_output_paths(row_encoder=images_encoder(opts.binary_encoding, on_event))
+            encoder = ImagesEncoder(opts.binary_encoding, None if typed is None else typed.add_event,
+                                    None if typed is None else typed.run_part)
+            reader.set_output_paths(row_encoder=encoder, run_writer=encoder)
+            heads = encoder.heads
         position = None
         builder.broken()
         try:
             for item in reader.items(statements=True, batches=True):
-                builder.take(item)
-                if on_rows is not None and isinstance(item, RowBatch):
-                    on_rows(item)
+                builder.take(item, heads)
+                if isinstance(item, RowBatch):
+                    if on_rows is not None:
+                        on_rows(item)
+                    if typed is not None:
+                        typed.add_batch(item)
+                elif typed is not None and isinstance(item, EncodedRows) and item.events and heads:
+                    typed.add_run(item, heads)
                 if builder.complete() >= size:
                     yield builder.batch()
         except BinlogError as exc:
