@@ -619,7 +619,7 @@ class BinlogReader:
             stats.events[event_type_name(code)] += 1
             stats.bytes += size
             stats.rows[table_maps[table_id][1].qualified_name] += rows
-        return EncodedRows(None, run.data, run.last_start, run.rows, run.events)
+        return EncodedRows(None, run.data, run.last_start, run.rows, events=run.events)
 
     def _event(self, name: str, event, state: "_FileState", filtered: set):
         """Take one event in: None when it is not given out, else the row changes

@@ -285,7 +285,7 @@ class EncodedRows:
     data: bytes
     last_start: int
     count: int
-    events: list | None = None
+    events: list | None = field(default=None, kw_only=True)
 
 
 def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head: bytes,
