@@ -1176,7 +1176,6 @@ typedef struct {
     PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
     int crc;             /* JSON: each record's TiCDC row checksums (dump --checksum) */
     PyObject *crc_update;   /* crc_update(crc, value, column) -> crc, for Python decoders' */
-    int images;          /* JSON: each image alone, then a NUL (encode_rows flag 16) */
 } Enc;
 
 #define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
@@ -1862,13 +1861,6 @@ static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *s
                               data, &pos, end) < 0)
                     return -1;
             }
-        } else if (e->images) {      /* the images alone, in order (head, tail unused) */
-            if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
-            PUT("", 1);
-            if (kind == 1) {
-                if (put_image(e, wa, steps_after, data_obj, data, &pos, end) < 0) return -1;
-                PUT("", 1);
-            }
         } else {
             if (kind == 0) PUTS("null");
             else if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
@@ -1913,7 +1905,7 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     static int kept_busy;
     int own = !kept_busy;
     Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render,
-             !text && (flags & 8) && crc_update, crc_update, !text && (flags & 16)};
+             !text && (flags & 8) && crc_update, crc_update};
     if (own) {
         e.b = kept;
         e.b.len = 0;
@@ -2016,7 +2008,10 @@ static inline int32_t icol_offset(const ICol *c, Py_ssize_t row) {
 /* The column cut back to its first `rows` rows (the bits past them cleared: icol_end
  * only sets bits). */
 static void icol_cut(ICol *c, Py_ssize_t rows) {
-    if (c->offsets.len == 0) return;
+    if (c->offsets.len == 0) {        /* no row ended yet: only the bytes of an image begun */
+        c->data.len = 0;
+        return;
+    }
     Py_ssize_t held = c->offsets.len / 4 - 1;
     for (Py_ssize_t r = rows; r < held; r++)
         if (!icol_valid(c, r)) c->nulls--;
@@ -2072,7 +2067,7 @@ static PyObject *images_encode(PyObject *self, PyObject *args) {
     Walk *w, *wa;
     PyObject *psa;
     if (event_walks(kind, cw, cwa, steps, steps_after, &w, &wa, &psa) < 0) return NULL;
-    Enc e = {{0}, 0, flags & 1, (flags & 2) != 0, render, 0, NULL, 0};
+    Enc e = {{0}, 0, flags & 1, (flags & 2) != 0, render, 0, NULL};
     Py_ssize_t first = im->rows;
     if (image_rows(im, &e, kind, w, wa, steps, psa, data_obj) < 0) {
         images_cut(im, first);          /* all of the event's rows or none */
@@ -3176,8 +3171,7 @@ static PyMethodDef methods[] = {
      "fields are not known yet); an image is null or {\"key\":value,...} as\n"
      "json_lines.image_json writes it.  text=1: per row head, then '### WHERE\\n' and/or\n"
      "'### SET\\n' and one '###   @`key`=literal\\n' per column (output/text.py).\n"
-     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 16 (JSON) the images alone, each\n"
-     "followed by a NUL (an update's before then after; head, mid, tail unused), 8 (JSON) each row's TiCDC\n"
+     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 8 (JSON) each row's TiCDC\n"
      "checksums after mid: ',\"checksum\":{\"current\":N|null,\"previous\":N|null}' (dump\n"
      "--checksum; crc_update(crc, value, column) -> crc adds a Python decoder's value;\n"
      "null for no image or a partial one).  render(value, column) ->\n"
