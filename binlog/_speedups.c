@@ -1176,6 +1176,8 @@ typedef struct {
     PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
     int crc;             /* JSON: each record's TiCDC row checksums (dump --checksum) */
     PyObject *crc_update;   /* crc_update(crc, value, column) -> crc, for Python decoders' */
+    Py_ssize_t base;     /* where the event's output starts in b (images_encode: a batch's
+                          * column holds earlier events' images): MAX_OUTPUT counts from it */
 } Enc;
 
 #define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
@@ -1455,7 +1457,7 @@ static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_ob
             return -1;
         }
         if (e->text) PUTS("\n");
-        if (e->b.len > MAX_OUTPUT) return -1;
+        if (e->b.len - e->base > MAX_OUTPUT) return -1;
     }
     if (!e->text) PUTS("}");
     *ppos = pos;
@@ -2032,15 +2034,15 @@ static int image_rows(Images *im, Enc *e, int kind, const Walk *w, const Walk *w
                       PyObject *steps, PyObject *steps_after, PyObject *data_obj) {
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
     Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
+    Py_ssize_t base[2] = {im->col[0].data.len, im->col[1].data.len};
     while (pos < end) {
         Py_ssize_t start = pos;
         for (int c = 0; c < 2; c++) {
             ICol *col = &im->col[c];
             int has = c == 0 ? kind != 0 : kind != 2;
             if (has) {
-                /* (put_image's MAX_OUTPUT check now bounds the batch's column, not the
-                 * event's output: past it the rest of the batch takes the Python way) */
                 e->b = col->data;
+                e->base = base[c];          /* (MAX_OUTPUT: per event and column) */
                 int rc = put_image(e, c == 1 && kind == 1 ? wa : w, c == 1 && kind == 1 ? steps_after : steps,
                                    data_obj, data, &pos, end);
                 col->data = e->b;
