@@ -113,7 +113,7 @@ class BatchBuilder:
         self.binary_encoding = binary_encoding
         self.render_bytes = bytes_renderer(binary_encoding)
         self.images = ImageColumns()
-        self.claimed = 0          # the images' rows given to segments (ImageColumns.added)
+        self.claimed = 0          # rows given to segments, all batches (images_rows counts the same)
         self.keys = keys
         self.fields = PlanFields(keys)
         self.with_types = with_types
