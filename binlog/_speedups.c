@@ -1176,7 +1176,8 @@ typedef struct {
     PyObject *render;    /* render(value, column) -> bytes, for values of Python decoders */
     int crc;             /* JSON: each record's TiCDC row checksums (dump --checksum) */
     PyObject *crc_update;   /* crc_update(crc, value, column) -> crc, for Python decoders' */
-    int images;          /* JSON: each image alone, then a NUL (encode_rows flag 16) */
+    Py_ssize_t base;     /* where the event's output starts in b (images_encode: a batch's
+                          * column holds earlier events' images): MAX_OUTPUT counts from it */
 } Enc;
 
 #define PUT(s, n) do { if (put(&e->b, (s), (n)) < 0) return -1; } while (0)
@@ -1456,7 +1457,7 @@ static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_ob
             return -1;
         }
         if (e->text) PUTS("\n");
-        if (e->b.len > MAX_OUTPUT) return -1;
+        if (e->b.len - e->base > MAX_OUTPUT) return -1;
     }
     if (!e->text) PUTS("}");
     *ppos = pos;
@@ -1862,13 +1863,6 @@ static int put_rows(Enc *e, int kind, const Walk *w, const Walk *wa, PyObject *s
                               data, &pos, end) < 0)
                     return -1;
             }
-        } else if (e->images) {      /* the images alone, in order (head, tail unused) */
-            if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
-            PUT("", 1);
-            if (kind == 1) {
-                if (put_image(e, wa, steps_after, data_obj, data, &pos, end) < 0) return -1;
-                PUT("", 1);
-            }
         } else {
             if (kind == 0) PUTS("null");
             else if (put_image(e, w, steps, data_obj, data, &pos, end) < 0) return -1;
@@ -1913,7 +1907,7 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     static int kept_busy;
     int own = !kept_busy;
     Enc e = {{0}, text != 0, flags & 1, (flags & 2) != 0, render,
-             !text && (flags & 8) && crc_update, crc_update, !text && (flags & 16)};
+             !text && (flags & 8) && crc_update, crc_update};
     if (own) {
         e.b = kept;
         e.b.len = 0;
@@ -1932,6 +1926,315 @@ static PyObject *encode_rows(PyObject *self, PyObject *args) {
     if (rc < 0) return fall_back();
     if (!out) return NULL;
     return Py_BuildValue("(Nnn)", out, last_start, count);
+}
+
+/* ---- the images of changes/ as two Arrow string columns -------------------------------
+ *
+ * spark_ingest/records.py ImageColumns: a batch's row images (the JSON text encode_rows
+ * writes, byte for byte) as the before and after columns of changes/, each an Arrow
+ * string column (validity bitmap, int32 offsets, UTF-8 bytes) filled in the batch's row
+ * order: images_encode writes a rows event's images straight into them (put_image, as
+ * encode_rows writes them), images_put adds images made in Python.  images_finish hands
+ * the buffers over; pyarrow wraps them without a copy (pyarrow.foreign_buffer, the owner
+ * capsule frees them when Arrow lets go).
+ *
+ * No UTF-8 check of what images_encode writes: every byte put_image writes is UTF-8 by
+ * construction - JSON syntax, numbers, temporals and decimals are ASCII, binary values
+ * hex or base64; keys and the values of Python decoders (render) are orjson's output,
+ * which is always UTF-8; utf8 text is checked by utf8_valid before it is copied; text of
+ * other charsets is decoded strictly (text_value) and written by PyUnicode_AsUTF8AndSize,
+ * which refuses surrogates (a fallback). */
+
+typedef struct {
+    Buf data, offsets, validity;      /* offsets: int32, rows + 1 of them once a row is in */
+    Py_ssize_t nulls;
+} ICol;
+
+typedef struct {
+    ICol col[2];                      /* before, after */
+    Py_ssize_t rows;                  /* rows held */
+    Py_ssize_t handed;                /* rows handed over so far (images_encode's first) */
+} Images;
+
+static void images_free(PyObject *capsule) {
+    Images *im = PyCapsule_GetPointer(capsule, "binlog.images");
+    if (!im) return;
+    for (int c = 0; c < 2; c++) {
+        PyMem_Free(im->col[c].data.p); PyMem_Free(im->col[c].offsets.p);
+        PyMem_Free(im->col[c].validity.p);
+    }
+    PyMem_Free(im);
+}
+
+/* images_builder() -> builder */
+static PyObject *images_builder(PyObject *self, PyObject *noargs) {
+    Images *im = PyMem_Calloc(1, sizeof(Images));
+    if (!im) return PyErr_NoMemory();
+    PyObject *cap = PyCapsule_New(im, "binlog.images", images_free);
+    if (!cap) PyMem_Free(im);
+    return cap;
+}
+
+/* The end of a column's row `row` (its image, if valid, written to data before): its
+ * offset and validity bit.  -1 without an exception: past int32 offsets. */
+static int icol_end(ICol *c, Py_ssize_t row, int valid) {
+    if (c->data.len > INT32_MAX) return -1;
+    if (c->offsets.len == 0) {
+        RESERVE(&c->offsets, 4);
+        memset(c->offsets.p, 0, 4);
+        c->offsets.len = 4;
+    }
+    RESERVE(&c->offsets, 4);
+    int32_t off = (int32_t)c->data.len;
+    memcpy(c->offsets.p + c->offsets.len, &off, 4);
+    c->offsets.len += 4;
+    if ((row & 7) == 0) {
+        RESERVE(&c->validity, 1);
+        c->validity.p[c->validity.len++] = 0;
+    }
+    if (valid) c->validity.p[row >> 3] |= (char)(1u << (row & 7));
+    else c->nulls++;
+    return 0;
+}
+
+static inline int icol_valid(const ICol *c, Py_ssize_t row) {
+    return (c->validity.p[row >> 3] >> (row & 7)) & 1;
+}
+
+static inline int32_t icol_offset(const ICol *c, Py_ssize_t row) {
+    int32_t off;
+    memcpy(&off, c->offsets.p + 4 * row, 4);
+    return off;
+}
+
+/* The column cut back to its first `rows` rows (the bits past them cleared: icol_end
+ * only sets bits). */
+static void icol_cut(ICol *c, Py_ssize_t rows) {
+    if (c->offsets.len == 0) {        /* no row ended yet: only the bytes of an image begun */
+        c->data.len = 0;
+        return;
+    }
+    Py_ssize_t held = c->offsets.len / 4 - 1;
+    for (Py_ssize_t r = rows; r < held; r++)
+        if (!icol_valid(c, r)) c->nulls--;
+    c->data.len = icol_offset(c, rows);
+    c->offsets.len = 4 * (rows + 1);
+    c->validity.len = (rows + 7) >> 3;
+    if (rows & 7) c->validity.p[rows >> 3] &= (char)((1u << (rows & 7)) - 1);
+}
+
+static void images_cut(Images *im, Py_ssize_t rows) {
+    for (int c = 0; c < 2; c++) icol_cut(&im->col[c], rows);
+    im->rows = rows;
+}
+
+/* The images of one rows event's rows, each row's before (kind 1, 2) and after (kind 0,
+ * 1) into their columns, a null where the row has none. */
+static int image_rows(Images *im, Enc *e, int kind, const Walk *w, const Walk *wa,
+                      PyObject *steps, PyObject *steps_after, PyObject *data_obj) {
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
+    Py_ssize_t end = PyBytes_GET_SIZE(data_obj), pos = 0;
+    Py_ssize_t base[2] = {im->col[0].data.len, im->col[1].data.len};
+    while (pos < end) {
+        Py_ssize_t start = pos;
+        for (int c = 0; c < 2; c++) {
+            ICol *col = &im->col[c];
+            int has = c == 0 ? kind != 0 : kind != 2;
+            if (has) {
+                e->b = col->data;
+                e->base = base[c];          /* (MAX_OUTPUT: per event and column) */
+                int rc = put_image(e, c == 1 && kind == 1 ? wa : w, c == 1 && kind == 1 ? steps_after : steps,
+                                   data_obj, data, &pos, end);
+                col->data = e->b;
+                if (rc < 0) return -1;
+            }
+            if (icol_end(col, im->rows, has) < 0) return -1;
+        }
+        im->rows++;
+        if (pos == start) return -1;
+    }
+    return 0;
+}
+
+/* images_encode(builder, data, kind, walk, walk_after, steps, steps_after, flags, render)
+ *     -> (first, count) */
+static PyObject *images_encode(PyObject *self, PyObject *args) {
+    PyObject *cap, *data_obj, *cw, *cwa, *steps, *steps_after, *render;
+    int kind, flags;
+    if (!PyArg_ParseTuple(args, "OO!iOOO!O!iO", &cap, &PyBytes_Type, &data_obj, &kind, &cw, &cwa,
+                          &PyTuple_Type, &steps, &PyTuple_Type, &steps_after, &flags, &render))
+        return NULL;
+    Images *im = PyCapsule_GetPointer(cap, "binlog.images");
+    if (!im) return NULL;
+    Walk *w, *wa;
+    PyObject *psa;
+    if (event_walks(kind, cw, cwa, steps, steps_after, &w, &wa, &psa) < 0) return NULL;
+    Enc e = {{0}, 0, flags & 1, (flags & 2) != 0, render, 0, NULL};
+    Py_ssize_t first = im->rows;
+    if (image_rows(im, &e, kind, w, wa, steps, psa, data_obj) < 0) {
+        images_cut(im, first);          /* all of the event's rows or none */
+        return fall_back();
+    }
+    return Py_BuildValue("nn", im->handed + first, im->rows - first);
+}
+
+static int image_put(ICol *c, Py_ssize_t row, PyObject *item) {
+    if (item == Py_None) return icol_end(c, row, 0);
+    if (!PyBytes_Check(item)) {
+        PyErr_SetString(PyExc_TypeError, "an image is bytes or None");
+        return -1;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(item);
+    Py_ssize_t n = PyBytes_GET_SIZE(item);
+    /* The Python images are orjson's output (UTF-8 always); checked all the same, as
+     * pyarrow.array checks the bytes of a string column, since this entry takes any
+     * bytes: the slow path's only. */
+    if (!utf8_valid(p, n)) {
+        PyErr_SetString(PyExc_ValueError, "an image is not UTF-8");
+        return -1;
+    }
+    if (put(&c->data, (const char *)p, n) < 0) return -1;
+    return icol_end(c, row, 1);
+}
+
+/* images_put(builder, befores, afters) -> first */
+static PyObject *images_put(PyObject *self, PyObject *args) {
+    PyObject *cap, *befores, *afters;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &befores, &afters)) return NULL;
+    Images *im = PyCapsule_GetPointer(cap, "binlog.images");
+    if (!im) return NULL;
+    PyObject *seq[2] = {PySequence_Fast(befores, "befores is a sequence"),
+                        PySequence_Fast(afters, "afters is a sequence")};
+    Py_ssize_t first = im->rows;
+    int rc = -1;
+    if (!seq[0] || !seq[1]) goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq[0]);
+    if (PySequence_Fast_GET_SIZE(seq[1]) != n) {
+        PyErr_SetString(PyExc_ValueError, "befores and afters differ in length");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        for (int c = 0; c < 2; c++) {
+            if (image_put(&im->col[c], im->rows, PySequence_Fast_GET_ITEM(seq[c], i)) < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_OverflowError, "the images of one batch pass 2 GiB "
+                                    "(int32 offsets): give a smaller batch size");
+                images_cut(im, first);
+                goto done;
+            }
+        }
+        im->rows++;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(seq[0]);
+    Py_XDECREF(seq[1]);
+    return rc < 0 ? NULL : PyLong_FromSsize_t(im->handed + first);
+}
+
+/* images_rows(builder) -> rows handed over and held; images_truncate(builder, rows): the
+ * rows from that number on taken out again. */
+static PyObject *images_rows(PyObject *self, PyObject *cap) {
+    Images *im = PyCapsule_GetPointer(cap, "binlog.images");
+    return im ? PyLong_FromSsize_t(im->handed + im->rows) : NULL;
+}
+
+static PyObject *images_truncate(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    Py_ssize_t rows;
+    if (!PyArg_ParseTuple(args, "On", &cap, &rows)) return NULL;
+    Images *im = PyCapsule_GetPointer(cap, "binlog.images");
+    if (!im) return NULL;
+    if (rows < im->handed || rows - im->handed > im->rows) {
+        PyErr_SetString(PyExc_ValueError, "rows outside the ones held");
+        return NULL;
+    }
+    images_cut(im, rows - im->handed);
+    Py_RETURN_NONE;
+}
+
+typedef struct { void *p[6]; } IMemory;    /* the buffers of one images_finish */
+
+static void imemory_free(PyObject *capsule) {
+    IMemory *m = PyCapsule_GetPointer(capsule, "binlog.images_memory");
+    if (!m) return;
+    for (int i = 0; i < 6; i++) PyMem_Free(m->p[i]);
+    PyMem_Free(m);
+}
+
+/* The column's rows from `rows` on, copied into `to` (empty).  (Sizing its buffers like
+ * the last batch's, to save the doublings from 8 KiB, measured no faster.) */
+static int icol_carry(ICol *to, const ICol *from, Py_ssize_t rows) {
+    Py_ssize_t held = from->offsets.len ? from->offsets.len / 4 - 1 : 0;
+    for (Py_ssize_t r = rows; r < held; r++) {
+        int valid = icol_valid(from, r);
+        int32_t a = icol_offset(from, r), b = icol_offset(from, r + 1);
+        if ((valid && put(&to->data, from->data.p + a, b - a) < 0) || icol_end(to, r - rows, valid) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* images_finish(builder, rows) -> (owner, before, after), each column (rows, nulls,
+ * validity address, size, offsets address, size, data address, size) of the first
+ * `rows` rows held, the memory owned by owner; the rows after them stay (the first of
+ * the next batch's). */
+static PyObject *images_finish(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    Py_ssize_t rows;
+    if (!PyArg_ParseTuple(args, "On", &cap, &rows)) return NULL;
+    Images *im = PyCapsule_GetPointer(cap, "binlog.images");
+    if (!im) return NULL;
+    if (rows < 0 || rows > im->rows) {
+        PyErr_SetString(PyExc_ValueError, "rows outside the ones held");
+        return NULL;
+    }
+    ICol next[2];
+    memset(next, 0, sizeof next);
+    IMemory *m = PyMem_Calloc(1, sizeof(IMemory));
+    PyObject *owner = m ? PyCapsule_New(m, "binlog.images_memory", imemory_free) : NULL;
+    if (!owner) {
+        PyMem_Free(m);
+        return PyErr_NoMemory();
+    }
+    for (int c = 0; c < 2; c++) {
+        ICol *col = &im->col[c];
+        if (icol_carry(&next[c], col, rows) < 0) goto fail;
+        if (col->offsets.len == 0) {          /* no row yet: the one offset 0 */
+            if (buf_grow(&col->offsets, 4) < 0) goto fail;
+            memset(col->offsets.p, 0, 4);
+            col->offsets.len = 4;
+        }
+        icol_cut(col, rows);
+    }
+    PyObject *out = Py_BuildValue(
+        "N(nnnnnnnn)(nnnnnnnn)", owner,
+        rows, im->col[0].nulls, (Py_ssize_t)im->col[0].validity.p, im->col[0].validity.len,
+        (Py_ssize_t)im->col[0].offsets.p, im->col[0].offsets.len, (Py_ssize_t)im->col[0].data.p,
+        im->col[0].data.len,
+        rows, im->col[1].nulls, (Py_ssize_t)im->col[1].validity.p, im->col[1].validity.len,
+        (Py_ssize_t)im->col[1].offsets.p, im->col[1].offsets.len, (Py_ssize_t)im->col[1].data.p,
+        im->col[1].data.len);
+    if (!out) {
+        for (int c = 0; c < 2; c++) {
+            PyMem_Free(next[c].data.p); PyMem_Free(next[c].offsets.p); PyMem_Free(next[c].validity.p);
+        }
+        return NULL;                          /* (owner released by N) */
+    }
+    for (int c = 0; c < 2; c++) {
+        ICol *col = &im->col[c];
+        m->p[3 * c] = col->data.p; m->p[3 * c + 1] = col->offsets.p; m->p[3 * c + 2] = col->validity.p;
+        *col = next[c];
+    }
+    im->handed += rows;
+    im->rows -= rows;
+    return out;
+fail:
+    for (int c = 0; c < 2; c++) {
+        PyMem_Free(next[c].data.p); PyMem_Free(next[c].offsets.p); PyMem_Free(next[c].validity.p);
+    }
+    Py_DECREF(owner);
+    return NULL;
 }
 
 /* ---- encode_run: a run of rows events straight into JSON lines ---------------------- */
@@ -2034,7 +2337,40 @@ static int put_text_event(Enc *e, const Frame *f, const unsigned char *h, uint64
 /* binlog ingest's typed tables (typed_append, below) in a run: its entry's typed part */
 static int typed_part_open(PyObject *part, long long ts);
 static int typed_part_add(PyObject *part, int kind, const Walk *w, const Walk *wa,
-                          const unsigned char *data, Py_ssize_t end, Py_ssize_t *count);
+                          const unsigned char *data, Py_ssize_t end, Py_ssize_t rows);
+
+/* One event of binlog ingest's run along its entry (kind, walk, walk_after, steps,
+ * steps_after, rest, mid, render, typed part or None, images builder): its images into
+ * the batch's columns (image_rows, as images_encode writes them) and its rows into the
+ * typed part's builder, all of it or nothing (-1: both cut back); *first: its first
+ * row's number in the columns, *written: the bytes of its images. */
+static int ingest_event(PyObject *entry, PyObject *data_obj, Enc *e, Py_ssize_t *first,
+                        Py_ssize_t *count, Py_ssize_t *written) {
+    Images *im = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 9), "binlog.images");
+    int kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+    if (!im || kind < 0 || kind > 2) return -1;
+    Walk *w, *wa;
+    PyObject *psa, *steps = PyTuple_GET_ITEM(entry, 3), *typed = PyTuple_GET_ITEM(entry, 8);
+    if (event_walks(kind, PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2), steps,
+                    PyTuple_GET_ITEM(entry, 4), &w, &wa, &psa) < 0)
+        return -1;
+    Py_ssize_t held = im->rows, bytes = im->col[0].data.len + im->col[1].data.len;
+    Buf own = e->b;                 /* (image_rows points e->b at the columns' buffers) */
+    e->render = PyTuple_GET_ITEM(entry, 7);
+    int rc = image_rows(im, e, kind, w, wa, steps, psa, data_obj);
+    e->b = own;
+    *count = im->rows - held;
+    if (rc == 0 && typed != Py_None)
+        rc = typed_part_add(typed, kind, w, wa, (const unsigned char *)PyBytes_AS_STRING(data_obj),
+                            PyBytes_GET_SIZE(data_obj), *count);
+    if (rc < 0) {
+        images_cut(im, held);
+        return -1;
+    }
+    *first = im->handed + held;
+    *written = im->col[0].data.len + im->col[1].data.len - bytes;
+    return 0;
+}
 
 /* encode_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,
  *            prefix, tail, flags, stop_ts, stop_offset, last_log_pos, chain_run,
@@ -2062,18 +2398,18 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
     }
     PyObject *events = PyList_New(0);
     if (!events) { PyBuffer_Release(&view); return NULL; }
-    /* flags 32 (binlog ingest, spark_ingest/records.py): no heads, tails nor row fields:
-     * each image alone and a NUL after it (encode_rows' flag 16), the entry's 9th item
-     * the typed tables' part (None: none), and each event's timestamp and server id in
-     * its item */
+    /* flags 32 (binlog ingest, spark_ingest/records.py): no lines; each event's images
+     * go into the batch's columns and its rows into the typed part's builder
+     * (ingest_event), max_out counts the images' bytes, and each event's item ends with
+     * its timestamp, server id and first row */
     int ingest = !(flags & 4) && (flags & 32);
     Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL,
-             !(flags & 4) && !ingest && (flags & 8), NULL, ingest};
+             !(flags & 4) && !ingest && (flags & 8), NULL, 0};
     const unsigned char *buf = (const unsigned char *)view.buf;
-    Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
+    Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0, images = 0;
     int failed = 0;
     Frame f;
-    while (e.b.len < max_out
+    while ((ingest ? images : e.b.len) < max_out
            && frame_event(buf, pos, end, offset + (pos - start), widths, common_len, checksum_len,
                           max_event, stop_offset, last_log_pos, chain_run, strict_chain, &f)) {
         const unsigned char *h = buf + pos;
@@ -2090,13 +2426,41 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             break;
         }
         if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text || e.crc || ingest ? 9 : 8)) break;
-        PyObject *typed = ingest ? PyTuple_GET_ITEM(entry, 8) : Py_None;
-        if (typed != Py_None && !typed_part_open(typed, f.ts)) break;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (ingest ? 10 : e.text || e.crc ? 9 : 8))
+            break;
+        if (ingest && PyTuple_GET_ITEM(entry, 8) != Py_None && !typed_part_open(PyTuple_GET_ITEM(entry, 8), f.ts))
+            break;
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
+        if (ingest) {
+            Py_ssize_t first = 0, count = 0, written = 0;
+            int rc = data_obj && PyBytes_GET_SIZE(data_obj)
+                     ? ingest_event(entry, data_obj, &e, &first, &count, &written) : -1;
+            Py_XDECREF(data_obj);
+            PyObject *item = NULL;
+            if (rc == 0)
+                item = Py_BuildValue("(LiKnLKKn)", at, code, (unsigned long long)table_id, count, size,
+                                     (unsigned long long)ts, (unsigned long long)frame_le(h + 5, 4), first);
+            if (!item || PyList_Append(events, item) < 0) {
+                Py_XDECREF(item);
+                /* the event is left to the per-event path, as below; only an interrupt
+                 * (or a failure to list it) ends the call */
+                if (rc < 0 && (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_Exception)))
+                    PyErr_Clear();
+                else
+                    failed = 1;
+                break;
+            }
+            Py_DECREF(item);
+            total += count;
+            images += written;
+            frame_note_chain(&f, &chain_run, &last_log_pos);
+            last_event = pos;
+            pos += (Py_ssize_t)size;
+            continue;
+        }
         PyObject *head = NULL;
-        if (data_obj && (e.text || ingest)) {  /* text, ingest: the head is the entry's */
+        if (data_obj && e.text) {      /* the text format's head is the entry's */
             head = PyTuple_GET_ITEM(entry, 5);
             Py_INCREF(head);
         } else if (data_obj) {
@@ -2121,16 +2485,6 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             rc = put(&e.b, PyBytes_AS_STRING(tail), PyBytes_GET_SIZE(tail));
         }
         if (rc == 0) rc = encode_entry(&e, entry, data_obj, head, tail, &last_start, &count);
-        if (rc == 0 && typed != Py_None) {
-            Walk *w = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 1), "binlog.walk");
-            int kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
-            Walk *wa = kind == 1 ? PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 2), "binlog.walk") : w;
-            Py_ssize_t typed_count = 0;
-            rc = w && wa ? typed_part_add(typed, kind, w, wa,
-                                          (const unsigned char *)PyBytes_AS_STRING(data_obj),
-                                          PyBytes_GET_SIZE(data_obj), &typed_count) : -1;
-            if (rc == 0 && typed_count != count) rc = -1;     /* (never: the same walk) */
-        }
         Py_DECREF(data_obj);
         Py_DECREF(head);
         if (rc < 0) {
@@ -2144,10 +2498,7 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             }
             break;
         }
-        PyObject *item = ingest
-            ? Py_BuildValue("(LiKnLKK)", at, code, (unsigned long long)table_id, count, size,
-                            (unsigned long long)ts, (unsigned long long)frame_le(h + 5, 4))
-            : Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count, size);
+        PyObject *item = Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count, size);
         if (!item || PyList_Append(events, item) < 0) { Py_XDECREF(item); failed = 1; break; }
         Py_DECREF(item);
         total += count;
@@ -2719,10 +3070,11 @@ static int typed_rows(Builder *b, int kind, const Walk *w, const Walk *wa, const
 }
 
 /* The rows of one event (data[0:end]) into the builder's columns, every column rewound
- * when any value is not taken (-1, the error of Fallback's kind set or not). */
+ * when any value is not taken or, with expect >= 0, when they are not that many rows
+ * (-1, the error of Fallback's kind set or not). */
 static int typed_event(Builder *b, int kind, const Walk *w, const Walk *wa, const int32_t *map,
                        const int32_t *map_after, const unsigned char *data, Py_ssize_t end,
-                       Py_ssize_t *count) {
+                       Py_ssize_t expect, Py_ssize_t *count) {
     if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return -1;   /* no column: no progress */
     AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
     if (!marks) { PyErr_NoMemory(); return -1; }
@@ -2731,6 +3083,7 @@ static int typed_event(Builder *b, int kind, const Walk *w, const Walk *wa, cons
         marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
     }
     int rc = typed_rows(b, kind, w, wa, map, map_after, data, end, count);
+    if (rc == 0 && expect >= 0 && *count != expect) rc = -1;
     if (rc < 0)
         for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
     PyMem_Free(marks);
@@ -2755,7 +3108,7 @@ static PyObject *typed_append(PyObject *self, PyObject *args) {
     Py_buffer mv, mav;
     if (map_of(map_obj, w, &mv) < 0) return NULL;
     if (map_of(map_after_obj, wa, &mav) < 0) { PyBuffer_Release(&mv); return NULL; }
-    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, &count);
+    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, -1, &count);
     PyBuffer_Release(&mv);
     PyBuffer_Release(&mav);
     if (rc < 0) return fall_back();
@@ -2785,15 +3138,17 @@ static int typed_part_open(PyObject *part, long long ts) {
     return ts >= lo && ts < hi && rows < max_rows && builder_size(b) < max_bytes;
 }
 
-/* The event's rows into the typed part's builder (typed_event): 0, or -1 (rewound). */
+/* The event's rows into the typed part's builder (typed_event): 0, or -1 (rewound) when
+ * any value is not taken or they are not ``rows`` rows (the images' count). */
 static int typed_part_add(PyObject *part, int kind, const Walk *w, const Walk *wa,
-                          const unsigned char *data, Py_ssize_t end, Py_ssize_t *count) {
+                          const unsigned char *data, Py_ssize_t end, Py_ssize_t rows) {
     Builder *b = PyCapsule_GetPointer(PyTuple_GET_ITEM(part, 0), "binlog.arrow_builder");
     if (!b) return -1;
     Py_buffer mv, mav;
     if (map_of(PyTuple_GET_ITEM(part, 1), w, &mv) < 0) return -1;
     if (map_of(PyTuple_GET_ITEM(part, 2), wa, &mav) < 0) { PyBuffer_Release(&mv); return -1; }
-    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, count);
+    Py_ssize_t count = 0;
+    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, rows, &count);
     PyBuffer_Release(&mv);
     PyBuffer_Release(&mav);
     return rc;
@@ -2934,10 +3289,11 @@ static PyMethodDef methods[] = {
      "tail after every row but the run's last.  Stops before the first event it cannot\n"
      "write, or once max_out bytes are written; None when that is the first.  flags 8:\n"
      "checksums as encode_rows writes them; entries then have crc_update last.  flags 48\n"
-     "(binlog ingest): each image alone and a NUL after it (encode_rows' flag 16), rest and\n"
-     "tail empty; entries have the typed tables' part last (ArrowRows.run_part, or None),\n"
-     "whose builder takes the same rows (typed_append); items end with the event's\n"
-     "timestamp and server id."},
+     "(binlog ingest): no lines (bytes empty); entries end with the typed tables' part\n"
+     "(ArrowRows.run_part, or None) and the images builder: each event's images go into\n"
+     "the builder as images_encode writes them and its rows into the part's builder as\n"
+     "typed_append does, all or none; max_out counts the images' bytes; items end with\n"
+     "the event's timestamp, server id and first row in the builder."},
     {"encode_rows", encode_rows, METH_VARARGS,
      "encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid, tail,\n"
      "            render, crc_update=None) -> (bytes, last_start, count)\n\n"
@@ -2948,8 +3304,7 @@ static PyMethodDef methods[] = {
      "fields are not known yet); an image is null or {\"key\":value,...} as\n"
      "json_lines.image_json writes it.  text=1: per row head, then '### WHERE\\n' and/or\n"
      "'### SET\\n' and one '###   @`key`=literal\\n' per column (output/text.py).\n"
-     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 16 (JSON) the images alone, each\n"
-     "followed by a NUL (an update's before then after; head, mid, tail unused), 8 (JSON) each row's TiCDC\n"
+     "flags: 1 --bigint-as-string, 2 --binary-encoding base64, 8 (JSON) each row's TiCDC\n"
      "checksums after mid: ',\"checksum\":{\"current\":N|null,\"previous\":N|null}' (dump\n"
      "--checksum; crc_update(crc, value, column) -> crc adds a Python decoder's value;\n"
      "null for no image or a partial one).  render(value, column) ->\n"
@@ -2959,6 +3314,29 @@ static PyMethodDef methods[] = {
      "(invalid text, a binary value of 1 MiB or more in JSON, over 256 MiB of output,\n"
      "a damaged image): the caller decodes the event in Python, which raises the typed\n"
      "error."},
+    {"images_builder", images_builder, METH_NOARGS,
+     "images_builder() -> builder\n\n"
+     "The before and after columns of a batch of changes/ (Arrow strings: the JSON images,\n"
+     "null where a row has none), filled in row order by images_encode and images_put."},
+    {"images_encode", images_encode, METH_VARARGS,
+     "images_encode(builder, data, kind, walk, walk_after, steps, steps_after, flags, render)\n"
+     "    -> (first, count)\n\n"
+     "The images of all rows of one rows event (arguments as for encode_rows; flags 1\n"
+     "--bigint-as-string, 2 base64) into the builder's columns, the bytes encode_rows writes\n"
+     "for them; first: the number of the event's first row (rows handed over and held\n"
+     "before it).  Fallback (and no row added) where encode_rows falls back."},
+    {"images_put", images_put, METH_VARARGS,
+     "images_put(builder, befores, afters) -> first\n\n"
+     "Rows of images made in Python (bytes of UTF-8 JSON text, or None) into the columns."},
+    {"images_rows", images_rows, METH_O,
+     "images_rows(builder) -> the rows added so far (handed over or held)."},
+    {"images_truncate", images_truncate, METH_VARARGS,
+     "images_truncate(builder, rows): the rows added after the first `rows` taken out."},
+    {"images_finish", images_finish, METH_VARARGS,
+     "images_finish(builder, rows) -> (owner, before, after)\n\n"
+     "The first `rows` rows held handed over: per column (rows, nulls, validity address,\n"
+     "size, offsets address, size, data address, size), the memory freed with owner\n"
+     "(pyarrow.foreign_buffer's base); the rows after them stay in the builder."},
     {NULL, NULL, 0, NULL}
 };
 

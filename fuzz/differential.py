@@ -347,29 +347,43 @@ def _typed_tables(event, plan, columns, case: RowsCase, table_map):
         return python.table(), got
 
 
+# rows whose changes/ image columns _check_images compared (tests assert the seeds reach it)
+IMAGES_CHECKED = [0]
+
+
 def _check_images(event, plan, case: RowsCase, table_map) -> int:
-    """The JSON images of ``binlog ingest``'s changes/ written by the compiled encoder
-    (``records.images_encoder``: ``encode_rows`` flag 16) against ``images_json`` of the
-    pure decoder's rows, in hex and base64; None (a fallback) leaves the event to that
-    way.  Returns the rows checked."""
+    """The before/after columns of ``binlog ingest``'s changes/ that the compiled encoder
+    writes into the batch's Arrow buffers (``records.images_encoder``:
+    ``_speedups.images_encode``) against those the Python way gives (``images_json`` of
+    the pure decoder's rows), put into the compiled builder (``images_put``, the
+    fallback's entry) and into the pure one (lists, ``pa.array``), in hex and base64:
+    every byte of every image, and every null.  None (a fallback) leaves the event to
+    the Python way, and must add no row.  Returns the rows checked."""
     from binlog.output.json_lines import images_json
     from binlog.output.values import bytes_renderer
     from binlog.reader import RowChange
-    from spark_ingest.records import images_encoder
+    from spark_ingest.records import BatchBuilder, images_encoder
 
     if isinstance(plan, BinlogError):
         return 0
     checked = 0
     for encoding in ("hex", "base64"):
         change = RowChange("case.binlog", 4, 1, 1, None, plan.db, plan.table, event.kind, None, None, plan)
+        builder = BatchBuilder(encoding)
         try:
-            got = images_encoder(encoding)(change, event)
+            got = images_encoder(builder)(change, event)
         except BinlogError:
             got = None          # a value the JSON writer refuses: the decoding way raises it too
         except Exception as exc:
             raise Difference(f"images_encoder raised {type(exc).__name__}: {exc}") from exc
         if got is None:
+            # nothing may stay behind, not even the bytes of an image begun
+            builder.images.put([None], [b"{}"])
+            left = [c.to_pylist() for c in builder.images.finish(1)]
+            if rows._speedups.images_rows(builder.images.builder) != 1 or left != [[None], ["{}"]]:
+                raise Difference(f"images_encoder fell back and left {left}")
             continue
+        columns = builder.images.finish(got.count)
         with pure():
             pure_plan = _plan(case, table_map)
             try:
@@ -379,10 +393,23 @@ def _check_images(event, plan, case: RowsCase, table_map) -> int:
                 afters = images_json([a for _, a in decoded], pure_plan, render)
             except BinlogError as exc:
                 raise Difference(f"images_encoder wrote what the pure way rejects ({exc})") from exc
-        if (got.befores, got.afters) != (befores, afters):
-            raise Difference(f"images_encoder differs ({encoding}):\n  compiled {got.befores} {got.afters}\n"
-                             f"  pure     {befores} {afters}")
+            pure_builder = BatchBuilder(encoding)
+            pure_builder.images.put(befores, afters)
+            listed = pure_builder.images.finish(len(befores))
+        fallback = BatchBuilder(encoding)
+        fallback.images.put(befores, afters)
+        put = fallback.images.finish(len(befores))
+        want = ([None if b is None else b.decode() for b in befores],
+                [None if a is None else a.decode() for a in afters])
+        for name, other in (("pure builder", listed), ("images_put", put)):
+            for column in columns + other:
+                column.validate(full=True)
+            if not all(a.equals(b) for a, b in zip(columns, other, strict=True)) or \
+                    tuple(c.to_pylist() for c in columns) != want:
+                raise Difference(f"image columns differ from the {name}'s ({encoding}):\n"
+                                 f"  compiled {[c.to_pylist() for c in columns]}\n  pure     {want}")
         checked += got.count
+    IMAGES_CHECKED[0] += checked
     return checked
 
 

@@ -105,11 +105,15 @@ class BatchBuilder:
 
     The fields a rows event's rows share (file, pos, ts, gtid, table, op, pk...) are kept
     once per event (a *segment* of rows) and repeated by Arrow (``take``) when a batch is
-    made; the images stay the bytes the compiled encoder wrote (each followed by a NUL),
-    joined per batch into one string column: no Python object per row or field."""
+    made; the images go into ``images`` (``ImageColumns``) in row order, where the
+    compiled encoder writes them itself (``images_encoder``): no Python object per row
+    or field."""
 
     def __init__(self, binary_encoding: str = "hex", *, keys=None, with_types: bool = False):
+        self.binary_encoding = binary_encoding
         self.render_bytes = bytes_renderer(binary_encoding)
+        self.images = ImageColumns()
+        self.claimed = 0          # rows given to segments, all batches (images_rows counts the same)
         self.keys = keys
         self.fields = PlanFields(keys)
         self.with_types = with_types
@@ -120,16 +124,12 @@ class BatchBuilder:
 
     def reset(self) -> None:
         # per segment (a rows event, or one record): (file, pos, ts in us, server_id,
-        # gtid, db, table, op, layout, first, row, pk, types): ``layout`` says where its
-        # images are in ``blobs``: from index ``first`` on, after each other (_INSERT,
-        # _DELETE) or before and after alternating (_UPDATE); _LISTS: ``first`` is
-        # (before indexes, after indexes), -1 for none.  ``row``: that of its first
-        # row, None for records without the CDC fields (statements, errors)
+        # gtid, db, table, op, row, pk, types); its rows' images are the next rows of
+        # ``images``.  ``row``: that of its first row, None for records without the CDC
+        # fields (statements, errors)
         self.segments: list[tuple] = []
         self.counts: list[int] = []
         self.rows = 0 if self.carry is None else self.carry.num_rows
-        self.blobs: list[bytes] = []      # the images, each followed by a NUL
-        self.images = 0
         self.ends: dict[int, tuple] = {}  # row -> (commit, xid, end_pos) of a transaction's last row
 
     def __len__(self) -> int:
@@ -167,30 +167,18 @@ class BatchBuilder:
         end never sees it."""
         self.pending = None
 
-    def _listed(self, images: list) -> list[int]:
-        """The images (JSON bytes or None) into ``blobs``; their indexes (-1: None)."""
-        out = []
-        for image in images:
-            if image is None:
-                out.append(-1)
-            else:
-                self.blobs += (image, b"\0")
-                out.append(self.images)
-                self.images += 1
-        return out
-
-    def _segment(self, change, op, n: int, row, layout: int, first, cdc: bool) -> None:
+    def _segment(self, change, op, n: int, row, cdc: bool) -> None:
         extra: tuple = (row, self.fields.pk(change), self._types_json(change)) if cdc else (None, None, None)
         self.segments.append((change.file, change.pos, None if change.ts is None else change.ts * 1_000_000,
-                              change.server_id, change.gtid, change.db, change.table, op,
-                              layout, first) + extra)
+                              change.server_id, change.gtid, change.db, change.table, op) + extra)
         self.counts.append(n)
         self.rows += n
+        self.claimed += n
 
     def add(self, change) -> None:
-        images = self._listed([None if change.before is None else image_json(change.before, change.plan, self.render_bytes),
-                               None if change.after is None else image_json(change.after, change.plan, self.render_bytes)])
-        self._segment(change, change.op, 1, change.row, _LISTS, ([images[0]], [images[1]]), True)
+        self.images.put([None if change.before is None else image_json(change.before, change.plan, self.render_bytes)],
+                        [None if change.after is None else image_json(change.after, change.plan, self.render_bytes)])
+        self._segment(change, change.op, 1, change.row, True)
         self.pending = self.rows - 1
 
     def add_rows(self, batch) -> None:
@@ -199,35 +187,32 @@ class BatchBuilder:
         rows = batch.rows
         if not rows:
             return
-        befores = self._listed(images_json([before for before, _ in rows], batch.plan, self.render_bytes))
-        afters = self._listed(images_json([after for _, after in rows], batch.plan, self.render_bytes))
-        self._segment(batch, batch.op, len(rows), 0, _LISTS, (befores, afters), True)
+        self.images.put(images_json([before for before, _ in rows], batch.plan, self.render_bytes),
+                        images_json([after for _, after in rows], batch.plan, self.render_bytes))
+        self._segment(batch, batch.op, len(rows), 0, True)
         self.pending = self.rows - 1
 
     def add_encoded(self, item: "EncodedImages") -> None:
-        """An ``EncodedImages``: a rows event's images written by the compiled encoder,
-        kept as they are."""
+        """An ``EncodedImages``: a rows event whose images the compiled encoder wrote
+        into ``images`` (``images_encoder``)."""
         if not item.count:
             return
-        self.blobs.append(item.data)
-        layout = _LAYOUTS[item.kind]
-        self._segment(item.change, item.change.op, item.count, 0, layout, self.images, True)
-        self.images += 2 * item.count if layout == _UPDATE else item.count
+        if item.first != self.claimed:
+            # the encoder writes an event's images just before the reader gives the event
+            # out: any row taken in between would have put its images after them
+            raise RuntimeError(f"images of rows {item.first}.. taken in at row {self.claimed}")
+        self._segment(item.change, item.change.op, item.count, 0, True)
         self.pending = self.rows - 1
 
     def add_run(self, item, heads: dict) -> None:
         """A run of rows events the stream wrote (``ImagesEncoder``'s runs: an
-        ``EncodedRows`` with ``events``): their images as they are, a segment per event
-        with the fields of ``heads[(table_id, type code)]`` and the event's own."""
-        if not item.count:
-            return
-        self.blobs.append(item.data)
-        for at, code, table_id, count, _size, ts, server_id in item.events:
+        ``EncodedRows`` with ``events``) into ``images``: a segment per event, with the
+        fields of ``heads[(table_id, type code)]`` and the event's own."""
+        for at, code, table_id, count, _size, ts, server_id, first in item.events:
+            if first != self.claimed:       # (as add_encoded)
+                raise RuntimeError(f"images of rows {first}.. taken in at row {self.claimed}")
             head = heads[(table_id, code)]
-            change = _RunEvent(head, at, ts, server_id)
-            layout = _LAYOUTS[head.op]
-            self._segment(change, head.op, count, 0, layout, self.images, True)
-            self.images += 2 * count if layout == _UPDATE else count
+            self._segment(_RunEvent(head, at, ts, server_id), head.op, count, 0, True)
         self.pending = self.rows - 1
 
     def take(self, item, heads: dict | None = None) -> None:
@@ -254,19 +239,19 @@ class BatchBuilder:
     def add_statement(self, record) -> None:
         """A ``reader.StatementChange``: its JSON record's extra keys go in ``after``."""
         full = statement_record(record, self.render_bytes)
-        after = self._listed([_dumps({k: v for k, v in full.items() if k not in _HEAD_KEYS},
-                                     default=json_default)])
-        self._segment(record, record.op, 1, None, _LISTS, ([-1], after), False)
+        self.images.put([None], [_dumps({k: v for k, v in full.items() if k not in _HEAD_KEYS},
+                                        default=json_default)])
+        self._segment(record, record.op, 1, None, False)
         self.pending = None       # statement records end the row before them (cdc.py)
 
     def add_error(self, error: dict, resumed_at=None) -> None:
         if resumed_at is None:
             resumed_at = error.get("resumed_at")
         info = dict(error, resumed_at=None if resumed_at is None else str(resumed_at))
-        after = self._listed([_dumps({key: None if info.get(key) is None else str(info[key])
-                                      for key in ERROR_KEYS})])
+        self.images.put([None], [_dumps({key: None if info.get(key) is None else str(info[key])
+                                         for key in ERROR_KEYS})])
         place = _ErrorPlace(error.get("file"), error.get("pos"))
-        self._segment(place, "error", 1, None, _LISTS, ([-1], after), False)
+        self._segment(place, "error", 1, None, False)
 
     def batch(self, *, final: bool = False) -> pa.RecordBatch:
         """The rows gathered; unless ``final``, the rows from the one waiting for its
@@ -298,18 +283,9 @@ class BatchBuilder:
         def shared(i, arrow_type):
             return pa.array([s[i] for s in self.segments], arrow_type).take(segment_index)
 
-        layout = np.repeat(np.array([s[8] for s in self.segments], np.int8), counts)
-        first = np.repeat(np.array([s[9] if s[8] != _LISTS else 0 for s in self.segments], np.int64), counts)
-        before = np.where(layout == _DELETE, first + within,
-                          np.where(layout == _UPDATE, first + 2 * within, -1))
-        after = np.where(layout == _INSERT, first + within,
-                         np.where(layout == _UPDATE, first + 2 * within + 1, -1))
-        for s, start, count in zip(self.segments, starts, counts, strict=True):
-            if s[8] == _LISTS:
-                before[start:start + count], after[start:start + count] = s[9]
-        images = self._images()
-        cdc = np.repeat(np.array([s[10] is not None for s in self.segments], bool), counts)
-        row_base = np.repeat(np.array([s[10] or 0 for s in self.segments], np.int64), counts)
+        before, after = self.images.finish(n)
+        cdc = np.repeat(np.array([s[8] is not None for s in self.segments], bool), counts)
+        row_base = np.repeat(np.array([s[8] or 0 for s in self.segments], np.int64), counts)
         # the last rows of transactions: commit, xid, end_pos from a small array by index
         # (0: a change's false/null/null, 1: a statement's nulls, 2 on: the ends)
         ends = sorted((r - carried, e) for r, e in self.ends.items() if r >= carried)
@@ -321,13 +297,13 @@ class BatchBuilder:
             shared(2, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
             shared(3, pa.int64()), shared(4, pa.string()), shared(5, pa.string()),
             shared(6, pa.string()), shared(7, pa.string()),
-            _pick(images, before), _pick(images, after),
+            before, after,
             numpy_array(within + row_base, pa.int32(), ~cdc),
-            shared(11, pa.list_(pa.string())),
+            shared(9, pa.list_(pa.string())),
             pa.array([False, None] + [e[0] for _, e in ends], pa.bool_()).take(pick),
             pa.array([None, None] + [e[1] for _, e in ends], XID_TYPE).take(pick),
             pa.array([None, None] + [e[2] for _, e in ends], pa.int64()).take(pick),
-            shared(12, pa.string()),
+            shared(10, pa.string()),
         ]
         out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
         if self.carry is None:
@@ -349,28 +325,6 @@ class BatchBuilder:
             values[0] = value
             columns[name] = pa.array(values, arrow_type)
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=ARROW_SCHEMA)
-
-    def _images(self) -> pa.Array:
-        """The images of ``blobs`` as one string column (the NULs taken out)."""
-        import numpy as np
-
-        blob = b"".join(self.blobs)
-        nuls = np.flatnonzero(np.frombuffer(blob, np.uint8) == 0)
-        if len(nuls) != self.images:
-            # JSON text never holds a raw NUL (control characters are escaped)
-            raise ValueError(f"{len(nuls)} image ends for {self.images} images")
-        offsets = np.empty(self.images + 1, np.int32)
-        offsets[0] = 0
-        offsets[1:] = nuls - np.arange(self.images)      # the NULs before each end, taken out
-        images = pa.Array.from_buffers(pa.string(), self.images,
-                                       [None, pa.py_buffer(offsets), pa.py_buffer(blob.replace(b"\0", b""))])
-        images.validate(full=True)       # UTF-8, as pa.array of the bytes checked it
-        return images
-
-
-# how a segment's images lie in BatchBuilder.blobs
-_INSERT, _DELETE, _UPDATE, _LISTS = 0, 1, 2, 3
-_LAYOUTS = {"insert": _INSERT, "delete": _DELETE, "update": _UPDATE}
 
 
 class _RunEvent:
@@ -394,80 +348,97 @@ class _ErrorPlace:
         self.ts = self.server_id = self.gtid = self.db = self.table = None
 
 
-def _pick(images: pa.Array, index) -> pa.Array:
-    """The images at ``index`` (-1: null)."""
-    import numpy as np
+class ImageColumns:
+    """The ``before`` and ``after`` columns of a batch of changes/: per row the JSON text
+    of its images (``binlog dump --format json``'s, byte for byte), null where the row
+    has none, added in the batch's row order.  With the compiled module they are Arrow
+    buffers filled in C (``_speedups.images_builder``): ``images_encoder`` writes a rows
+    event's images into them straight from the row bytes, ``put`` adds images made in
+    Python, and ``finish`` hands them to pyarrow without a copy; without it, lists."""
 
-    from .arrow_columns import numpy_array
+    def __init__(self):
+        from binlog import rows as rows_module
 
-    missing = index < 0
-    if missing.all():
-        return pa.nulls(len(index), pa.string())
-    if len(index) == len(images) and not missing.any() and (index == np.arange(len(index))).all():
-        return images         # every image, in order (a batch of inserts): no copy
-    return images.take(numpy_array(np.where(missing, 0, index), pa.int64(), missing))
+        self._speedups = rows_module._speedups
+        self.builder = None if self._speedups is None else self._speedups.images_builder()
+        self._befores: list = []
+        self._afters: list = []
+
+    def put(self, befores: list, afters: list) -> None:
+        """Rows of images (JSON bytes or None), as many befores as afters."""
+        if self.builder is not None:
+            self._speedups.images_put(self.builder, befores, afters)
+        else:
+            self._befores += befores
+            self._afters += afters
+
+    def finish(self, rows: int) -> tuple[pa.Array, pa.Array]:
+        """The first ``rows`` rows' before and after columns; the rest stay."""
+        if self.builder is None:
+            befores, self._befores = self._befores[:rows], self._befores[rows:]
+            afters, self._afters = self._afters[:rows], self._afters[rows:]
+            return pa.array(befores, pa.string()), pa.array(afters, pa.string())
+        owner, before, after = self._speedups.images_finish(self.builder, rows)
+        return _string_column(owner, *before), _string_column(owner, *after)
+
+
+_NO_BYTES = pa.py_buffer(b"")
+
+
+def _string_column(owner, rows, nulls, validity, validity_size, offsets, offsets_size, data,
+                   data_size) -> pa.Array:
+    """An Arrow string column over buffers of ``images_finish`` (addresses, sizes), kept
+    alive by ``owner``."""
+    def wrap(address, size):
+        return pa.foreign_buffer(address, size, owner) if size else _NO_BYTES
+
+    return pa.Array.from_buffers(pa.string(), rows, [wrap(validity, validity_size) if nulls else None,
+                                                     wrap(offsets, offsets_size), wrap(data, data_size)],
+                                 null_count=nulls)
 
 
 class EncodedImages:
-    """The row images of one rows event as JSON, written by the compiled encoder
-    (``_speedups.encode_rows``, the batch path of ``binlog dump --format json``) without
-    a Python object per row or value: what the reader gives out for the event when
+    """A rows event whose images the compiled encoder wrote into a batch's
+    ``ImageColumns`` (``_speedups.images_encode``, the JSON of ``encode_rows``) without a
+    Python object per row or value: what the reader gives out for the event when
     ``images_encoder`` is its ``row_encoder``.  ``change``: the event's fields (a
-    RowChange without images); ``data``: the images, each followed by a NUL (an update's
-    before and after alternate); ``kind``: insert, update or delete; ``count``: rows."""
+    RowChange without images); ``kind``: insert, update or delete; ``count``: rows;
+    ``first``: the number of its first row in the columns (``images_rows``)."""
 
-    __slots__ = ("change", "data", "kind", "count")
+    __slots__ = ("change", "kind", "count", "first")
 
-    def __init__(self, change, data: bytes, kind: str, count: int):
-        self.change, self.data, self.kind, self.count = change, data, kind, count
-
-    def _images(self) -> list:
-        images = self.data.split(b"\0")
-        images.pop()                  # after the last NUL
-        return images
-
-    @property
-    def befores(self) -> list:
-        """Per row, the before image's JSON bytes or None."""
-        if self.kind == "insert":
-            return [None] * self.count
-        images = self._images()
-        return images if self.kind == "delete" else images[0::2]
-
-    @property
-    def afters(self) -> list:
-        """Per row, the after image's JSON bytes or None."""
-        if self.kind == "delete":
-            return [None] * self.count
-        images = self._images()
-        return images if self.kind == "insert" else images[1::2]
+    def __init__(self, change, kind: str, count: int, first: int):
+        self.change, self.kind, self.count, self.first = change, kind, count, first
 
 
 class ImagesEncoder:
-    """A reader's ``row_encoder`` giving an ``EncodedImages`` per rows event, or None
-    when the encoder cannot (no compiled module, partial JSON, anything it falls back
-    on): the reader then decodes the event and gives a RowBatch (or the typed error).
-    ``also``: ``(change, event) -> bool``, called with each event encoded (the typed
-    tables' compiled columns, ``TypedWriter.add_event``); False makes it None too.
+    """A reader's ``row_encoder`` writing each rows event's images into ``builder``'s
+    ``images`` and giving an ``EncodedImages`` for it, or None when the encoder cannot
+    (no compiled module, partial JSON, anything it falls back on): the reader then
+    decodes the event and gives a RowBatch (or the typed error).  ``also``: ``(change,
+    event) -> bool``, called with each event encoded (the typed tables' compiled
+    columns, ``TypedWriter.add_event``); False makes it None too (the images written
+    are taken out again).  The reader gives the event out right after encoding it, so
+    its images are the next rows the builder takes.
 
     Also the reader's ``run_writer``: once an event was encoded, the stream writes the
     next events like it (same table, kind and columns, in the same transaction) in one
-    compiled call per run (``_speedups.encode_run``, flags 48: the images, and the typed
-    columns through ``typed_part(change, event)`` - ``TypedWriter.run_part``: the part
-    its builder takes, None for no typed rows, False for none of it in runs); the run
-    comes out as one ``EncodedRows`` with ``events`` (``BatchBuilder.add_run``), no
-    Python call per event."""
+    compiled call per run (``_speedups.encode_run``, flags 48): their images into the
+    same columns, and their typed columns through ``typed_part(change, event)``
+    (``TypedWriter.run_part``: the part its builder takes, None for no typed rows, False
+    for none of it in runs); the run comes out as one ``EncodedRows`` with ``events``
+    (``BatchBuilder.add_run``), no Python call per event."""
 
     run_tail = b""
-    # a run's images end after this many bytes (~200 rows of the bench's tables): the
-    # batches of changes/ stay near their size (a batch is cut between items)
+    # a run ends after this many bytes of images (~200 rows of the bench's tables):
+    # longer runs saved no CPU and raised the peak RSS (bench cut: 290 MB against 236 at
+    # 1 MB, the batches of changes/ growing past their size: a batch is cut between items)
     run_output = 1 << 16
 
-    def __init__(self, binary_encoding: str = "hex", also=None, typed_part=None):
-        self.render_bytes = bytes_renderer(binary_encoding)
-        # 16: each image alone and a NUL after it, a byte JSON text never holds (the
-        # encoder, like orjson, escapes every control character)
-        self.flags = (2 if binary_encoding == "base64" else 0) | 16
+    def __init__(self, builder: BatchBuilder, also=None, typed_part=None):
+        self.render_bytes = builder.render_bytes
+        self.target = builder.images.builder
+        self.flags = 2 if builder.binary_encoding == "base64" else 0
         self.also = also
         self.typed_part = typed_part
         self.renders: dict = {}
@@ -477,13 +448,13 @@ class ImagesEncoder:
 
     @property
     def run_flags(self) -> int:
-        return self.flags | 32
+        return self.flags | 48
 
     def _parts(self, change, event):
         """(walk, walk_after, render) of the event, None when the compiled encoder does
         not take it."""
         plan = change.plan
-        if event.partial or not event.data or event.width != len(plan.columns):
+        if self.target is None or event.partial or not event.data or event.width != len(plan.columns):
             return None
         walk = plan.walk(event.present)
         walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
@@ -505,15 +476,18 @@ class ImagesEncoder:
             return None
         walk, walk_after, render = parts
         try:
-            data, _, count = speedups.encode_rows(event.data, rows_module._KIND_CODES[event.kind],
+            first, count = speedups.images_encode(self.target, event.data, rows_module._KIND_CODES[event.kind],
                                                   walk[2], walk_after[2], walk[1], walk_after[1],
-                                                  0, self.flags, b"", b"", b"", render)
+                                                  self.flags, render)
         except speedups.Fallback:
             return None
-        # (a NUL after each image: BatchBuilder._images checks their number per batch)
-        if self.also is not None and not self.also(change, event):
-            return None
-        return EncodedImages(change, data, event.kind, count)
+        taken = False
+        try:
+            taken = self.also is None or self.also(change, event)
+        finally:
+            if not taken:
+                speedups.images_truncate(self.target, first)
+        return EncodedImages(change, event.kind, count, first) if taken else None
 
     def run_parts(self, change, event) -> tuple | None:
         """(prefix, entry) of ``encode_run`` for events like ``event``, just encoded."""
@@ -526,12 +500,12 @@ class ImagesEncoder:
         walk, walk_after, render = parts
         self.heads[(event.table_id, event.header.type_code)] = change
         return b"", (rows_module._KIND_CODES[event.kind], walk[2], walk_after[2], walk[1],
-                     walk_after[1], b"", b"", render, typed)
+                     walk_after[1], b"", b"", render, typed, self.target)
 
 
-def images_encoder(binary_encoding: str = "hex", also=None) -> ImagesEncoder:
+def images_encoder(builder: BatchBuilder, also=None) -> ImagesEncoder:
     """The row encoder alone (``ImagesEncoder``), for a reader without runs."""
-    return ImagesEncoder(binary_encoding, also)
+    return ImagesEncoder(builder, also)
 
 
 class SplitFailed(Exception):
@@ -633,7 +607,7 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
         if on_rows is None and os.environ.get("BINLOG_BATCH", "1") != "0":
             # the images (and the typed columns) are written by compiled code
             # (BINLOG_BATCH=0 turns it off, as for binlog dump)
-            encoder = ImagesEncoder(opts.binary_encoding, None if typed is None else typed.add_event,
+            encoder = ImagesEncoder(builder, None if typed is None else typed.add_event,
                                     None if typed is None else typed.run_part)
             reader.set_output_paths(row_encoder=encoder, run_writer=encoder)
             heads = encoder.heads

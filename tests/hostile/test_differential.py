@@ -55,11 +55,13 @@ def test_regressions(path):
 def test_seeds_reach_the_compiled_walk():
     """The seeds decode in the compiled walk (not all in the fallback): else the test
     below would compare the pure path with itself."""
-    typed = diff.TYPED_CHECKED[0]
+    typed, images = diff.TYPED_CHECKED[0], diff.IMAGES_CHECKED[0]
     outcomes = [diff.check_rows(diff.case_from_bytes(s)) for s in ROWS_SEEDS]
     assert outcomes.count("compiled") > 0.8 * len(outcomes)
-    # and the compiled typed columns (binlog ingest's tables/) were compared on them
+    # and the compiled typed columns (binlog ingest's tables/) and image columns
+    # (changes/) were compared on them
     assert diff.TYPED_CHECKED[0] - typed > len(ROWS_SEEDS)
+    assert diff.IMAGES_CHECKED[0] - images > len(ROWS_SEEDS)
 
 
 # --- mutated rows events of the samples --------------------------------------------

@@ -20,6 +20,7 @@ import math
 from decimal import Decimal
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 from spark_helpers import SAMPLES, SCHEMA_DDL
@@ -54,9 +55,9 @@ def _table(path: Path, encoding: str, batches: bool, encoded: bool = False, size
     from binlog.replay.keys import KeyCatalog
 
     reader = _reader(path)
-    if encoded:
-        reader.set_output_paths(row_encoder=images_encoder(encoding))
     builder = BatchBuilder(encoding, keys=KeyCatalog(schema=reader.schema), with_types=True)
+    if encoded:
+        reader.set_output_paths(row_encoder=images_encoder(builder))
     out = []
     for item in reader.items(statements=True, batches=batches):
         builder.take(item)
@@ -104,7 +105,7 @@ def test_the_encoder_writes_the_images_of_the_samples():
     encoded = decoded = 0
     for path in BINLOGS:
         reader = _reader(path)
-        reader.set_output_paths(row_encoder=images_encoder())
+        reader.set_output_paths(row_encoder=images_encoder(BatchBuilder()))
         for item in reader.items(statements=True, batches=True):
             encoded += isinstance(item, EncodedImages)
             decoded += isinstance(item, RowBatch)
@@ -296,3 +297,80 @@ def test_read_split_images_equal_with_and_without_the_encoder(monkeypatch):
     assert encoded.equals(decoded)
     monkeypatch.setenv("BINLOG_BATCH", "0")
     assert _split_tables(paths).equals(encoded)
+
+
+_IMAGE = st.one_of(st.none(), st.text(max_size=12).map(lambda t: orjson.dumps({"k": t})))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.lists(st.tuples(_IMAGE, _IMAGE), max_size=20),
+                          st.integers(0, 30)), max_size=12))
+def test_image_columns_hand_over_their_first_rows_and_keep_the_rest(steps):
+    """The compiled image columns (``images_put``, ``images_finish`` of a prefix: the rows
+    after it stay for the next batch) give the columns the pure ones (lists) give."""
+    from binlog import rows as rows_module
+    from spark_ingest.records import ImageColumns
+
+    if rows_module._speedups is None:
+        pytest.skip("no compiled module (BINLOG_PURE=1 or not built)")
+    compiled, pure = ImageColumns(), ImageColumns()
+    pure.builder = None                 # (the lists of a run without the compiled module)
+    held = 0
+    for step in steps:
+        if isinstance(step, list):
+            for columns in (compiled, pure):
+                columns.put([b for b, _ in step], [a for _, a in step])
+            held += len(step)
+            continue
+        rows = min(step, held)
+        got, want = compiled.finish(rows), pure.finish(rows)
+        held -= rows
+        for g, w in zip(got, want, strict=True):
+            g.validate(full=True)
+            assert g.equals(w) and g.null_count == w.null_count
+    assert compiled.finish(held)[1].equals(pure.finish(held)[1])
+
+
+def test_images_put_refuses_what_is_not_utf8_and_adds_nothing():
+    from binlog import rows as rows_module
+    from spark_ingest.records import ImageColumns
+
+    if rows_module._speedups is None:
+        pytest.skip("no compiled module (BINLOG_PURE=1 or not built)")
+    columns = ImageColumns()
+    columns.put([None], [b'{"a":1}'])
+    with pytest.raises(ValueError, match="UTF-8"):
+        columns.put([None, None], [b'{"a":2}', b'{"a":"\xff"}'])
+    with pytest.raises(TypeError):
+        columns.put([None], ["text"])
+    assert rows_module._speedups.images_rows(columns.builder) == 1
+    assert [c.to_pylist() for c in columns.finish(1)] == [[None], ['{"a":1}']]
+
+
+def test_an_event_the_typed_columns_refuse_leaves_no_image_behind():
+    """``also`` (the typed tables) saying no makes the encoder give None, and the images
+    it wrote are taken out again: the reader decodes the event, whose rows come again."""
+    from binlog import rows as rows_module
+
+    if rows_module._speedups is None:
+        pytest.skip("no compiled module (BINLOG_PURE=1 or not built)")
+    from binlog.replay.keys import KeyCatalog
+
+    path = SAMPLES / "signedness.binlog"
+    want = _table(path, "hex", batches=True)
+    reader = _reader(path)
+    builder = BatchBuilder("hex", keys=KeyCatalog(schema=reader.schema), with_types=True)
+    calls = []
+
+    def also(change, event):
+        calls.append(event)
+        return len(calls) % 2 == 0      # every other event refused
+    reader.set_output_paths(row_encoder=images_encoder(builder, also))
+    out = []
+    for item in reader.items(statements=True, batches=True):
+        builder.take(item)
+        if builder.complete() >= 7:
+            out.append(builder.batch())
+    out.append(builder.batch(final=True))
+    assert len(calls) > 2
+    assert pa.Table.from_batches(out).equals(want)
