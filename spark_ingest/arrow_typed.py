@@ -611,7 +611,7 @@ class TypedWriter:
         from .arrow_columns import ArrowRows
 
         touched: dict = {}
-        for at, code, table_id, count, _size, ts, server_id in item.events:
+        for at, code, table_id, count, _size, ts, server_id, _first in item.events:
             head = heads[(table_id, code)]
             if head.op not in TYPED_OPS or (head.db, head.table) in self.schemaless:
                 continue
