@@ -2658,8 +2658,8 @@ static int acol_enum(ACol *c, const Step *s, long idx) {
 }
 
 /* One value of step s at p into column c (NULL: only walked past); the bytes it took,
- * or -1. */
-static Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
+ * or -1.  Inlined into typed_image's loop: no call per value. */
+LAYOUT Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
     int rc = 0;
     if (s->kind == K_DECIMAL) {
         int size = decimal_size(s, avail);

@@ -30,6 +30,7 @@ import pyarrow as pa
 from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
+from .arrow_columns import ArrowRows
 from .background import parquet_writer
 from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
@@ -565,8 +566,6 @@ class TypedWriter:
         straight from its bytes; ``change``: the event's fields.  False (nothing added)
         when the compiled code cannot: the caller decodes the event and gives the rows
         to ``add_batch``."""
-        from .arrow_columns import ArrowRows
-
         if change.op not in TYPED_OPS:
             return True
         key = (change.db, change.table, self._day(change.ts))
