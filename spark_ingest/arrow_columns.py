@@ -215,7 +215,7 @@ class ArrowRows:
         import pyarrow.compute as pc
 
         events = numpy_array(np.repeat(np.arange(len(self.counts), dtype=np.int32), self.counts), pa.int32())
-        meta = [list(column) for column in zip(*self.events)] or [[] for _ in range(self.meta_columns)]
+        meta = [list(column) for column in zip(*self.events, strict=True)] or [[] for _ in range(self.meta_columns)]
         meta[2] = [ts * 1_000_000 for ts in meta[2]]                          # _ts
         arrays = [pa.array(values, field.type).take(events)
                   for values, field in zip(meta, self.schema, strict=False)]
