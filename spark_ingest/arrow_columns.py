@@ -119,6 +119,29 @@ def numpy_array(values, arrow_type: pa.DataType, missing=None) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(values), [bits, pa.py_buffer(values)], null_count=nulls)
 
 
+def repeated(values: list, counts, arrow_type: pa.DataType) -> pa.Array:
+    """An Arrow array of ``values`` (one per rows event), each repeated its event's count
+    of rows (``counts``: a numpy int64 array): an integer or timestamp column as one numpy
+    repeat, a string column of one value (a file's name, no GTID) as that value's
+    bytes repeated, else ``take``."""
+    import numpy as np
+
+    rows = int(counts.sum())
+    if values and pa.types.is_string(arrow_type) and values.count(values[0]) == len(values):
+        if values[0] is None:
+            return pa.nulls(rows, arrow_type)
+        one = values[0].encode()
+        if len(one) * rows < 2**31:            # int32 offsets
+            offsets = np.arange(rows + 1, dtype=np.int32) * np.int32(len(one))
+            return pa.Array.from_buffers(arrow_type, rows, [None, pa.py_buffer(offsets), pa.py_buffer(one * rows)],
+                                         null_count=0)
+    if None not in values and (pa.types.is_int64(arrow_type) or pa.types.is_timestamp(arrow_type)):
+        return pa.Array.from_buffers(arrow_type, rows, [None, pa.py_buffer(np.repeat(
+            np.array(values, dtype=np.int64), counts))], null_count=0)
+    return pa.array(values, arrow_type).take(numpy_array(np.repeat(
+        np.arange(len(values), dtype=np.int32), counts), pa.int32()))
+
+
 def arrays_of(buffers, types: list[pa.DataType]) -> list[pa.Array]:
     """The arrays of ``typed_finish``'s buffers, wrapped without a copy."""
     out = []
@@ -214,11 +237,10 @@ class ArrowRows:
         import numpy as np
         import pyarrow.compute as pc
 
-        events = numpy_array(np.repeat(np.arange(len(self.counts), dtype=np.int32), self.counts), pa.int32())
+        counts = np.array(self.counts, dtype=np.int64)
         meta = [list(column) for column in zip(*self.events, strict=True)] or [[] for _ in range(self.meta_columns)]
         meta[2] = [ts * 1_000_000 for ts in meta[2]]                          # _ts
-        arrays = [pa.array(values, field.type).take(events)
-                  for values, field in zip(meta, self.schema, strict=False)]
+        arrays = [repeated(values, counts, field.type) for values, field in zip(meta, self.schema, strict=False)]
         buffers = rows_module._speedups.typed_finish(self.builder)
         half = len(self.types)
         arrays += arrays_of(buffers[:half], self.types)
