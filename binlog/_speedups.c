@@ -2490,7 +2490,23 @@ ACOL_STORE(acol_i32, int32_t)
 ACOL_STORE(acol_i64, int64_t)
 ACOL_STORE(acol_f32, float)
 ACOL_STORE(acol_f64, double)
-ACOL_STORE(acol_i128, __int128)
+
+/* A decimal128 (little-endian two's complement, as Arrow and the host hold it) stored as
+ * its two 64-bit halves: a 16-byte copy of a value built in two registers would load it
+ * back from the stack at once, a store-forwarding stall per value. */
+static inline void acol_i128(ACol *c, __int128 v) {
+    uint64_t lo = (uint64_t)v, hi = (uint64_t)((unsigned __int128)v >> 64);
+    unsigned char *d = c->values.p + c->values.len;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    memcpy(d, &hi, 8);
+    memcpy(d + 8, &lo, 8);
+#else
+    memcpy(d, &lo, 8);
+    memcpy(d + 8, &hi, 8);
+#endif
+    c->values.len += 16;
+    acol_valid(c);
+}
 
 static int acol_bytes(ACol *c, const unsigned char *p, Py_ssize_t n) {
     if (n > INT32_MAX - c->data.len) return -1;     /* the caller writes smaller row groups */
@@ -2693,20 +2709,86 @@ LAYOUT Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py
     return rc < 0 ? -1 : u.size;
 }
 
-/* A walk's steps with the column each fills (NULL: none), and the columns no step fills
- * (a NULL in every row): resolved once per event from the column map. */
+/* The pairs of a kind and a column type whose value is stored without unpack's shapes
+ * (typed_fast), chosen once per event; T_GENERIC: typed_value. */
+enum { T_GENERIC, T_INT8, T_INT32, T_INT64, T_FLOAT64, T_DECIMAL, T_UTF8 };
+
+static unsigned char typed_op(const Step *s, const ACol *c) {
+    if (!c) return T_GENERIC;
+    switch (s->kind) {
+    case K_TINY: return !s->is_unsigned && s->width == 1 && c->type == A_INT8 ? T_INT8 : T_GENERIC;
+    case K_LONG: return !s->is_unsigned && s->width == 4 && c->type == A_INT32 ? T_INT32 : T_GENERIC;
+    case K_LONGLONG:
+        return !s->is_unsigned && s->width == 8 && c->type == A_INT64 ? T_INT64 : T_GENERIC;
+    case K_DOUBLE: return s->width == 8 && c->type == A_FLOAT64 ? T_FLOAT64 : T_GENERIC;
+    case K_DECIMAL:
+        return c->type == A_DECIMAL128 && c->precision == s->precision && c->scale == s->scale &&
+               s->width == decimal_bin_size(s->precision, s->scale) ? T_DECIMAL : T_GENERIC;
+    case K_VARCHAR: case K_STRING: case K_BLOB:
+        return c->type == A_STRING && s->utf8 && !s->raw && s->width >= 1 && s->width <= 4
+               ? T_UTF8 : T_GENERIC;
+    default: return T_GENERIC;
+    }
+}
+
+/* n = 4 or 8 little-endian bytes: one load on a little-endian host (le() reads byte by
+ * byte for any n). */
+LAYOUT uint64_t le_word(const unsigned char *p, int n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 4) { uint32_t v; memcpy(&v, p, 4); return v; }
+    if (n == 8) { uint64_t v; memcpy(&v, p, 8); return v; }
+#endif
+    return le(p, n);
+}
+
+/* typed_value for the pairs typed_op picked: the same value, without unpack's shape and
+ * the column type's switch.  The bytes it took, or -1. */
+LAYOUT Py_ssize_t typed_fast(int op, ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
+    if (op != T_GENERIC && avail < s->width) return -1;
+    switch (op) {
+    case T_INT8: acol_i8(c, (int8_t)p[0]); return 1;
+    case T_INT32: acol_i32(c, (int32_t)le_word(p, 4)); return 4;
+    case T_INT64: acol_i64(c, (int64_t)le_word(p, 8)); return 8;
+    case T_FLOAT64: {
+        uint64_t bits = le_word(p, 8);
+        double d;
+        memcpy(&d, &bits, 8);
+        acol_f64(c, d);
+        return 8;
+    }
+    case T_DECIMAL: {
+        __int128 v;
+        if (decimal_int128(p, s->precision, s->scale, &v) < 0) return -1;
+        acol_i128(c, v);
+        return s->width;
+    }
+    case T_UTF8: {      /* unpack_varchar / unpack_blob, then acol_string */
+        Py_ssize_t len = s->width == 1 ? p[0] : s->width == 2 ? p[0] | p[1] << 8
+                                                              : (Py_ssize_t)le(p, (int)s->width);
+        if (s->kind != K_BLOB && s->length && len > s->length) return -1;
+        if (avail - s->width < len || !utf8_valid(p + s->width, len)) return -1;
+        return acol_bytes(c, p + s->width, len) < 0 ? -1 : s->width + len;
+    }
+    default: return typed_value(c, s, p, avail);
+    }
+}
+
+/* A walk's steps with the column each fills (NULL: none) and how (typed_op), and the
+ * columns no step fills (a NULL in every row): resolved once per event from the column
+ * map. */
 typedef struct {
     const Walk *w;
     ACol **cols;            /* per step */
     ACol **missing;
     Py_ssize_t nmissing;
+    unsigned char *ops;     /* per step */
 } TWalk;
 
 /* -1 (Fallback) when map names a column twice or one past the table's. */
 static int twalk_init(TWalk *t, const Walk *w, const int32_t *map, ACol *cols, Py_ssize_t ncols) {
     t->w = w;
     t->nmissing = 0;
-    t->cols = PyMem_Malloc((w->count + ncols + 1) * sizeof(ACol *));
+    t->cols = PyMem_Malloc((w->count + ncols + 1) * sizeof(ACol *) + w->count);
     unsigned char *filled = PyMem_Calloc(ncols + 1, 1);
     if (!t->cols || !filled) {
         PyMem_Free(t->cols);
@@ -2716,6 +2798,7 @@ static int twalk_init(TWalk *t, const Walk *w, const int32_t *map, ACol *cols, P
         return -1;
     }
     t->missing = t->cols + w->count;
+    t->ops = (unsigned char *)(t->missing + ncols + 1);
     int rc = 0;
     for (Py_ssize_t i = 0; i < w->count && rc == 0; i++) {
         int32_t target = map[i];
@@ -2725,6 +2808,7 @@ static int twalk_init(TWalk *t, const Walk *w, const int32_t *map, ACol *cols, P
             t->cols[i] = &cols[target];
             filled[target] = 1;
         }
+        t->ops[i] = typed_op(&w->steps[i], t->cols[i]);
     }
     for (Py_ssize_t k = 0; k < ncols; k++)
         if (!filled[k]) t->missing[t->nmissing++] = &cols[k];
@@ -2745,7 +2829,7 @@ static int typed_image(const TWalk *t, const unsigned char *data, Py_ssize_t *pp
         if (nulls[s->null_byte] & s->null_mask) {
             if (c) acol_null(c);
         } else {
-            Py_ssize_t took = typed_value(c, s, data + pos, end - pos);
+            Py_ssize_t took = typed_fast(t->ops[i], c, s, data + pos, end - pos);
             if (took < 0) return -1;
             pos += took;
         }
