@@ -2705,12 +2705,23 @@ static const int A_WIDTH[A_COUNT] = {[A_INT8] = 1, [A_INT16] = 2, [A_INT32] = 4,
                                      [A_FLOAT32] = 4, [A_FLOAT64] = 8, [A_DATE32] = 4,
                                      [A_TIMESTAMP] = 8, [A_DECIMAL128] = 16};
 
-typedef struct { PyObject *ba; Py_ssize_t len; } ABuf;    /* a bytearray filled up to len */
+/* Rows a column's buffers are reserved for at once: the stores of a row then check
+ * nothing but a string's bytes. */
+#define A_CHUNK 64
+
+/* A bytearray filled up to len; p and cap: its bytes and size, kept with it. */
+typedef struct { PyObject *ba; unsigned char *p; Py_ssize_t len, cap; } ABuf;
 
 typedef struct {
     int type, precision, scale;
+    int width;                  /* bytes per row in values: A_WIDTH, or 4 (an offset) */
+    int var;                    /* STRING/BINARY: int32 offsets in values, bytes in data */
+    __int128 hi;                /* an integer column's largest value (lowest: -hi - 1) */
+    __int128 limit, scaler;     /* DECIMAL128: 10^(precision - scale), 10^scale */
     Py_ssize_t rows, nulls;
-    ABuf validity, values, data;      /* values: fixed-width values or int32 offsets */
+    /* validity.len: the bytes cleared so far, at least (rows + 7) / 8: a valid row sets
+     * its bit, a NULL leaves it 0 */
+    ABuf validity, values, data;
 } ACol;
 
 typedef struct {
@@ -2718,18 +2729,19 @@ typedef struct {
     ACol *cols;
 } Builder;
 
-static int abuf_reserve(ABuf *b, Py_ssize_t n) {
+static int abuf_grow(ABuf *b, Py_ssize_t n) {
     if (!b->ba && !(b->ba = PyByteArray_FromStringAndSize(NULL, 0))) return -1;
-    Py_ssize_t cap = PyByteArray_GET_SIZE(b->ba);
-    if (cap - b->len >= n) return 0;
     if (n > PY_SSIZE_T_MAX / 4 - b->len) { PyErr_NoMemory(); return -1; }
-    Py_ssize_t want = cap ? cap : 4096;
+    Py_ssize_t want = b->cap ? b->cap : 4096;
     while (want - b->len < n) want *= 2;
-    return PyByteArray_Resize(b->ba, want);
+    if (PyByteArray_Resize(b->ba, want) < 0) return -1;
+    b->p = (unsigned char *)PyByteArray_AS_STRING(b->ba);
+    b->cap = want;
+    return 0;
 }
 
-static inline unsigned char *abuf_at(ABuf *b) {
-    return (unsigned char *)PyByteArray_AS_STRING(b->ba) + b->len;
+static inline int abuf_reserve(ABuf *b, Py_ssize_t n) {
+    return b->cap - b->len >= n ? 0 : abuf_grow(b, n);
 }
 
 static void builder_free(PyObject *capsule) {
@@ -2741,6 +2753,12 @@ static void builder_free(PyObject *capsule) {
     }
     PyMem_Free(b->cols);
     PyMem_Free(b);
+}
+
+static __int128 pow10_128(int n) {
+    __int128 v = 1;
+    while (n-- > 0) v *= 10;
+    return v;
 }
 
 /* typed_builder(((type, precision, scale), ...)) -> builder: the column types of the
@@ -2770,61 +2788,109 @@ static PyObject *typed_builder(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "unknown Arrow column type");
             return NULL;
         }
+        c->var = c->type == A_STRING || c->type == A_BINARY;
+        c->width = c->var ? 4 : A_WIDTH[c->type];
+        if (c->type <= A_INT64) c->hi = ((__int128)1 << (8 * c->width - 1)) - 1;
+        if (c->type == A_DECIMAL128) {
+            c->limit = pow10_128(c->precision - c->scale);
+            c->scaler = pow10_128(c->scale);
+        }
     }
     return cap;
 }
 
-/* The next row's validity bit; a NULL takes a zeroed value (or an offset repeated). */
-static int acol_valid(ACol *c, int valid) {
-    if (abuf_reserve(&c->validity, 1) < 0) return -1;
-    unsigned char *bits = (unsigned char *)PyByteArray_AS_STRING(c->validity.ba);
-    Py_ssize_t byte = c->rows >> 3;
-    if ((c->rows & 7) == 0) { bits[byte] = 0; c->validity.len = byte + 1; }
-    /* set or cleared: after a rewind (acol_rewind) the byte's later bits are stale */
-    if (valid) bits[byte] |= (unsigned char)(1u << (c->rows & 7));
-    else { bits[byte] &= (unsigned char)~(1u << (c->rows & 7)); c->nulls++; }
-    c->rows++;
-    return 0;
-}
-
-/* The offset after a STRING/BINARY column's next value (the first value's start, 0,
- * written before it). */
-static int acol_offset(ACol *c) {
-    if (c->data.len > INT32_MAX) return -1;      /* the caller writes smaller row groups */
-    if (abuf_reserve(&c->values, 8) < 0) return -1;
-    if (c->values.len == 0) {
-        memset(abuf_at(&c->values), 0, 4);
+/* Room in c's validity and values for n more rows (the cleared validity bytes grow). */
+static int acol_room(ACol *c, Py_ssize_t n) {
+    Py_ssize_t bytes = (c->rows + n + 7) >> 3;
+    if (bytes > c->validity.len) {
+        if (abuf_reserve(&c->validity, bytes - c->validity.len) < 0) return -1;
+        memset(c->validity.p + c->validity.len, 0, bytes - c->validity.len);
+        c->validity.len = bytes;
+    }
+    int first = c->var && c->values.len == 0;      /* the first value's start, 0 */
+    if (abuf_reserve(&c->values, n * c->width + 4 * first) < 0) return -1;
+    if (first) {
+        memset(c->values.p, 0, 4);
         c->values.len = 4;
     }
+    return 0;
+}
+
+/* The stores of one row's value: within the room acol_room made. */
+static inline void acol_valid(ACol *c) {
+    c->validity.p[c->rows >> 3] |= (unsigned char)(1u << (c->rows & 7));
+    c->rows++;
+}
+
+static inline void acol_offset(ACol *c) {
     int32_t off = (int32_t)c->data.len;
-    memcpy(abuf_at(&c->values), &off, 4);
+    memcpy(c->values.p + c->values.len, &off, 4);
     c->values.len += 4;
+}
+
+/* A NULL: its bit left 0, a zeroed value (or the offset repeated). */
+static inline void acol_null(ACol *c) {
+    if (c->var) acol_offset(c);
+    else {
+        memset(c->values.p + c->values.len, 0, c->width);
+        c->values.len += c->width;
+    }
+    c->rows++;
+    c->nulls++;
+}
+
+/* n NULLs (the image an insert or a delete does not have), their room included. */
+static int acol_nulls(ACol *c, Py_ssize_t n) {
+    if (acol_room(c, n) < 0) return -1;
+    if (c->var)
+        for (Py_ssize_t k = 0; k < n; k++) acol_offset(c);
+    else {
+        memset(c->values.p + c->values.len, 0, n * c->width);
+        c->values.len += n * c->width;
+    }
+    c->rows += n;
+    c->nulls += n;
     return 0;
 }
 
-static int acol_null(ACol *c) {
-    if (acol_valid(c, 0) < 0) return -1;
-    if (c->type == A_STRING || c->type == A_BINARY) return acol_offset(c);
-    int w = A_WIDTH[c->type];
-    if (abuf_reserve(&c->values, w) < 0) return -1;
-    memset(abuf_at(&c->values), 0, w);
-    c->values.len += w;
-    return 0;
-}
+#define ACOL_STORE(name, ctype)                                 \
+    static inline void name(ACol *c, ctype v) {                \
+        memcpy(c->values.p + c->values.len, &v, sizeof v);     \
+        c->values.len += sizeof v;                             \
+        acol_valid(c);                                         \
+    }
+ACOL_STORE(acol_i8, int8_t)
+ACOL_STORE(acol_i16, int16_t)
+ACOL_STORE(acol_i32, int32_t)
+ACOL_STORE(acol_i64, int64_t)
+ACOL_STORE(acol_f32, float)
+ACOL_STORE(acol_f64, double)
 
-static int acol_fixed(ACol *c, const void *v) {
-    int w = A_WIDTH[c->type];
-    if (acol_valid(c, 1) < 0 || abuf_reserve(&c->values, w) < 0) return -1;
-    memcpy(abuf_at(&c->values), v, w);
-    c->values.len += w;
-    return 0;
+/* A decimal128 (little-endian two's complement, as Arrow and the host hold it) stored as
+ * its two 64-bit halves: a 16-byte copy of a value built in two registers would load it
+ * back from the stack at once, a store-forwarding stall per value. */
+static inline void acol_i128(ACol *c, __int128 v) {
+    uint64_t lo = (uint64_t)v, hi = (uint64_t)((unsigned __int128)v >> 64);
+    unsigned char *d = c->values.p + c->values.len;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    memcpy(d, &hi, 8);
+    memcpy(d + 8, &lo, 8);
+#else
+    memcpy(d, &lo, 8);
+    memcpy(d + 8, &hi, 8);
+#endif
+    c->values.len += 16;
+    acol_valid(c);
 }
 
 static int acol_bytes(ACol *c, const unsigned char *p, Py_ssize_t n) {
-    if (n > INT32_MAX || acol_valid(c, 1) < 0 || abuf_reserve(&c->data, n) < 0) return -1;
-    if (n) memcpy(abuf_at(&c->data), p, n);
+    if (n > INT32_MAX - c->data.len) return -1;     /* the caller writes smaller row groups */
+    if (abuf_reserve(&c->data, n) < 0) return -1;
+    if (n) memcpy(c->data.p + c->data.len, p, n);
     c->data.len += n;
-    return acol_offset(c);
+    acol_offset(c);
+    acol_valid(c);
+    return 0;
 }
 
 /* An integer into an integer column (NULL out of its range), a DECIMAL column (NULL past
@@ -2832,22 +2898,17 @@ static int acol_bytes(ACol *c, const unsigned char *p, Py_ssize_t n) {
 static int acol_int(ACol *c, const IntValue *x) {
     __int128 v = x->is_u ? (__int128)x->u : (__int128)x->i;
     switch (c->type) {
-    case A_INT8: case A_INT16: case A_INT32: case A_INT64: {
-        int bits = 8 * A_WIDTH[c->type];
-        __int128 hi = ((__int128)1 << (bits - 1)) - 1;
-        if (v > hi || v < -hi - 1) return acol_null(c);
-        int64_t i = (int64_t)v;
-        int8_t i8 = (int8_t)i; int16_t i16 = (int16_t)i; int32_t i32 = (int32_t)i;
-        return acol_fixed(c, bits == 8 ? (void *)&i8 : bits == 16 ? (void *)&i16 :
-                             bits == 32 ? (void *)&i32 : (void *)&i);
-    }
-    case A_DECIMAL128: {
-        __int128 limit = 1;
-        for (int k = 0; k < c->precision - c->scale; k++) limit *= 10;
-        if (v >= limit || -v >= limit) return acol_null(c);
-        for (int k = 0; k < c->scale; k++) v *= 10;
-        return acol_fixed(c, &v);
-    }
+    case A_INT8: case A_INT16: case A_INT32: case A_INT64:
+        if (v > c->hi || v < -c->hi - 1) acol_null(c);
+        else if (c->width == 8) acol_i64(c, (int64_t)v);
+        else if (c->width == 4) acol_i32(c, (int32_t)v);
+        else if (c->width == 2) acol_i16(c, (int16_t)v);
+        else acol_i8(c, (int8_t)v);
+        return 0;
+    case A_DECIMAL128:
+        if (v >= c->limit || -v >= c->limit) acol_null(c);
+        else acol_i128(c, v * c->scaler);
+        return 0;
     case A_STRING: {
         char text[24];
         int len = x->is_u ? snprintf(text, sizeof text, "%llu", (unsigned long long)x->u)
@@ -2882,43 +2943,79 @@ static int acol_temporal(ACol *c, const Temporal *t) {
     }
     int64_t days, usec = t->frac ? t->usec / DIV[t->frac] * DIV[t->frac] : 0;
     if (c->type == A_DATE32 && t->form == 'D') {
-        if (!civil_days(t->year, (long long)t->month, (long long)t->day, &days)) return acol_null(c);
-        int32_t d32 = (int32_t)days;
-        return acol_fixed(c, &d32);
+        if (!civil_days(t->year, (long long)t->month, (long long)t->day, &days)) acol_null(c);
+        else acol_i32(c, (int32_t)days);
+        return 0;
     }
     if (c->type != A_TIMESTAMP) return -1;
     if (t->form == 'S') {
-        if (t->epoch == 0 && t->usec == 0) return acol_null(c);     /* 0000-00-00 00:00:00 */
-        int64_t micros = (int64_t)t->epoch * 1000000 + usec;
-        return acol_fixed(c, &micros);
+        if (t->epoch == 0 && t->usec == 0) acol_null(c);     /* 0000-00-00 00:00:00 */
+        else acol_i64(c, (int64_t)t->epoch * 1000000 + usec);
+        return 0;
     }
     if (t->form != 'C') return -1;
     if (!civil_days(t->year, (long long)t->month, (long long)t->day, &days) || t->hour > 23 ||
         t->minute > 59 || t->second > 59)
-        return acol_null(c);
-    int64_t micros = (days * 86400 + (int64_t)(t->hour * 3600 + t->minute * 60 + t->second))
-                     * 1000000 + usec;
-    return acol_fixed(c, &micros);
+        acol_null(c);
+    else
+        acol_i64(c, (days * 86400 + (int64_t)(t->hour * 3600 + t->minute * 60 + t->second))
+                    * 1000000 + usec);
+    return 0;
 }
 
-/* A DECIMAL value into a DECIMAL column of the same precision and scale (the unscaled
- * digits) or into a STRING column (its text). */
-static int acol_decimal(ACol *c, const Step *s, const unsigned char *p, int *size) {
-    char text[160];
-    int len = decimal_fmt(text, p, s->precision, s->scale, size);
-    if (len < 0) return -1;
-    if (c->type == A_STRING) return acol_bytes(c, (const unsigned char *)text, len);
-    if (c->type != A_DECIMAL128 || c->precision != s->precision || c->scale != s->scale) return -1;
+/* A DECIMAL(precision <= 38, scale)'s unscaled value straight from its bytes: the digits
+ * decimal_fmt writes, read as one integer (strings/decimal.c bin2decimal: the first
+ * byte's top bit flipped, every byte inverted when negative, then big-endian groups of
+ * up to 9 digits, DIG2BYTES of a partial group, the integer part's partial group first,
+ * the fraction's last).  -1 where decimal_fmt gives -1 (a group past its digits); a
+ * negative zero is 0, as its text "0.00" reads back. */
+static int decimal_int128(const unsigned char *p, int precision, int scale, __int128 *out) {
+    int size = decimal_bin_size(precision, scale);
+    if (size < 0 || size > 40 || precision > 38) return -1;
+    int intg = precision - scale, intg0 = intg / 9, intg0x = intg % 9;
+    int frac0 = scale / 9, frac0x = scale % 9;
+    unsigned char raw[40];
+    memcpy(raw, p, size);
+    int negative = !(raw[0] & 0x80);
+    raw[0] ^= 0x80;
+    if (negative)
+        for (int i = 0; i < size; i++) raw[i] = ~raw[i];
     __int128 v = 0;
-    int i = text[0] == '-', ints = 0, in_fraction = 0;
-    for (int k = i; k < len; k++) {
-        if (text[k] == '.') { in_fraction = 1; continue; }
-        v = v * 10 + (text[k] - '0');
-        if (!in_fraction) ints++;
+    int off = 0;
+    if (intg0x) {
+        uint32_t g = (uint32_t)be(raw, DIG2BYTES[intg0x]);
+        off += DIG2BYTES[intg0x];
+        if (g >= POW10[intg0x]) return -1;
+        v = g;
     }
-    if (ints > c->precision - c->scale && !(ints == 1 && text[i] == '0')) return acol_null(c);
-    if (i) v = -v;
-    return acol_fixed(c, &v);
+    for (int i = 0; i < intg0 + frac0; i++) {
+        uint32_t g = (uint32_t)be(raw + off, 4);
+        off += 4;
+        if (g >= POW10[9]) return -1;
+        v = v * POW10[9] + g;
+    }
+    if (frac0x) {
+        uint32_t g = (uint32_t)be(raw + off, DIG2BYTES[frac0x]);
+        if (g >= POW10[frac0x]) return -1;
+        v = v * POW10[frac0x] + g;
+    }
+    *out = negative ? -v : v;
+    return 0;
+}
+
+/* A DECIMAL value (``size`` bytes at p) into a DECIMAL column of the same precision and
+ * scale (the unscaled digits) or into a STRING column (its text). */
+static int acol_decimal(ACol *c, const Step *s, const unsigned char *p) {
+    if (c->type == A_STRING) {
+        char text[160];
+        int size, len = decimal_fmt(text, p, s->precision, s->scale, &size);
+        return len < 0 ? -1 : acol_bytes(c, (const unsigned char *)text, len);
+    }
+    if (c->type != A_DECIMAL128 || c->precision != s->precision || c->scale != s->scale) return -1;
+    __int128 v;
+    if (decimal_int128(p, s->precision, s->scale, &v) < 0) return -1;
+    acol_i128(c, v);
+    return 0;
 }
 
 /* A text or binary value: a STRING column takes valid UTF-8 of a utf-8 column, a BINARY
@@ -2952,13 +3049,13 @@ static int acol_enum(ACol *c, const Step *s, long idx) {
 }
 
 /* One value of step s at p into column c (NULL: only walked past); the bytes it took,
- * or -1. */
-static Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
+ * or -1.  Inlined into typed_image's loop: no call per value. */
+LAYOUT Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
     int rc = 0;
     if (s->kind == K_DECIMAL) {
         int size = decimal_size(s, avail);
         if (size < 0) return -1;
-        if (c) rc = acol_decimal(c, s, p, &size);
+        if (c) rc = acol_decimal(c, s, p);
         return rc < 0 ? -1 : size;
     }
     Unpacked u;
@@ -2968,11 +3065,9 @@ static Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py
         break;
     case U_REAL:
         if (!c) break;
-        if (c->type == A_FLOAT64) rc = acol_fixed(c, &u.d);
-        else if (c->type == A_FLOAT32 && s->kind == K_FLOAT) {
-            float f = (float)u.d;
-            rc = acol_fixed(c, &f);
-        } else rc = -1;
+        if (c->type == A_FLOAT64) acol_f64(c, u.d);
+        else if (c->type == A_FLOAT32 && s->kind == K_FLOAT) acol_f32(c, (float)u.d);
+        else rc = -1;
         break;
     case U_TEMPORAL:
         if (c) rc = acol_temporal(c, &u.t);
@@ -2989,40 +3084,133 @@ static Py_ssize_t typed_value(ACol *c, const Step *s, const unsigned char *p, Py
     return rc < 0 ? -1 : u.size;
 }
 
-/* One row image along walk w into cols (map[i]: the column of step i, or -1); columns
- * no step fills get a NULL.  -1: Fallback. */
-static int typed_image(ACol *cols, Py_ssize_t ncols, const Walk *w, const int32_t *map,
-                       const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end,
-                       unsigned char *filled) {
+/* The pairs of a kind and a column type whose value is stored without unpack's shapes
+ * (typed_fast), chosen once per event; T_GENERIC: typed_value. */
+enum { T_GENERIC, T_INT8, T_INT32, T_INT64, T_FLOAT64, T_DECIMAL, T_UTF8 };
+
+static unsigned char typed_op(const Step *s, const ACol *c) {
+    if (!c) return T_GENERIC;
+    switch (s->kind) {
+    case K_TINY: return !s->is_unsigned && s->width == 1 && c->type == A_INT8 ? T_INT8 : T_GENERIC;
+    case K_LONG: return !s->is_unsigned && s->width == 4 && c->type == A_INT32 ? T_INT32 : T_GENERIC;
+    case K_LONGLONG:
+        return !s->is_unsigned && s->width == 8 && c->type == A_INT64 ? T_INT64 : T_GENERIC;
+    case K_DOUBLE: return s->width == 8 && c->type == A_FLOAT64 ? T_FLOAT64 : T_GENERIC;
+    case K_DECIMAL:
+        return c->type == A_DECIMAL128 && c->precision == s->precision && c->scale == s->scale &&
+               s->width == decimal_bin_size(s->precision, s->scale) ? T_DECIMAL : T_GENERIC;
+    case K_VARCHAR: case K_STRING: case K_BLOB:
+        return c->type == A_STRING && s->utf8 && !s->raw && s->width >= 1 && s->width <= 4
+               ? T_UTF8 : T_GENERIC;
+    default: return T_GENERIC;
+    }
+}
+
+/* n = 4 or 8 little-endian bytes: one load on a little-endian host (le() reads byte by
+ * byte for any n). */
+LAYOUT uint64_t le_word(const unsigned char *p, int n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 4) { uint32_t v; memcpy(&v, p, 4); return v; }
+    if (n == 8) { uint64_t v; memcpy(&v, p, 8); return v; }
+#endif
+    return le(p, n);
+}
+
+/* typed_value for the pairs typed_op picked: the same value, without unpack's shape and
+ * the column type's switch.  The bytes it took, or -1. */
+LAYOUT Py_ssize_t typed_fast(int op, ACol *c, const Step *s, const unsigned char *p, Py_ssize_t avail) {
+    if (op != T_GENERIC && avail < s->width) return -1;
+    switch (op) {
+    case T_INT8: acol_i8(c, (int8_t)p[0]); return 1;
+    case T_INT32: acol_i32(c, (int32_t)le_word(p, 4)); return 4;
+    case T_INT64: acol_i64(c, (int64_t)le_word(p, 8)); return 8;
+    case T_FLOAT64: {
+        uint64_t bits = le_word(p, 8);
+        double d;
+        memcpy(&d, &bits, 8);
+        acol_f64(c, d);
+        return 8;
+    }
+    case T_DECIMAL: {
+        __int128 v;
+        if (decimal_int128(p, s->precision, s->scale, &v) < 0) return -1;
+        acol_i128(c, v);
+        return s->width;
+    }
+    case T_UTF8: {      /* unpack_varchar / unpack_blob, then acol_string */
+        Py_ssize_t len = s->width == 1 ? p[0] : s->width == 2 ? p[0] | p[1] << 8
+                                                              : (Py_ssize_t)le(p, (int)s->width);
+        if (s->kind != K_BLOB && s->length && len > s->length) return -1;
+        if (avail - s->width < len || !utf8_valid(p + s->width, len)) return -1;
+        return acol_bytes(c, p + s->width, len) < 0 ? -1 : s->width + len;
+    }
+    default: return typed_value(c, s, p, avail);
+    }
+}
+
+/* A walk's steps with the column each fills (NULL: none) and how (typed_op), and the
+ * columns no step fills (a NULL in every row): resolved once per event from the column
+ * map. */
+typedef struct {
+    const Walk *w;
+    ACol **cols;            /* per step */
+    ACol **missing;
+    Py_ssize_t nmissing;
+    unsigned char *ops;     /* per step */
+} TWalk;
+
+/* -1 (Fallback) when map names a column twice or one past the table's. */
+static int twalk_init(TWalk *t, const Walk *w, const int32_t *map, ACol *cols, Py_ssize_t ncols) {
+    t->w = w;
+    t->nmissing = 0;
+    t->cols = PyMem_Malloc((w->count + ncols + 1) * sizeof(ACol *) + w->count);
+    unsigned char *filled = PyMem_Calloc(ncols + 1, 1);
+    if (!t->cols || !filled) {
+        PyMem_Free(t->cols);
+        PyMem_Free(filled);
+        t->cols = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->missing = t->cols + w->count;
+    t->ops = (unsigned char *)(t->missing + ncols + 1);
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < w->count && rc == 0; i++) {
+        int32_t target = map[i];
+        t->cols[i] = NULL;
+        if (target >= ncols || (target >= 0 && filled[target])) rc = -1;
+        else if (target >= 0) {
+            t->cols[i] = &cols[target];
+            filled[target] = 1;
+        }
+        t->ops[i] = typed_op(&w->steps[i], t->cols[i]);
+    }
+    for (Py_ssize_t k = 0; k < ncols; k++)
+        if (!filled[k]) t->missing[t->nmissing++] = &cols[k];
+    PyMem_Free(filled);
+    return rc;
+}
+
+/* One row image along t (each column's room reserved); -1: Fallback. */
+static int typed_image(const TWalk *t, const unsigned char *data, Py_ssize_t *ppos, Py_ssize_t end) {
+    const Walk *w = t->w;
     Py_ssize_t pos = *ppos;
     if (end - pos < w->nbytes) return -1;
     const unsigned char *nulls = data + pos;
     pos += w->nbytes;
-    memset(filled, 0, ncols);
     for (Py_ssize_t i = 0; i < w->count; i++) {
         const Step *s = &w->steps[i];
-        int32_t target = map[i];
-        if (target >= ncols) return -1;
-        ACol *c = target >= 0 ? &cols[target] : NULL;
-        if (c && filled[target]) return -1;
+        ACol *c = t->cols[i];
         if (nulls[s->null_byte] & s->null_mask) {
-            if (c && acol_null(c) < 0) return -1;
+            if (c) acol_null(c);
         } else {
-            Py_ssize_t took = typed_value(c, s, data + pos, end - pos);
+            Py_ssize_t took = typed_fast(t->ops[i], c, s, data + pos, end - pos);
             if (took < 0) return -1;
             pos += took;
         }
-        if (c) filled[target] = 1;
     }
-    for (Py_ssize_t k = 0; k < ncols; k++)
-        if (!filled[k] && acol_null(&cols[k]) < 0) return -1;
+    for (Py_ssize_t k = 0; k < t->nmissing; k++) acol_null(t->missing[k]);
     *ppos = pos;
-    return 0;
-}
-
-static int null_image(ACol *cols, Py_ssize_t ncols) {
-    for (Py_ssize_t k = 0; k < ncols; k++)
-        if (acol_null(&cols[k]) < 0) return -1;
     return 0;
 }
 
@@ -3030,11 +3218,15 @@ static int null_image(ACol *cols, Py_ssize_t ncols) {
 typedef struct { Py_ssize_t rows, nulls, values, data; } AMark;
 
 static void acol_rewind(ACol *c, const AMark *m) {
+    Py_ssize_t byte = m->rows >> 3;
+    if (byte < c->validity.len) {     /* the bits past the mark cleared again */
+        c->validity.p[byte] &= (unsigned char)((1u << (m->rows & 7)) - 1);
+        memset(c->validity.p + byte + 1, 0, c->validity.len - byte - 1);
+    }
     c->rows = m->rows;
     c->nulls = m->nulls;
     c->values.len = m->values;
     c->data.len = m->data;
-    c->validity.len = (m->rows + 7) >> 3;
 }
 
 static int map_of(PyObject *obj, const Walk *w, Py_buffer *view) {
@@ -3047,26 +3239,35 @@ static int map_of(PyObject *obj, const Walk *w, Py_buffer *view) {
     return 0;
 }
 
-static int typed_rows(Builder *b, int kind, const Walk *w, const Walk *wa, const int32_t *map,
-                      const int32_t *map_after, const unsigned char *data, Py_ssize_t end,
-                      Py_ssize_t *count) {
-    Py_ssize_t ncols = b->count / 2, pos = 0;
-    ACol *after = b->cols, *before = b->cols + ncols;
-    unsigned char *filled = PyMem_Malloc(ncols ? ncols : 1);
-    if (!filled) { PyErr_NoMemory(); return -1; }
-    int rc = 0;
-    while (pos < end && rc == 0) {
-        if (kind == 1) {        /* update: the before image, then the after image */
-            rc = typed_image(before, ncols, w, map, data, &pos, end, filled);
-            if (rc == 0) rc = typed_image(after, ncols, wa, map_after, data, &pos, end, filled);
-        } else {                /* insert: its after image; delete: its before image */
-            rc = typed_image(after, ncols, w, map, data, &pos, end, filled);
-            if (rc == 0) rc = null_image(before, ncols);
+static int cols_room(ACol *cols, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (acol_room(&cols[k], A_CHUNK) < 0) return -1;
+    return 0;
+}
+
+/* The rows: an update's before image into the before columns and its after image into
+ * the after columns; an insert's after image (a delete's before image) into the after
+ * columns, the before columns NULL. */
+static int typed_rows(Builder *b, int kind, const TWalk *t, const TWalk *ta,
+                      const unsigned char *data, Py_ssize_t end, Py_ssize_t *count) {
+    Py_ssize_t ncols = b->count / 2, pos = 0, room = 0;
+    ACol *before = b->cols + ncols;
+    /* an update fills both halves row by row, the others the after half */
+    Py_ssize_t walked = kind == 1 ? b->count : ncols;
+    while (pos < end) {
+        if (room == 0) {
+            if (cols_room(b->cols, walked) < 0) return -1;
+            room = A_CHUNK;
         }
+        if (typed_image(t, data, &pos, end) < 0) return -1;
+        if (kind == 1 && typed_image(ta, data, &pos, end) < 0) return -1;
+        room--;
         (*count)++;
     }
-    PyMem_Free(filled);
-    return rc;
+    if (kind != 1)
+        for (Py_ssize_t k = 0; k < ncols; k++)
+            if (acol_nulls(&before[k], *count) < 0) return -1;
+    return 0;
 }
 
 /* The rows of one event (data[0:end]) into the builder's columns, every column rewound
@@ -3075,17 +3276,28 @@ static int typed_rows(Builder *b, int kind, const Walk *w, const Walk *wa, const
 static int typed_event(Builder *b, int kind, const Walk *w, const Walk *wa, const int32_t *map,
                        const int32_t *map_after, const unsigned char *data, Py_ssize_t end,
                        Py_ssize_t expect, Py_ssize_t *count) {
+    Py_ssize_t ncols = b->count / 2;
     if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return -1;   /* no column: no progress */
+    if (!end) return expect > 0 ? -1 : 0;      /* no row */
+    /* an update's before image goes to the before columns, any other image to the after ones */
+    TWalk t = {0}, ta = {0};
     AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
-    if (!marks) { PyErr_NoMemory(); return -1; }
-    for (Py_ssize_t k = 0; k < b->count; k++) {
-        ACol *c = &b->cols[k];
-        marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
+    int rc = marks ? 0 : -1;
+    if (!marks) PyErr_NoMemory();
+    if (rc == 0) rc = twalk_init(&t, w, map, kind == 1 ? b->cols + ncols : b->cols, ncols);
+    if (rc == 0 && kind == 1) rc = twalk_init(&ta, wa, map_after, b->cols, ncols);
+    if (rc == 0) {
+        for (Py_ssize_t k = 0; k < b->count; k++) {
+            ACol *c = &b->cols[k];
+            marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
+        }
+        rc = typed_rows(b, kind, &t, &ta, data, end, count);
+        if (rc == 0 && expect >= 0 && *count != expect) rc = -1;
+        if (rc < 0)
+            for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
     }
-    int rc = typed_rows(b, kind, w, wa, map, map_after, data, end, count);
-    if (rc == 0 && expect >= 0 && *count != expect) rc = -1;
-    if (rc < 0)
-        for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
+    PyMem_Free(t.cols);
+    PyMem_Free(ta.cols);
     PyMem_Free(marks);
     return rc;
 }
@@ -3159,7 +3371,8 @@ static PyObject *abuf_take(ABuf *b) {
     if (PyByteArray_Resize(b->ba, b->len) < 0) return NULL;
     PyObject *out = b->ba;
     b->ba = NULL;
-    b->len = 0;
+    b->p = NULL;
+    b->len = b->cap = 0;
     return out;
 }
 
@@ -3173,11 +3386,11 @@ static PyObject *typed_finish(PyObject *self, PyObject *cap) {
     if (!out) return NULL;
     for (Py_ssize_t k = 0; k < b->count; k++) {
         ACol *c = &b->cols[k];
-        if ((c->type == A_STRING || c->type == A_BINARY) && c->values.len == 0) {
-            if (abuf_reserve(&c->values, 4) < 0) { Py_DECREF(out); return NULL; }
-            memset(abuf_at(&c->values), 0, 4);      /* no row: the one offset 0 */
-            c->values.len = 4;
+        if (c->var && c->values.len == 0 && acol_room(c, 0) < 0) {     /* no row: the one offset 0 */
+            Py_DECREF(out);
+            return NULL;
         }
+        c->validity.len = (c->rows + 7) >> 3;         /* the bytes cleared ahead dropped */
         PyObject *item = Py_BuildValue("nnNNN", c->rows, c->nulls, abuf_take(&c->validity),
                                        abuf_take(&c->values), abuf_take(&c->data));
         if (!item) { Py_DECREF(out); return NULL; }
@@ -3187,16 +3400,12 @@ static PyObject *typed_finish(PyObject *self, PyObject *cap) {
     return out;
 }
 
-static Py_ssize_t abuf_size(const ABuf *b) {
-    return b->ba ? PyByteArray_GET_SIZE(b->ba) : 0;
-}
-
 /* typed_size(builder) -> bytes held, room to grow included (the caller writes a row
  * group past its limit). */
 static Py_ssize_t builder_size(const Builder *b) {
     Py_ssize_t n = 0;
     for (Py_ssize_t k = 0; k < b->count; k++)
-        n += abuf_size(&b->cols[k].validity) + abuf_size(&b->cols[k].values) + abuf_size(&b->cols[k].data);
+        n += b->cols[k].validity.cap + b->cols[k].values.cap + b->cols[k].data.cap;
     return n;
 }
 

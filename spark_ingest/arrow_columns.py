@@ -119,6 +119,29 @@ def numpy_array(values, arrow_type: pa.DataType, missing=None) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(values), [bits, pa.py_buffer(values)], null_count=nulls)
 
 
+def repeated(values: list, counts, arrow_type: pa.DataType) -> pa.Array:
+    """An Arrow array of ``values`` (one per rows event), each repeated its event's count
+    of rows (``counts``: a numpy int64 array): an integer or timestamp column as one numpy
+    repeat, a string column of one value (a file's name, no GTID) as that value's
+    bytes repeated, else ``take``."""
+    import numpy as np
+
+    rows = int(counts.sum())
+    if values and pa.types.is_string(arrow_type) and values.count(values[0]) == len(values):
+        if values[0] is None:
+            return pa.nulls(rows, arrow_type)
+        one = values[0].encode()
+        if len(one) * rows < 2**31:            # int32 offsets
+            offsets = np.arange(rows + 1, dtype=np.int32) * np.int32(len(one))
+            return pa.Array.from_buffers(arrow_type, rows, [None, pa.py_buffer(offsets), pa.py_buffer(one * rows)],
+                                         null_count=0)
+    if None not in values and (pa.types.is_int64(arrow_type) or pa.types.is_timestamp(arrow_type)):
+        return pa.Array.from_buffers(arrow_type, rows, [None, pa.py_buffer(np.repeat(
+            np.array(values, dtype=np.int64), counts))], null_count=0)
+    return pa.array(values, arrow_type).take(numpy_array(np.repeat(
+        np.arange(len(values), dtype=np.int32), counts), pa.int32()))
+
+
 def arrays_of(buffers, types: list[pa.DataType]) -> list[pa.Array]:
     """The arrays of ``typed_finish``'s buffers, wrapped without a copy."""
     out = []
@@ -142,12 +165,17 @@ class ArrowRows:
         self.names = [name for name, _ in columns]
         self.types = [schema.field(i + meta_columns).type for i in range(len(columns))]
         self.codes = [arrow_code(t) for t in self.types]
-        # the changes' fields once per rows event, and its rows: repeated when the
-        # table is made (a list entry per row and field cost 2x the time, 15 MB more)
-        self.meta: list[list] = [[] for _ in range(meta_columns)]
+        # the changes' fields once per rows event (a tuple), and its rows: repeated when
+        # the table is made (a list entry per row and field cost 2x the time, 15 MB more)
+        self.meta_columns = meta_columns
+        self.events: list[tuple] = []
         self.counts: list[int] = []
         self.rows = 0
         self.maps: dict = {}                  # id(walk) -> (walk, column map)
+        # the last event's (plan, present, present_after, kind, width) and its
+        # typed_append arguments: the events of a table mostly share them
+        self._last: tuple = (None,)
+        self._last_args = None
         # 1 while the builder is this table's: cleared when ``table`` hands its rows
         # over, so that a run (``run_part``) no longer fills it
         self.alive = bytearray(b"\x01")
@@ -168,11 +196,10 @@ class ArrowRows:
             found = self.maps[id(walk)] = (walk, column_map(walk, self.names, self.codes, self.zone))
         return found[1]
 
-    def _walks(self, change, event):
-        """(walk, walk_after, map, map_after) of the event, None when the compiled walk
-        does not take it."""
-        plan = change.plan
-        if self.builder is None or event.partial or not event.data or event.width != len(plan.columns):
+    def _walk_args(self, plan, event):
+        """typed_append's (walk, walk_after, map, map_after, kind) for an event of
+        ``plan``; None when the compiled walk cannot type its images."""
+        if event.width != len(plan.columns):
             return None
         walk = plan.walk(event.present)
         walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
@@ -181,19 +208,27 @@ class ArrowRows:
         cmap, cmap_after = self._map(walk), self._map(walk_after)
         if cmap is None or cmap_after is None:
             return None
-        return walk, walk_after, cmap, cmap_after
+        return (walk[2], walk_after[2], cmap, cmap_after, rows_module._KIND_CODES[event.kind])
 
     def add_event(self, change, event) -> bool:
         """The rows of one rows event (``change``: its fields), typed by the compiled
         walk; False (nothing added) when it cannot: the caller takes the Python way."""
-        speedups = rows_module._speedups
-        walks = None if speedups is None else self._walks(change, event)
-        if walks is None:
+        if self.builder is None or event.partial or not event.data:
             return False
-        walk, walk_after, cmap, cmap_after = walks
+        plan, present, after, kind = change.plan, event.present, event.present_after, event.kind
+        last = self._last
+        if last[0] is plan and last[1] == present and last[2] == after and last[3] == kind \
+                and last[4] == event.width:
+            args = self._last_args
+        else:
+            args = self._walk_args(plan, event)
+            self._last, self._last_args = (plan, present, after, kind, event.width), args
+        if args is None:
+            return False
+        walk, walk_after, cmap, cmap_after, code = args
+        speedups = rows_module._speedups
         try:
-            n = speedups.typed_append(self.builder, event.data, rows_module._KIND_CODES[event.kind],
-                                      walk[2], walk_after[2], cmap, cmap_after)
+            n = speedups.typed_append(self.builder, event.data, code, walk, walk_after, cmap, cmap_after)
         except speedups.Fallback:
             return False
         self.add_fields(change.file, change.pos, change.ts, change.server_id, change.gtid, change.op, n)
@@ -201,8 +236,7 @@ class ArrowRows:
 
     def add_fields(self, file, pos: int, ts: int, server_id: int, gtid, op: str, n: int) -> None:
         """The fields of an event whose ``n`` rows the builder took."""
-        for column, value in zip(self.meta, (file, pos, ts * 1_000_000, server_id, gtid, op), strict=True):
-            column.append(value)
+        self.events.append((file, pos, ts, server_id, gtid, op))
         self.counts.append(n)
         self.rows += n
 
@@ -212,25 +246,26 @@ class ArrowRows:
         end, alive, max_rows, max_bytes); an event stamped outside the UTC day, or once
         the builder holds a row group, ends the run (the event goes the per-event way
         and the caller writes the group).  None when the compiled walk does not take it."""
-        walks = self._walks(change, event)
-        if walks is None:
+        args = None if self.builder is None or event.partial or not event.data else \
+            self._walk_args(change.plan, event)
+        if args is None:
             return None
-        return (self.builder, walks[2], walks[3], day[0], day[1], self.alive, max_rows, max_bytes)
+        return (self.builder, args[2], args[3], day[0], day[1], self.alive, max_rows, max_bytes)
 
     def table(self) -> pa.Table:
         import numpy as np
         import pyarrow.compute as pc
 
         self.alive[0] = 0
-
-        events = numpy_array(np.repeat(np.arange(len(self.counts), dtype=np.int32), self.counts), pa.int32())
-        arrays = [pa.array(values, field.type).take(events)
-                  for values, field in zip(self.meta, self.schema, strict=False)]
+        counts = np.array(self.counts, dtype=np.int64)
+        meta = [list(column) for column in zip(*self.events, strict=True)] or [[] for _ in range(self.meta_columns)]
+        meta[2] = [ts * 1_000_000 for ts in meta[2]]                          # _ts
+        arrays = [repeated(values, counts, field.type) for values, field in zip(meta, self.schema, strict=False)]
         buffers = rows_module._speedups.typed_finish(self.builder)
         half = len(self.types)
         arrays += arrays_of(buffers[:half], self.types)
         struct = self.schema.field("_before").type
-        not_update = pc.not_equal(arrays[len(self.meta) - 1], "update")      # _op
+        not_update = pc.not_equal(arrays[self.meta_columns - 1], "update")      # _op
         arrays.append(pa.StructArray.from_arrays(arrays_of(buffers[half:], self.types),
                                                  fields=list(struct), mask=not_update))
         return pa.Table.from_arrays(arrays, schema=self.schema)

@@ -30,6 +30,7 @@ import pyarrow as pa
 from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
+from .arrow_columns import ArrowRows
 from .background import parquet_writer
 from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 
@@ -429,6 +430,9 @@ class TableRows:
     def __len__(self) -> int:
         return len(self.meta[0])
 
+    def nbytes(self) -> int:
+        return _PYTHON_ROW_BYTES * len(self.meta[0])
+
     def add(self, change, before: dict | None, after: dict | None, plan=None) -> None:
         """A row change; ``before``/``after`` decoded by ``plan``, or rendered images
         (``render_row``'s, or JSON read back) when ``plan`` is None."""
@@ -565,11 +569,10 @@ class TypedWriter:
         straight from its bytes; ``change``: the event's fields.  False (nothing added)
         when the compiled code cannot: the caller decodes the event and gives the rows
         to ``add_batch``."""
-        from .arrow_columns import ArrowRows
-
         if change.op not in TYPED_OPS:
             return True
-        key = (change.db, change.table, self._day(change.ts))
+        ts = change.ts
+        key = (change.db, change.table, self._last_day if ts == self._last_ts else self._day(ts))
         rows = self.rows.get(key)
         if type(rows) is not ArrowRows:
             table = self._table(change.db, change.table)
@@ -592,8 +595,6 @@ class TypedWriter:
         which ``add_event`` just took: what the compiled run fills (``ArrowRows.run_part``),
         None when such events add no typed rows (a table no schema describes), False when
         they cannot go in runs (typed the Python way)."""
-        from .arrow_columns import ArrowRows
-
         if change.op not in TYPED_OPS:
             return None
         rows = self.rows.get((change.db, change.table, self._day(change.ts)))
@@ -608,8 +609,6 @@ class TypedWriter:
     def add_run(self, item, heads: dict) -> None:
         """A run of events whose rows ``_speedups.encode_run`` typed into the builders of
         ``run_part``: their fields (``heads``: ``records.ImagesEncoder.heads``)."""
-        from .arrow_columns import ArrowRows
-
         touched: dict = {}
         for at, code, table_id, count, _size, ts, server_id, _first in item.events:
             head = heads[(table_id, code)]
@@ -644,16 +643,13 @@ class TypedWriter:
         if rows is not None and len(rows):
             self.pieces.setdefault(key, []).append(rows.table())
 
-    def _size(self, rows) -> int:
-        return rows.nbytes() if hasattr(rows, "nbytes") else _PYTHON_ROW_BYTES * len(rows)
-
     def _written(self, key, rows) -> None:
-        if len(rows) >= ROWS_PER_GROUP or self._size(rows) >= GROUP_BYTES:
+        if len(rows) >= ROWS_PER_GROUP or rows.nbytes() >= GROUP_BYTES:
             self._flush(key)
             return
         self._events += 1
         if self._events % 64 == 0 and len(self.rows) > 1:      # the sum over tables, now and then
-            sizes = {k: self._size(r) for k, r in self.rows.items()}
+            sizes = {k: r.nbytes() for k, r in self.rows.items()}
             if sum(sizes.values()) > MAX_BUFFERED_BYTES:
                 self._flush(max(sizes, key=sizes.__getitem__))
 
