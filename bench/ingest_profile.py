@@ -68,15 +68,11 @@ def main(argv=None) -> None:
     from spark_ingest import arrow_columns, arrow_typed, background, records, writer
 
     timed(EventStream, "next_event", "read and frame events")
-    make_encoder = records.images_encoder
-
-    def images_encoder(*a, **k):
-        holder = type("Holder", (), {"encode": staticmethod(make_encoder(*a, **k))})
-        timed(holder, "encode", "JSON images of changes/ (compiled encoder)")
-        return holder.encode
-    records.images_encoder = images_encoder
+    timed(EventStream, "_encode_run", "runs of events: JSON images + typed columns (one compiled call)")
+    timed(records.ImagesEncoder, "__call__", "JSON images of changes/ (compiled encoder)")
     timed(records.BatchBuilder, "add_rows", "CDC fields + Arrow batches of changes/")
     timed(records.BatchBuilder, "add_encoded", "CDC fields + Arrow batches of changes/")
+    timed(records.BatchBuilder, "add_run", "CDC fields + Arrow batches of changes/")
     timed(records.BatchBuilder, "batch", "CDC fields + Arrow batches of changes/")
     timed(records.BatchBuilder, "event", "CDC fields + Arrow batches of changes/")
     timed(rows, "decode_rows", "decoding rows into Python values")
@@ -85,6 +81,7 @@ def main(argv=None) -> None:
     binlog.reader.decode_rows = rows.decode_rows
     timed(arrow_columns.ArrowRows, "add_event", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_typed.TypedWriter, "add_event", "typed tables: compiled walk into Arrow buffers")
+    timed(arrow_typed.TypedWriter, "add_run", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_columns.ArrowRows, "table", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_typed.TableRows, "add_rows", "typed tables: Python typing")
     timed(arrow_typed.TableRows, "table", "typed tables: Python typing")

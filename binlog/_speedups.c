@@ -2334,6 +2334,44 @@ static int put_text_event(Enc *e, const Frame *f, const unsigned char *h, uint64
     return 0;
 }
 
+/* binlog ingest's typed tables (typed_append, below) in a run: its entry's typed part */
+static int typed_part_open(PyObject *part, long long ts);
+static int typed_part_add(PyObject *part, int kind, const Walk *w, const Walk *wa,
+                          const unsigned char *data, Py_ssize_t end, Py_ssize_t rows);
+
+/* One event of binlog ingest's run along its entry (kind, walk, walk_after, steps,
+ * steps_after, rest, mid, render, typed part or None, images builder): its images into
+ * the batch's columns (image_rows, as images_encode writes them) and its rows into the
+ * typed part's builder, all of it or nothing (-1: both cut back); *first: its first
+ * row's number in the columns, *written: the bytes of its images. */
+static int ingest_event(PyObject *entry, PyObject *data_obj, Enc *e, Py_ssize_t *first,
+                        Py_ssize_t *count, Py_ssize_t *written) {
+    Images *im = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 9), "binlog.images");
+    int kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+    if (!im || kind < 0 || kind > 2) return -1;
+    Walk *w, *wa;
+    PyObject *psa, *steps = PyTuple_GET_ITEM(entry, 3), *typed = PyTuple_GET_ITEM(entry, 8);
+    if (event_walks(kind, PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2), steps,
+                    PyTuple_GET_ITEM(entry, 4), &w, &wa, &psa) < 0)
+        return -1;
+    Py_ssize_t held = im->rows, bytes = im->col[0].data.len + im->col[1].data.len;
+    Buf own = e->b;                 /* (image_rows points e->b at the columns' buffers) */
+    e->render = PyTuple_GET_ITEM(entry, 7);
+    int rc = image_rows(im, e, kind, w, wa, steps, psa, data_obj);
+    e->b = own;
+    *count = im->rows - held;
+    if (rc == 0 && typed != Py_None)
+        rc = typed_part_add(typed, kind, w, wa, (const unsigned char *)PyBytes_AS_STRING(data_obj),
+                            PyBytes_GET_SIZE(data_obj), *count);
+    if (rc < 0) {
+        images_cut(im, held);
+        return -1;
+    }
+    *first = im->handed + held;
+    *written = im->col[0].data.len + im->col[1].data.len - bytes;
+    return 0;
+}
+
 /* encode_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,
  *            prefix, tail, flags, stop_ts, stop_offset, last_log_pos, chain_run,
  *            strict_chain, verify_crc, max_event, max_out) */
@@ -2360,13 +2398,18 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
     }
     PyObject *events = PyList_New(0);
     if (!events) { PyBuffer_Release(&view); return NULL; }
-    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL, !(flags & 4) && (flags & 8),
-             NULL};
+    /* flags 32 (binlog ingest, spark_ingest/records.py): no lines; each event's images
+     * go into the batch's columns and its rows into the typed part's builder
+     * (ingest_event), max_out counts the images' bytes, and each event's item ends with
+     * its timestamp, server id and first row */
+    int ingest = !(flags & 4) && (flags & 32);
+    Enc e = {{0}, (flags & 4) != 0, flags & 1, (flags & 2) != 0, NULL,
+             !(flags & 4) && !ingest && (flags & 8), NULL, 0};
     const unsigned char *buf = (const unsigned char *)view.buf;
-    Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0;
+    Py_ssize_t start = pos, last_event = -1, last_start = -1, total = 0, images = 0;
     int failed = 0;
     Frame f;
-    while (e.b.len < max_out
+    while ((ingest ? images : e.b.len) < max_out
            && frame_event(buf, pos, end, offset + (pos - start), widths, common_len, checksum_len,
                           max_event, stop_offset, last_log_pos, chain_run, strict_chain, &f)) {
         const unsigned char *h = buf + pos;
@@ -2383,9 +2426,39 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             break;
         }
         if (verify_crc && checksum_len == 4 && !frame_crc_ok(h, size)) break;
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (e.text || e.crc ? 9 : 8)) break;
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (ingest ? 10 : e.text || e.crc ? 9 : 8))
+            break;
+        if (ingest && PyTuple_GET_ITEM(entry, 8) != Py_None && !typed_part_open(PyTuple_GET_ITEM(entry, 8), f.ts))
+            break;
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
+        if (ingest) {
+            Py_ssize_t first = 0, count = 0, written = 0;
+            int rc = data_obj && PyBytes_GET_SIZE(data_obj)
+                     ? ingest_event(entry, data_obj, &e, &first, &count, &written) : -1;
+            Py_XDECREF(data_obj);
+            PyObject *item = NULL;
+            if (rc == 0)
+                item = Py_BuildValue("(LiKnLKKn)", at, code, (unsigned long long)table_id, count, size,
+                                     (unsigned long long)ts, (unsigned long long)frame_le(h + 5, 4), first);
+            if (!item || PyList_Append(events, item) < 0) {
+                Py_XDECREF(item);
+                /* the event is left to the per-event path, as below; only an interrupt
+                 * (or a failure to list it) ends the call */
+                if (rc < 0 && (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_Exception)))
+                    PyErr_Clear();
+                else
+                    failed = 1;
+                break;
+            }
+            Py_DECREF(item);
+            total += count;
+            images += written;
+            frame_note_chain(&f, &chain_run, &last_log_pos);
+            last_event = pos;
+            pos += (Py_ssize_t)size;
+            continue;
+        }
         PyObject *head = NULL;
         if (data_obj && e.text) {      /* the text format's head is the entry's */
             head = PyTuple_GET_ITEM(entry, 5);
@@ -2425,8 +2498,7 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
             }
             break;
         }
-        PyObject *item = Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count,
-                                       size);
+        PyObject *item = Py_BuildValue("(LiKnL)", at, code, (unsigned long long)table_id, count, size);
         if (!item || PyList_Append(events, item) < 0) { Py_XDECREF(item); failed = 1; break; }
         Py_DECREF(item);
         total += count;
@@ -3198,6 +3270,38 @@ static int typed_rows(Builder *b, int kind, const TWalk *t, const TWalk *ta,
     return 0;
 }
 
+/* The rows of one event (data[0:end]) into the builder's columns, every column rewound
+ * when any value is not taken or, with expect >= 0, when they are not that many rows
+ * (-1, the error of Fallback's kind set or not). */
+static int typed_event(Builder *b, int kind, const Walk *w, const Walk *wa, const int32_t *map,
+                       const int32_t *map_after, const unsigned char *data, Py_ssize_t end,
+                       Py_ssize_t expect, Py_ssize_t *count) {
+    Py_ssize_t ncols = b->count / 2;
+    if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return -1;   /* no column: no progress */
+    if (!end) return expect > 0 ? -1 : 0;      /* no row */
+    /* an update's before image goes to the before columns, any other image to the after ones */
+    TWalk t = {0}, ta = {0};
+    AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
+    int rc = marks ? 0 : -1;
+    if (!marks) PyErr_NoMemory();
+    if (rc == 0) rc = twalk_init(&t, w, map, kind == 1 ? b->cols + ncols : b->cols, ncols);
+    if (rc == 0 && kind == 1) rc = twalk_init(&ta, wa, map_after, b->cols, ncols);
+    if (rc == 0) {
+        for (Py_ssize_t k = 0; k < b->count; k++) {
+            ACol *c = &b->cols[k];
+            marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
+        }
+        rc = typed_rows(b, kind, &t, &ta, data, end, count);
+        if (rc == 0 && expect >= 0 && *count != expect) rc = -1;
+        if (rc < 0)
+            for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
+    }
+    PyMem_Free(t.cols);
+    PyMem_Free(ta.cols);
+    PyMem_Free(marks);
+    return rc;
+}
+
 /* typed_append(builder, data, kind, walk, walk_after, map, map_after) -> rows
  * kind 0 insert, 1 update, 2 delete; map: int32 per step of walk, its column or -1. */
 static PyObject *typed_append(PyObject *self, PyObject *args) {
@@ -3212,39 +3316,54 @@ static PyObject *typed_append(PyObject *self, PyObject *args) {
     if (!b || !w || !wa) return NULL;
     if (kind < 0 || kind > 2) { PyErr_SetString(PyExc_ValueError, "kind is 0, 1 or 2"); return NULL; }
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(data_obj);
-    Py_ssize_t end = PyBytes_GET_SIZE(data_obj), count = 0, ncols = b->count / 2;
-    if (end && !w->nbytes && (kind != 1 || !wa->nbytes)) return fall_back();   /* no column: no progress */
+    Py_ssize_t end = PyBytes_GET_SIZE(data_obj), count = 0;
     Py_buffer mv, mav;
     if (map_of(map_obj, w, &mv) < 0) return NULL;
     if (map_of(map_after_obj, wa, &mav) < 0) { PyBuffer_Release(&mv); return NULL; }
-    if (!end) {     /* no row */
-        PyBuffer_Release(&mv);
-        PyBuffer_Release(&mav);
-        return PyLong_FromSsize_t(0);
-    }
-    /* an update's before image goes to the before columns, any other image to the after ones */
-    TWalk t = {0}, ta = {0};
-    AMark *marks = PyMem_Malloc((b->count ? b->count : 1) * sizeof(AMark));
-    int rc = marks ? 0 : -1;
-    if (!marks) PyErr_NoMemory();
-    if (rc == 0) rc = twalk_init(&t, w, mv.buf, kind == 1 ? b->cols + ncols : b->cols, ncols);
-    if (rc == 0 && kind == 1) rc = twalk_init(&ta, wa, mav.buf, b->cols, ncols);
-    if (rc == 0) {
-        for (Py_ssize_t k = 0; k < b->count; k++) {
-            ACol *c = &b->cols[k];
-            marks[k] = (AMark){c->rows, c->nulls, c->values.len, c->data.len};
-        }
-        rc = typed_rows(b, kind, &t, &ta, data, end, &count);
-        if (rc < 0)
-            for (Py_ssize_t k = 0; k < b->count; k++) acol_rewind(&b->cols[k], &marks[k]);
-    }
-    PyMem_Free(t.cols);
-    PyMem_Free(ta.cols);
-    PyMem_Free(marks);
+    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, -1, &count);
     PyBuffer_Release(&mv);
     PyBuffer_Release(&mav);
     if (rc < 0) return fall_back();
     return PyLong_FromSsize_t(count);
+}
+
+static Py_ssize_t builder_size(const Builder *b);
+
+/* A typed part of an ingest run's entry (arrow_columns.ArrowRows.run_part): (builder,
+ * map, map_after, day_start, day_end, alive, max_rows, max_bytes).  1 when it takes an
+ * event of timestamp ts now: its table is still the one being filled (alive[0], cleared
+ * when its rows are handed over), ts falls on its UTC day, and it holds fewer rows and
+ * bytes than a row group (the caller writes the group, then the next event starts a new
+ * table); 0 when not (the run ends before the event). */
+static int typed_part_open(PyObject *part, long long ts) {
+    if (!PyTuple_Check(part) || PyTuple_GET_SIZE(part) != 8) return 0;
+    Builder *b = PyCapsule_GetPointer(PyTuple_GET_ITEM(part, 0), "binlog.arrow_builder");
+    PyObject *alive = PyTuple_GET_ITEM(part, 5);
+    if (!b || !PyByteArray_Check(alive) || PyByteArray_GET_SIZE(alive) != 1
+        || PyByteArray_AS_STRING(alive)[0] != 1) { PyErr_Clear(); return 0; }
+    long long lo = PyLong_AsLongLong(PyTuple_GET_ITEM(part, 3));
+    long long hi = PyLong_AsLongLong(PyTuple_GET_ITEM(part, 4));
+    Py_ssize_t max_rows = PyLong_AsSsize_t(PyTuple_GET_ITEM(part, 6));
+    Py_ssize_t max_bytes = PyLong_AsSsize_t(PyTuple_GET_ITEM(part, 7));
+    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    Py_ssize_t rows = b->count ? b->cols[0].rows : 0;
+    return ts >= lo && ts < hi && rows < max_rows && builder_size(b) < max_bytes;
+}
+
+/* The event's rows into the typed part's builder (typed_event): 0, or -1 (rewound) when
+ * any value is not taken or they are not ``rows`` rows (the images' count). */
+static int typed_part_add(PyObject *part, int kind, const Walk *w, const Walk *wa,
+                          const unsigned char *data, Py_ssize_t end, Py_ssize_t rows) {
+    Builder *b = PyCapsule_GetPointer(PyTuple_GET_ITEM(part, 0), "binlog.arrow_builder");
+    if (!b) return -1;
+    Py_buffer mv, mav;
+    if (map_of(PyTuple_GET_ITEM(part, 1), w, &mv) < 0) return -1;
+    if (map_of(PyTuple_GET_ITEM(part, 2), wa, &mav) < 0) { PyBuffer_Release(&mv); return -1; }
+    Py_ssize_t count = 0;
+    int rc = typed_event(b, kind, w, wa, mv.buf, mav.buf, data, end, rows, &count);
+    PyBuffer_Release(&mv);
+    PyBuffer_Release(&mav);
+    return rc;
 }
 
 static PyObject *abuf_take(ABuf *b) {
@@ -3283,13 +3402,17 @@ static PyObject *typed_finish(PyObject *self, PyObject *cap) {
 
 /* typed_size(builder) -> bytes held, room to grow included (the caller writes a row
  * group past its limit). */
-static PyObject *typed_size(PyObject *self, PyObject *cap) {
-    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
-    if (!b) return NULL;
+static Py_ssize_t builder_size(const Builder *b) {
     Py_ssize_t n = 0;
     for (Py_ssize_t k = 0; k < b->count; k++)
         n += b->cols[k].validity.cap + b->cols[k].values.cap + b->cols[k].data.cap;
-    return PyLong_FromSsize_t(n);
+    return n;
+}
+
+static PyObject *typed_size(PyObject *self, PyObject *cap) {
+    Builder *b = PyCapsule_GetPointer(cap, "binlog.arrow_builder");
+    if (!b) return NULL;
+    return PyLong_FromSsize_t(builder_size(b));
 }
 
 /* kind_widths() -> (kinds, fixed, temporal, decimal): _column_kinds.h as the extension
@@ -3374,7 +3497,12 @@ static PyMethodDef methods[] = {
      "reader; a row's head is prefix + offset + ts + server_id + rest (json_lines._prefix);\n"
      "tail after every row but the run's last.  Stops before the first event it cannot\n"
      "write, or once max_out bytes are written; None when that is the first.  flags 8:\n"
-     "checksums as encode_rows writes them; entries then have crc_update last."},
+     "checksums as encode_rows writes them; entries then have crc_update last.  flags 48\n"
+     "(binlog ingest): no lines (bytes empty); entries end with the typed tables' part\n"
+     "(ArrowRows.run_part, or None) and the images builder: each event's images go into\n"
+     "the builder as images_encode writes them and its rows into the part's builder as\n"
+     "typed_append does, all or none; max_out counts the images' bytes; items end with\n"
+     "the event's timestamp, server id and first row in the builder."},
     {"encode_rows", encode_rows, METH_VARARGS,
      "encode_rows(data, kind, walk, walk_after, steps, steps_after, text, flags, head, mid, tail,\n"
      "            render, crc_update=None) -> (bytes, last_start, count)\n\n"

@@ -52,7 +52,7 @@ from .scan import COUNT_RUN_CODES, MAX_EVENT_SIZE, count_key
 from .sources.base import BinlogSource, Heartbeat, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
-from .stream import CountedRun, Damage, EncodedRun, EventStream, SkippedRun
+from .stream import RUN_OUTPUT, CountedRun, Damage, EncodedRun, EventStream, SkippedRun
 from .types.strings import LARGE_VIEWS
 from .watermarks import Watermark, Watermarks
 
@@ -244,7 +244,8 @@ class ReaderHooks:
 class RunWriter(Protocol):
     """A writer whose rows the stream writes itself, a run of like rows events in one
     compiled call (``scan``'s encode walk): the line head ``run_parts(change, event)`` gives
-    per (table, event shape), ``run_tail`` between rows, ``run_flags`` for the encoder."""
+    per (table, event shape), ``run_tail`` between rows, ``run_flags`` for the encoder;
+    an attribute ``run_output`` (bytes after which a run ends) may replace RUN_OUTPUT."""
 
     run_tail: bytes
 
@@ -595,7 +596,8 @@ class BinlogReader:
         writer = self.run_writer
         if stream.encode_args is None and state.run_prefix is not None and writer is not None:
             stream.encode_args = (run_encoder(), state.run_prefix, writer.run_tail,
-                                  writer.run_flags, _run_max_event())
+                                  writer.run_flags, _run_max_event(),
+                                  getattr(writer, "run_output", RUN_OUTPUT))
 
     def _register_run_entry(self, state: "_FileState", head: RowChange, event: RowsEvent) -> None:
         """Let the stream write the next events like ``event`` (just written by the row
@@ -613,11 +615,11 @@ class BinlogReader:
         """The events of a run the stream wrote, taken in as ``_event`` takes a rows event
         the row encoder writes (stats), given out as one EncodedRows."""
         stats, table_maps = self.stats, state.table_maps
-        for _at, code, table_id, rows, size in run.events:
+        for _at, code, table_id, rows, size, *_ in run.events:
             stats.events[event_type_name(code)] += 1
             stats.bytes += size
             stats.rows[table_maps[table_id][1].qualified_name] += rows
-        return EncodedRows(None, run.data, run.last_start, run.rows)
+        return EncodedRows(None, run.data, run.last_start, run.rows, events=run.events)
 
     def _event(self, name: str, event, state: "_FileState", filtered: set):
         """Take one event in: None when it is not given out, else the row changes

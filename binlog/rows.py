@@ -277,11 +277,15 @@ class EncodedRows:
     """All rows of one rows event as output bytes (``encode_rows``): what a writer's
     ``encode_rows`` gives the reader and gets back, in item order, in ``write_encoded``.
     ``change``: the event's RowChange with no images (file, pos, db, table, op...);
-    ``last_start``: where the last row's output starts; ``count``: rows."""
+    ``last_start``: where the last row's output starts; ``count``: rows.  A run of
+    events the stream wrote in one call (``BinlogReader.set_output_paths``' run_writer)
+    has no change but ``events``: (offset, type code, table_id, rows, size[, timestamp,
+    server id]) of each, in order."""
     change: Any
     data: bytes
     last_start: int
     count: int
+    events: list | None = field(default=None, kw_only=True)
 
 
 def encode_rows(event: RowsEvent, plan: DecodePlan, text: bool, flags: int, head: bytes,

@@ -204,7 +204,8 @@ class EncodedRun:
     """Rows events written in one go (``EventStream.encode_entries``: ``binlog dump
     --format json``): framed, CRC-checked, their rows straight into ``data`` (JSON lines,
     the last one held open from ``last_start`` on, as ``rows.encode_rows`` gives one
-    event's); ``rows`` in all; ``events``: (offset, type code, table_id, rows, size)."""
+    event's); ``rows`` in all; ``events``: (offset, type code, table_id, rows, size), and
+    the timestamp and server id too for ``binlog ingest``'s runs (encode_run flags 48)."""
     header: EventHeader
     data: bytes
     last_start: int
@@ -269,7 +270,7 @@ class EventStream:
         self.count_walks: dict | None = None
         # Rows events written by length (rows._speedups.encode_run), set by the reader
         # for a writer with a run path: {table_id: {scan.count_key: entry}} and
-        # (encode_run, prefix, tail, flags, max_event); an EncodedRun comes out.
+        # (encode_run, prefix, tail, flags, max_event, max_out); an EncodedRun comes out.
         self.encode_entries: dict | None = None
         self.encode_args: tuple | None = None
         # keep_raw: each event's bytes as framed (decrypted; header and checksum
@@ -517,14 +518,14 @@ class EventStream:
         if (self.decryption is not None and not self.decryption.encrypted(self.offset)
                 or self.encode_args is None):
             return None
-        encode, prefix, tail, flags, max_event = self.encode_args
+        encode, prefix, tail, flags, max_event, max_out = self.encode_args
         strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
         last = self._last_log_pos
         got = encode(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
                      self.fde.common_header_len, self.fde.checksum_len, self.encode_entries, prefix,
                      tail, flags, self.skip_stop_ts, self.skip_stop_offset,
                      -1 if last is None else last, self._chain_run, strict, self.verify_checksums,
-                     max_event, RUN_OUTPUT)
+                     max_event, max_out)
         if got is None:
             return None
         pos, data, last_start, rows, events, last_log_pos, chain_run, at = got

@@ -176,6 +176,9 @@ class ArrowRows:
         # typed_append arguments: the events of a table mostly share them
         self._last: tuple = (None,)
         self._last_args = None
+        # 1 while the builder is this table's: cleared when ``table`` hands its rows
+        # over, so that a run (``run_part``) no longer fills it
+        self.alive = bytearray(b"\x01")
         self.builder = None
         speedups = rows_module._speedups
         if columns and speedups is not None and None not in self.codes:
@@ -228,15 +231,32 @@ class ArrowRows:
             n = speedups.typed_append(self.builder, event.data, code, walk, walk_after, cmap, cmap_after)
         except speedups.Fallback:
             return False
-        self.events.append((change.file, change.pos, change.ts, change.server_id, change.gtid, change.op))
+        self.add_fields(change.file, change.pos, change.ts, change.server_id, change.gtid, change.op, n)
+        return True
+
+    def add_fields(self, file, pos: int, ts: int, server_id: int, gtid, op: str, n: int) -> None:
+        """The fields of an event whose ``n`` rows the builder took."""
+        self.events.append((file, pos, ts, server_id, gtid, op))
         self.counts.append(n)
         self.rows += n
-        return True
+
+    def run_part(self, change, event, day: tuple[int, int], max_rows: int, max_bytes: int):
+        """What ``_speedups.encode_run`` (flags 48) needs to type the rows of a run of
+        events like ``event`` into this table: (builder, map, map_after, day start, day
+        end, alive, max_rows, max_bytes); an event stamped outside the UTC day, or once
+        the builder holds a row group, ends the run (the event goes the per-event way
+        and the caller writes the group).  None when the compiled walk does not take it."""
+        args = None if self.builder is None or event.partial or not event.data else \
+            self._walk_args(change.plan, event)
+        if args is None:
+            return None
+        return (self.builder, args[2], args[3], day[0], day[1], self.alive, max_rows, max_bytes)
 
     def table(self) -> pa.Table:
         import numpy as np
         import pyarrow.compute as pc
 
+        self.alive[0] = 0
         counts = np.array(self.counts, dtype=np.int64)
         meta = [list(column) for column in zip(*self.events, strict=True)] or [[] for _ in range(self.meta_columns)]
         meta[2] = [ts * 1_000_000 for ts in meta[2]]                          # _ts

@@ -590,6 +590,40 @@ class TypedWriter:
         self._written(key, rows)
         return True
 
+    def run_part(self, change, event):
+        """The typed part of ``records.ImagesEncoder.run_parts`` for events like ``event``,
+        which ``add_event`` just took: what the compiled run fills (``ArrowRows.run_part``),
+        None when such events add no typed rows (a table no schema describes), False when
+        they cannot go in runs (typed the Python way)."""
+        if change.op not in TYPED_OPS:
+            return None
+        rows = self.rows.get((change.db, change.table, self._day(change.ts)))
+        if type(rows) is ArrowRows:
+            start = change.ts - change.ts % 86_400          # its UTC day (_utc_day)
+            part = rows.run_part(change, event, (start, start + 86_400), ROWS_PER_GROUP, GROUP_BYTES)
+            return False if part is None else part
+        if rows is None and (change.db, change.table) in self.schemaless:
+            return None
+        return False
+
+    def add_run(self, item, heads: dict) -> None:
+        """A run of events whose rows ``_speedups.encode_run`` typed into the builders of
+        ``run_part``: their fields (``heads``: ``records.ImagesEncoder.heads``)."""
+        touched: dict = {}
+        for at, code, table_id, count, _size, ts, server_id, _first in item.events:
+            head = heads[(table_id, code)]
+            if head.op not in TYPED_OPS or (head.db, head.table) in self.schemaless:
+                continue
+            key = (head.db, head.table, self._day(ts))
+            rows = touched.get(key) or self.rows.get(key)
+            if type(rows) is not ArrowRows:       # (run_part gave the run its builder)
+                raise RuntimeError(f"typed rows of {key} missing for a run at {head.file}:{at}")
+            rows.add_fields(head.file, at, ts, server_id, head.gtid, head.op, count)
+            touched[key] = rows
+        self._events += len(item.events) - len(touched)
+        for key, rows in touched.items():
+            self._written(key, rows)
+
     def _python_rows(self, key, db, table):
         rows = self.rows.get(key)
         if type(rows) is not TableRows:

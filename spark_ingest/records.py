@@ -204,16 +204,31 @@ class BatchBuilder:
         self._segment(item.change, item.change.op, item.count, 0, True)
         self.pending = self.rows - 1
 
-    def take(self, item) -> None:
+    def add_run(self, item, heads: dict) -> None:
+        """A run of rows events the stream wrote (``ImagesEncoder``'s runs: an
+        ``EncodedRows`` with ``events``) into ``images``: a segment per event, with the
+        fields of ``heads[(table_id, type code)]`` and the event's own."""
+        for at, code, table_id, count, _size, ts, server_id, first in item.events:
+            if first != self.claimed:       # (as add_encoded)
+                raise RuntimeError(f"images of rows {first}.. taken in at row {self.claimed}")
+            head = heads[(table_id, code)]
+            self._segment(_RunEvent(head, at, ts, server_id), head.op, count, 0, True)
+        self.pending = self.rows - 1
+
+    def take(self, item, heads: dict | None = None) -> None:
         """One item of ``reader.items(statements=True)``: a rows event's rows (``RowBatch``
-        or one ``RowChange``), its images the compiled encoder wrote, a statement record,
-        or another event (transaction ends, positions)."""
+        or one ``RowChange``), its images the compiled encoder wrote, a run of events
+        it wrote (``heads``: ``ImagesEncoder.heads``), a statement record, or another
+        event (transaction ends, positions)."""
         from binlog.reader import RowBatch, RowChange, StatementChange
+        from binlog.rows import EncodedRows
 
         if isinstance(item, RowBatch):
             self.add_rows(item)
         elif isinstance(item, EncodedImages):
             self.add_encoded(item)
+        elif isinstance(item, EncodedRows) and heads is not None:
+            self.add_run(item, heads)
         elif isinstance(item, RowChange):
             self.add(item)
         elif isinstance(item, StatementChange):
@@ -262,12 +277,12 @@ class BatchBuilder:
         starts = np.cumsum(counts) - counts
         within = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
 
-        # (an Arrow index made once: take converts a numpy one each call, 0.1 ms)
-        segment_index = numpy_array(segment_of, pa.int32())
-
-        def shared(i, arrow_type):
-            return pa.array([s[i] for s in self.segments], arrow_type).take(segment_index)
-
+        # the fields the rows of a segment share: a small batch of a row per segment,
+        # repeated by one take (a take per column cost ~0.1 ms each, in pyarrow.compute)
+        fields = list(zip(*self.segments, strict=True)) or [()] * 11
+        shared = pa.RecordBatch.from_arrays(
+            [pa.array(fields[i], arrow_type) for i, arrow_type in _SHARED],
+            names=[str(i) for i, _ in _SHARED]).take(numpy_array(segment_of, pa.int32())).columns
         before, after = self.images.finish(n)
         cdc = np.repeat(np.array([s[8] is not None for s in self.segments], bool), counts)
         row_base = np.repeat(np.array([s[8] or 0 for s in self.segments], np.int64), counts)
@@ -277,19 +292,13 @@ class BatchBuilder:
         pick = np.where(cdc, 0, 1).astype(np.int32)
         pick[[r for r, _ in ends]] = np.arange(2, 2 + len(ends), dtype=np.int32)
         pick = numpy_array(pick, pa.int32())
-        arrays = [
-            shared(0, pa.string()), shared(1, pa.int64()),
-            shared(2, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
-            shared(3, pa.int64()), shared(4, pa.string()), shared(5, pa.string()),
-            shared(6, pa.string()), shared(7, pa.string()),
-            before, after,
-            numpy_array(within + row_base, pa.int32(), ~cdc),
-            shared(9, pa.list_(pa.string())),
-            pa.array([False, None] + [e[0] for _, e in ends], pa.bool_()).take(pick),
-            pa.array([None, None] + [e[1] for _, e in ends], XID_TYPE).take(pick),
-            pa.array([None, None] + [e[2] for _, e in ends], pa.int64()).take(pick),
-            shared(10, pa.string()),
-        ]
+        commits = pa.RecordBatch.from_arrays(
+            [pa.array([False, None] + [e[0] for _, e in ends], pa.bool_()),
+             pa.array([None, None] + [e[1] for _, e in ends], XID_TYPE),
+             pa.array([None, None] + [e[2] for _, e in ends], pa.int64())],
+            names=["commit", "xid", "end_pos"]).take(pick).columns
+        arrays = [*shared[:8], before, after, numpy_array(within + row_base, pa.int32(), ~cdc),
+                  shared[8], *commits, shared[9]]
         out = pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
         if self.carry is None:
             return out
@@ -310,6 +319,23 @@ class BatchBuilder:
             values[0] = value
             columns[name] = pa.array(values, arrow_type)
         return pa.RecordBatch.from_arrays(list(columns.values()), schema=ARROW_SCHEMA)
+
+
+# the segments' fields of every row (BatchBuilder.reset: all but ``row``), by position
+_SHARED = ((0, pa.string()), (1, pa.int64()), (2, pa.timestamp("us", tz="UTC")), (3, pa.int64()),
+           (4, pa.string()), (5, pa.string()), (6, pa.string()), (7, pa.string()),
+           (9, pa.list_(pa.string())), (10, pa.string()))
+
+
+class _RunEvent:
+    """The fields of one event of a run: its own (pos, ts, server_id), the rest those
+    of the event registered for the run (``head``: same file, transaction, table)."""
+
+    __slots__ = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op", "plan")
+
+    def __init__(self, head, pos: int, ts: int, server_id: int):
+        self.file, self.pos, self.ts, self.server_id = head.file, pos, ts, server_id
+        self.gtid, self.db, self.table, self.op, self.plan = head.gtid, head.db, head.table, head.op, head.plan
 
 
 class _ErrorPlace:
@@ -385,7 +411,7 @@ class EncodedImages:
         self.change, self.kind, self.count, self.first = change, kind, count, first
 
 
-def images_encoder(builder: BatchBuilder, also=None):
+class ImagesEncoder:
     """A reader's ``row_encoder`` writing each rows event's images into ``builder``'s
     ``images`` and giving an ``EncodedImages`` for it, or None when the encoder cannot
     (no compiled module, partial JSON, anything it falls back on): the reader then
@@ -393,44 +419,93 @@ def images_encoder(builder: BatchBuilder, also=None):
     event) -> bool``, called with each event encoded (the typed tables' compiled
     columns, ``TypedWriter.add_event``); False makes it None too (the images written
     are taken out again).  The reader gives the event out right after encoding it, so
-    its images are the next rows the builder takes."""
-    from binlog import rows as rows_module
-    from binlog.output.json_lines import value_json
+    its images are the next rows the builder takes.
 
-    render_bytes = builder.render_bytes
-    target = builder.images.builder
-    flags = 2 if builder.binary_encoding == "base64" else 0
-    renders: dict = {}
+    Also the reader's ``run_writer``: once an event was encoded, the stream writes the
+    next events like it (same table, kind and columns, in the same transaction) in one
+    compiled call per run (``_speedups.encode_run``, flags 48): their images into the
+    same columns, and their typed columns through ``typed_part(change, event)``
+    (``TypedWriter.run_part``: the part its builder takes, None for no typed rows, False
+    for none of it in runs); the run comes out as one ``EncodedRows`` with ``events``
+    (``BatchBuilder.add_run``), no Python call per event."""
 
-    def encode(change, event):
-        speedups = rows_module._speedups
-        if speedups is None or target is None or event.partial or not event.data:
-            return None
+    run_tail = b""
+    # a run ends after this many bytes of images (~200 rows of the bench's tables):
+    # longer runs saved no CPU and raised the peak RSS (bench cut: 290 MB against 236 at
+    # 1 MB, the batches of changes/ growing past their size: a batch is cut between items)
+    run_output = 1 << 16
+
+    def __init__(self, builder: BatchBuilder, also=None, typed_part=None):
+        self.render_bytes = builder.render_bytes
+        self.target = builder.images.builder
+        self.flags = 2 if builder.binary_encoding == "base64" else 0
+        self.also = also
+        self.typed_part = typed_part
+        self.renders: dict = {}
+        # (table_id, type code) -> the fields of the last event registered for runs
+        # (the runs' events are like it: same transaction, table and kind)
+        self.heads: dict = {}
+
+    @property
+    def run_flags(self) -> int:
+        return self.flags | 48
+
+    def _parts(self, change, event):
+        """(walk, walk_after, render) of the event, None when the compiled encoder does
+        not take it."""
         plan = change.plan
-        if event.width != len(plan.columns):
+        if self.target is None or event.partial or not event.data or event.width != len(plan.columns):
             return None
-        update = event.kind == "update"
         walk = plan.walk(event.present)
-        walk_after = plan.walk(event.after_present) if update else walk
+        walk_after = plan.walk(event.after_present) if event.kind == "update" else walk
         if walk[2] is None or walk_after[2] is None:
             return None
-        render = renders.get(id(plan))
+        render = self.renders.get(id(plan))
         if render is None or render[0] is not plan:
-            render = renders[id(plan)] = (plan, value_json(plan, render_bytes))
+            from binlog.output.json_lines import value_json
+
+            render = self.renders[id(plan)] = (plan, value_json(plan, self.render_bytes))
+        return walk, walk_after, render[1]
+
+    def __call__(self, change, event):
+        from binlog import rows as rows_module
+
+        speedups = rows_module._speedups
+        parts = None if speedups is None else self._parts(change, event)
+        if parts is None:
+            return None
+        walk, walk_after, render = parts
         try:
-            first, count = speedups.images_encode(target, event.data, rows_module._KIND_CODES[event.kind],
+            first, count = speedups.images_encode(self.target, event.data, rows_module._KIND_CODES[event.kind],
                                                   walk[2], walk_after[2], walk[1], walk_after[1],
-                                                  flags, render[1])
+                                                  self.flags, render)
         except speedups.Fallback:
             return None
         taken = False
         try:
-            taken = also is None or also(change, event)
+            taken = self.also is None or self.also(change, event)
         finally:
             if not taken:
-                speedups.images_truncate(target, first)
+                speedups.images_truncate(self.target, first)
         return EncodedImages(change, event.kind, count, first) if taken else None
-    return encode
+
+    def run_parts(self, change, event) -> tuple | None:
+        """(prefix, entry) of ``encode_run`` for events like ``event``, just encoded."""
+        from binlog import rows as rows_module
+
+        parts = self._parts(change, event)
+        typed = None if self.typed_part is None else self.typed_part(change, event)
+        if parts is None or typed is False:
+            return None
+        walk, walk_after, render = parts
+        self.heads[(event.table_id, event.header.type_code)] = change
+        return b"", (rows_module._KIND_CODES[event.kind], walk[2], walk_after[2], walk[1],
+                     walk_after[1], b"", b"", render, typed, self.target)
+
+
+def images_encoder(builder: BatchBuilder, also=None) -> ImagesEncoder:
+    """The row encoder alone (``ImagesEncoder``), for a reader without runs."""
+    return ImagesEncoder(builder, also)
 
 
 class SplitFailed(Exception):
@@ -490,14 +565,17 @@ def make_schema(snapshot: str | None):
 
 
 def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = None, keys=None,
-               on_rows=None, on_event=None):
+               on_rows=None, typed=None):
     """Arrow batches of the change records of one split (see plan.Split).  ``keys``: the
-    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_rows`` is also
-    given every decoded rows event's ``reader.RowBatch`` (the typed tables), and
-    ``on_event`` (``TypedWriter.add_event``) every rows event the compiled encoder
-    writes: when it returns False, the event is decoded and goes to ``on_rows``."""
+    plan's key ring (``ReadPlan.key_ring()``) for encrypted binlogs; ``on_rows`` is given
+    every rows event's ``reader.RowBatch`` (the compiled encoder is then not used).
+    ``typed``: an ``arrow_typed.TypedWriter`` given the same rows: each event the
+    compiled encoder writes (``add_event``: when it returns False, the event is decoded
+    and goes to ``add_batch``) and each run of events the stream writes in one compiled
+    call (``add_run``)."""
     from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch
     from binlog.replay.keys import KeyCatalog
+    from binlog.rows import EncodedRows
     from binlog.sources.file import FileSource
 
     size = batch_size or opts.batch_size
@@ -525,17 +603,26 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
                                 keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
-        if (on_rows is None or on_event is not None) and os.environ.get("BINLOG_BATCH", "1") != "0":
+        heads = None
+        if on_rows is None and os.environ.get("BINLOG_BATCH", "1") != "0":
             # the images (and the typed columns) are written by compiled code
             # (BINLOG_BATCH=0 turns it off, as for binlog dump)
-            reader.set_output_paths(row_encoder=images_encoder(builder, on_event))
+            encoder = ImagesEncoder(builder, None if typed is None else typed.add_event,
+                                    None if typed is None else typed.run_part)
+            reader.set_output_paths(row_encoder=encoder, run_writer=encoder)
+            heads = encoder.heads
         position = None
         builder.broken()
         try:
             for item in reader.items(statements=True, batches=True):
-                builder.take(item)
-                if on_rows is not None and isinstance(item, RowBatch):
-                    on_rows(item)
+                builder.take(item, heads)
+                if isinstance(item, RowBatch):
+                    if on_rows is not None:
+                        on_rows(item)
+                    if typed is not None:
+                        typed.add_batch(item)
+                elif typed is not None and isinstance(item, EncodedRows) and item.events and heads:
+                    typed.add_run(item, heads)
                 if builder.complete() >= size:
                     yield builder.batch()
         except BinlogError as exc:

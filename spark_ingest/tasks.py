@@ -65,8 +65,7 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
         ring = KeyRing.from_dict(keys) if keys is not None else None
         try:
             for batch in read_split(split, opts, snapshot, keys=ring, batch_size=LOCAL_BATCH_ROWS,
-                                    on_rows=typed.add_batch if typed else None,
-                                    on_event=typed.add_event if typed else None):
+                                    typed=typed):
                 writer.add(batch)
         except SplitFailed as exc:
             # its text, in an exception that crosses the process pool (SplitFailed's own

@@ -402,6 +402,31 @@ def test_runs_output_identical(checksums, options, mutations):
     diff.check_dump(bytes([options]) + target.mutate(data, mutations), _TMP / "runs.binlog")
 
 
+@settings(max_examples=60, **_SETTINGS)
+@given(checksums=st.booleans(), mutations=st.lists(_mutation, max_size=3))
+def test_ingest_runs_identical(checksums, mutations):
+    """The same binlog, mutated: ``binlog ingest``'s records and typed table with runs of
+    events in one compiled call equal those made event by event, errors included."""
+    pytest.importorskip("pyarrow")
+    diff.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
+
+
+def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
+    """test_ingest_runs_identical compares something: most events of the runs binlog go
+    in runs, typed too."""
+    pytest.importorskip("pyarrow")
+    from spark_ingest import records
+
+    events = []
+    add_run = records.BatchBuilder.add_run
+    monkeypatch.setattr(records.BatchBuilder, "add_run",
+                        lambda self, item, heads: (events.extend(item.events), add_run(self, item, heads)))
+    path = _TMP / "ingest-runs-plain.binlog"
+    path.write_bytes(diff.runs_binlog())
+    changes, tables = diff._ingest(path, _TMP / "ingest-runs-plain", True)
+    assert len(events) >= 60 and len(changes) == sum(len(rows) for _, rows in tables) > 100
+
+
 def test_runs_binlog_is_written_in_runs(monkeypatch, capsys):
     from binlog.cli import main
     from binlog.stream import EventStream
