@@ -615,7 +615,7 @@ class TypedWriter:
             if head.op not in TYPED_OPS or (head.db, head.table) in self.schemaless:
                 continue
             key = (head.db, head.table, self._day(ts))
-            rows = touched.get(key) or self.rows.get(key)
+            rows = self.rows.get(key)
             if type(rows) is not ArrowRows:       # (run_part gave the run its builder)
                 raise RuntimeError(f"typed rows of {key} missing for a run at {head.file}:{at}")
             rows.add_fields(head.file, at, ts, server_id, head.gtid, head.op, count)
