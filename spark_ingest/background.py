@@ -18,17 +18,18 @@ COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 1
 
 
-def parquet_writer(path: str, schema, dictionary: list[str] | bool):
+def parquet_writer(path: str, schema, dictionary: list[str] | bool, statistics: list[str] | bool = True):
     """A Parquet file of ``schema``: zstd, and dictionary pages only for ``dictionary``
     (column paths, or False: none): the columns whose values repeat.  A dictionary built
     for a column of distinct values (the JSON images, most numbers) is thrown away when
     it outgrows its page.  The typed tables/ take none: on the 40.8 MB bench cut, zstd
     alone wrote them smaller and faster than with dictionaries for their strings (13.4
-    against 14.9 MB, 0.13 against 0.17 s of CPU; docs/lake-speed.md)."""
+    against 14.9 MB, 0.13 against 0.17 s of CPU; docs/lake-speed.md).  Min/max
+    statistics for the columns ``statistics`` names (True: all)."""
     import pyarrow.parquet as pq
 
     return pq.ParquetWriter(path, schema, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
-                            use_dictionary=dictionary)
+                            use_dictionary=dictionary, write_statistics=statistics)
 
 
 class Background:
