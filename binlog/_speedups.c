@@ -2433,9 +2433,10 @@ static PyObject *encode_run(PyObject *self, PyObject *args) {
         PyObject *data_obj = PyBytes_FromStringAndSize((const char *)h + common_len + data_at,
                                                        body - data_at);
         if (ingest) {
+            if (!data_obj) { failed = 1; break; }           /* (out of memory, as below) */
             Py_ssize_t first = 0, count = 0, written = 0;
-            int rc = data_obj && PyBytes_GET_SIZE(data_obj)
-                     ? ingest_event(entry, data_obj, &e, &first, &count, &written) : -1;
+            int rc = PyBytes_GET_SIZE(data_obj) ? ingest_event(entry, data_obj, &e, &first, &count, &written)
+                                                : -1;       /* (an event without rows: the Python path) */
             Py_XDECREF(data_obj);
             PyObject *item = NULL;
             if (rc == 0)

@@ -227,7 +227,9 @@ class BatchBuilder:
             self.add_rows(item)
         elif isinstance(item, EncodedImages):
             self.add_encoded(item)
-        elif isinstance(item, EncodedRows) and heads is not None:
+        elif isinstance(item, EncodedRows):
+            if heads is None:       # (a reader with ImagesEncoder as its run writer gives both)
+                raise RuntimeError("a run of rows events came without the fields of its events")
             self.add_run(item, heads)
         elif isinstance(item, RowChange):
             self.add(item)
