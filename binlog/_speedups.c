@@ -528,6 +528,21 @@ static int timestamp_fmt(char *buf, uint64_t seconds, int64_t usec, int n) {
     return datetime_fmt(buf, y, m, d, rem / 3600, rem / 60 % 60, rem % 60, usec, n);
 }
 
+/* A DECIMAL's bytes at p as MariaDB's bin2decimal (strings/decimal.c) first reads them:
+ * the sign bit flipped and, for a negative value, every byte inverted, into raw[40]; its
+ * size in bytes, or -1 past 40. */
+static int decimal_unsigned(const unsigned char *p, int precision, int scale, unsigned char *raw,
+                            int *negative) {
+    int size = decimal_bin_size(precision, scale);
+    if (size < 0 || size > 40) return -1;
+    memcpy(raw, p, size);
+    *negative = !(raw[0] & 0x80);
+    raw[0] ^= 0x80;
+    if (*negative)
+        for (int i = 0; i < size; i++) raw[i] = ~raw[i];
+    return size;
+}
+
 /* The digits of a DECIMAL as format(Decimal, "f") writes them, into text[128]; -1 when
  * invalid (the pure decoder raises). */
 static int decimal_fmt(char *text, const unsigned char *p, int precision, int scale, int *size_out) {
@@ -535,15 +550,11 @@ static int decimal_fmt(char *text, const unsigned char *p, int precision, int sc
         return -1;
     int intg = precision - scale, intg0 = intg / 9, intg0x = intg % 9;
     int frac0 = scale / 9, frac0x = scale % 9;
-    int size = decimal_bin_size(precision, scale);
-    if (size < 0 || size > 40) return -1;
-    *size_out = size;
     unsigned char raw[40];
-    memcpy(raw, p, size);
-    int negative = !(raw[0] & 0x80);
-    raw[0] ^= 0x80;
-    if (negative)
-        for (int i = 0; i < size; i++) raw[i] = ~raw[i];
+    int negative;
+    int size = decimal_unsigned(p, precision, scale, raw, &negative);
+    if (size < 0) return -1;
+    *size_out = size;
     char ints[80], fracs[40];
     int ilen = 0, flen = 0, off = 0;
     int nonzero = 0;
@@ -2139,17 +2150,28 @@ static PyObject *images_rows(PyObject *self, PyObject *cap) {
     return im ? PyLong_FromSsize_t(im->handed + im->rows) : NULL;
 }
 
-static PyObject *images_truncate(PyObject *self, PyObject *args) {
+/* The (builder, rows) arguments of images_truncate and images_finish: the builder, and
+ * in *held the rows counted from the first held (rows counts from the first ever made
+ * when absolute), which must be rows it holds. */
+static Images *images_args(PyObject *args, int absolute, Py_ssize_t *held) {
     PyObject *cap;
     Py_ssize_t rows;
     if (!PyArg_ParseTuple(args, "On", &cap, &rows)) return NULL;
     Images *im = PyCapsule_GetPointer(cap, "binlog.images");
     if (!im) return NULL;
-    if (rows < im->handed || rows - im->handed > im->rows) {
+    *held = absolute ? rows - im->handed : rows;
+    if (*held < 0 || *held > im->rows) {
         PyErr_SetString(PyExc_ValueError, "rows outside the ones held");
         return NULL;
     }
-    images_cut(im, rows - im->handed);
+    return im;
+}
+
+static PyObject *images_truncate(PyObject *self, PyObject *args) {
+    Py_ssize_t held;
+    Images *im = images_args(args, 1, &held);
+    if (!im) return NULL;
+    images_cut(im, held);
     Py_RETURN_NONE;
 }
 
@@ -2180,15 +2202,9 @@ static int icol_carry(ICol *to, const ICol *from, Py_ssize_t rows) {
  * `rows` rows held, the memory owned by owner; the rows after them stay (the first of
  * the next batch's). */
 static PyObject *images_finish(PyObject *self, PyObject *args) {
-    PyObject *cap;
     Py_ssize_t rows;
-    if (!PyArg_ParseTuple(args, "On", &cap, &rows)) return NULL;
-    Images *im = PyCapsule_GetPointer(cap, "binlog.images");
+    Images *im = images_args(args, 0, &rows);
     if (!im) return NULL;
-    if (rows < 0 || rows > im->rows) {
-        PyErr_SetString(PyExc_ValueError, "rows outside the ones held");
-        return NULL;
-    }
     ICol next[2];
     memset(next, 0, sizeof next);
     IMemory *m = PyMem_Calloc(1, sizeof(IMemory));
@@ -2971,16 +2987,12 @@ static int acol_temporal(ACol *c, const Temporal *t) {
  * the fraction's last).  -1 where decimal_fmt gives -1 (a group past its digits); a
  * negative zero is 0, as its text "0.00" reads back. */
 static int decimal_int128(const unsigned char *p, int precision, int scale, __int128 *out) {
-    int size = decimal_bin_size(precision, scale);
-    if (size < 0 || size > 40 || precision > 38) return -1;
+    if (precision > 38) return -1;
     int intg = precision - scale, intg0 = intg / 9, intg0x = intg % 9;
     int frac0 = scale / 9, frac0x = scale % 9;
     unsigned char raw[40];
-    memcpy(raw, p, size);
-    int negative = !(raw[0] & 0x80);
-    raw[0] ^= 0x80;
-    if (negative)
-        for (int i = 0; i < size; i++) raw[i] = ~raw[i];
+    int negative;
+    if (decimal_unsigned(p, precision, scale, raw, &negative) < 0) return -1;
     __int128 v = 0;
     int off = 0;
     if (intg0x) {
