@@ -353,7 +353,7 @@ IMAGES_CHECKED = [0]
 
 def _check_images(event, plan, case: RowsCase, table_map) -> int:
     """The before/after columns of ``binlog ingest``'s changes/ that the compiled encoder
-    writes into the batch's Arrow buffers (``records.images_encoder``:
+    writes into the batch's Arrow buffers (``records.ImagesEncoder``:
     ``_speedups.images_encode``) against those the Python way gives (``images_json`` of
     the pure decoder's rows), put into the compiled builder (``images_put``, the
     fallback's entry) and into the pure one (lists, ``pa.array``), in hex and base64:
@@ -362,7 +362,7 @@ def _check_images(event, plan, case: RowsCase, table_map) -> int:
     from binlog.output.json_lines import images_json
     from binlog.output.values import bytes_renderer
     from binlog.reader import RowChange
-    from spark_ingest.records import BatchBuilder, images_encoder
+    from spark_ingest.records import BatchBuilder, ImagesEncoder
 
     if isinstance(plan, BinlogError):
         return 0
@@ -371,17 +371,17 @@ def _check_images(event, plan, case: RowsCase, table_map) -> int:
         change = RowChange("case.binlog", 4, 1, 1, None, plan.db, plan.table, event.kind, None, None, plan)
         builder = BatchBuilder(encoding)
         try:
-            got = images_encoder(builder)(change, event)
+            got = ImagesEncoder(builder)(change, event)
         except BinlogError:
             got = None          # a value the JSON writer refuses: the decoding way raises it too
         except Exception as exc:
-            raise Difference(f"images_encoder raised {type(exc).__name__}: {exc}") from exc
+            raise Difference(f"ImagesEncoder raised {type(exc).__name__}: {exc}") from exc
         if got is None:
             # nothing may stay behind, not even the bytes of an image begun
             builder.images.put([None], [b"{}"])
             left = [c.to_pylist() for c in builder.images.finish(1)]
             if rows._speedups.images_rows(builder.images.builder) != 1 or left != [[None], ["{}"]]:
-                raise Difference(f"images_encoder fell back and left {left}")
+                raise Difference(f"ImagesEncoder fell back and left {left}")
             continue
         columns = builder.images.finish(got.count)
         with pure():
@@ -392,7 +392,7 @@ def _check_images(event, plan, case: RowsCase, table_map) -> int:
                 befores = images_json([b for b, _ in decoded], pure_plan, render)
                 afters = images_json([a for _, a in decoded], pure_plan, render)
             except BinlogError as exc:
-                raise Difference(f"images_encoder wrote what the pure way rejects ({exc})") from exc
+                raise Difference(f"ImagesEncoder wrote what the pure way rejects ({exc})") from exc
             pure_builder = BatchBuilder(encoding)
             pure_builder.images.put(befores, afters)
             listed = pure_builder.images.finish(len(befores))

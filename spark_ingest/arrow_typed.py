@@ -620,7 +620,7 @@ class TypedWriter:
                 raise RuntimeError(f"typed rows of {key} missing for a run at {head.file}:{at}")
             rows.add_fields(head.file, at, ts, server_id, head.gtid, head.op, count)
             touched[key] = rows
-        self._events += len(item.events) - len(touched)
+        self._events += len(item.events) - len(touched)   # (each _written below counts one)
         for key, rows in touched.items():
             self._written(key, rows)
 

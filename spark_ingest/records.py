@@ -106,7 +106,7 @@ class BatchBuilder:
     The fields a rows event's rows share (file, pos, ts, gtid, table, op, pk...) are kept
     once per event (a *segment* of rows) and repeated by Arrow (``take``) when a batch is
     made; the images go into ``images`` (``ImageColumns``) in row order, where the
-    compiled encoder writes them itself (``images_encoder``): no Python object per row
+    compiled encoder writes them itself (``ImagesEncoder``): no Python object per row
     or field."""
 
     def __init__(self, binary_encoding: str = "hex", *, keys=None, with_types: bool = False):
@@ -194,7 +194,7 @@ class BatchBuilder:
 
     def add_encoded(self, item: "EncodedImages") -> None:
         """An ``EncodedImages``: a rows event whose images the compiled encoder wrote
-        into ``images`` (``images_encoder``)."""
+        into ``images`` (``ImagesEncoder``)."""
         if not item.count:
             return
         if item.first != self.claimed:
@@ -354,7 +354,7 @@ class ImageColumns:
     """The ``before`` and ``after`` columns of a batch of changes/: per row the JSON text
     of its images (``binlog dump --format json``'s, byte for byte), null where the row
     has none, added in the batch's row order.  With the compiled module they are Arrow
-    buffers filled in C (``_speedups.images_builder``): ``images_encoder`` writes a rows
+    buffers filled in C (``_speedups.images_builder``): ``ImagesEncoder`` writes a rows
     event's images into them straight from the row bytes, ``put`` adds images made in
     Python, and ``finish`` hands them to pyarrow without a copy; without it, lists."""
 
@@ -403,7 +403,7 @@ class EncodedImages:
     """A rows event whose images the compiled encoder wrote into a batch's
     ``ImageColumns`` (``_speedups.images_encode``, the JSON of ``encode_rows``) without a
     Python object per row or value: what the reader gives out for the event when
-    ``images_encoder`` is its ``row_encoder``.  ``change``: the event's fields (a
+    ``ImagesEncoder`` is its ``row_encoder``.  ``change``: the event's fields (a
     RowChange without images); ``kind``: insert, update or delete; ``count``: rows;
     ``first``: the number of its first row in the columns (``images_rows``)."""
 
@@ -503,11 +503,6 @@ class ImagesEncoder:
         self.heads[(event.table_id, event.header.type_code)] = change
         return b"", (rows_module._KIND_CODES[event.kind], walk[2], walk_after[2], walk[1],
                      walk_after[1], b"", b"", render, typed, self.target)
-
-
-def images_encoder(builder: BatchBuilder, also=None) -> ImagesEncoder:
-    """The row encoder alone (``ImagesEncoder``), for a reader without runs."""
-    return ImagesEncoder(builder, also)
 
 
 class SplitFailed(Exception):

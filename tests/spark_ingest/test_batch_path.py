@@ -31,7 +31,7 @@ from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 from spark_ingest import arrow_typed
 from spark_ingest.arrow_typed import TableRows, caster, table_schema, typed_value
-from spark_ingest.records import BatchBuilder, EncodedImages, images_encoder
+from spark_ingest.records import BatchBuilder, EncodedImages, ImagesEncoder
 
 pytestmark = pytest.mark.spark
 
@@ -57,7 +57,7 @@ def _table(path: Path, encoding: str, batches: bool, encoded: bool = False, size
     reader = _reader(path)
     builder = BatchBuilder(encoding, keys=KeyCatalog(schema=reader.schema), with_types=True)
     if encoded:
-        reader.set_output_paths(row_encoder=images_encoder(builder))
+        reader.set_output_paths(row_encoder=ImagesEncoder(builder))
     out = []
     for item in reader.items(statements=True, batches=batches):
         builder.take(item)
@@ -105,7 +105,7 @@ def test_the_encoder_writes_the_images_of_the_samples():
     encoded = decoded = 0
     for path in BINLOGS:
         reader = _reader(path)
-        reader.set_output_paths(row_encoder=images_encoder(BatchBuilder()))
+        reader.set_output_paths(row_encoder=ImagesEncoder(BatchBuilder()))
         for item in reader.items(statements=True, batches=True):
             encoded += isinstance(item, EncodedImages)
             decoded += isinstance(item, RowBatch)
@@ -365,7 +365,7 @@ def test_an_event_the_typed_columns_refuse_leaves_no_image_behind():
     def also(change, event):
         calls.append(event)
         return len(calls) % 2 == 0      # every other event refused
-    reader.set_output_paths(row_encoder=images_encoder(builder, also))
+    reader.set_output_paths(row_encoder=ImagesEncoder(builder, also))
     out = []
     for item in reader.items(statements=True, batches=True):
         builder.take(item)
