@@ -19,20 +19,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from project_copy import REPO, copy_project
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLES = [REPO / "samples/mariadb-10.11/types_full.binlog", REPO / "samples/mariadb-10.11/legacy_temporal.binlog"]
-
-
-def _copy_project(dest: Path) -> Path:
-    src = dest / "src"
-    src.mkdir()
-    for name in ("setup.py", "pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    for package in ("binlog", "schema_store", "spark_ingest"):
-        shutil.copytree(REPO / package, src / package,
-                        ignore=shutil.ignore_patterns("*.so", "__pycache__", "build"))
-    return src
 
 
 def _venv(where: Path, src: Path, cc: str) -> Path:
@@ -61,7 +50,7 @@ def venvs(tmp_path_factory):
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed: no compiled build to compare with")
     tmp = tmp_path_factory.mktemp("install")
-    src = _copy_project(tmp)
+    src = copy_project(tmp)
     return _venv(tmp / "pure", src, "/bin/false"), _venv(tmp / "compiled", src, "gcc")
 
 
