@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 
-.PHONY: install install-dev server-deps demo lint docs test test-fast samples bench
+.PHONY: install install-dev server-deps peers demo lint docs test test-fast samples bench
 
 install:
 	$(PIP) install -q -e .
@@ -19,6 +19,12 @@ server-deps:
 		echo "installing Debian's mariadb-server (needed by the tests)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null; \
 	fi
+
+# The real peers the tests run against (go-mysql as TiDB DM configures it, Debezium, TiDB...),
+# pinned by tests/peers/<name>/ and built once into ~/.cache/binlog-temporal/peers
+# ($BINLOG_PEERS_CACHE) from the Go module proxy and Maven Central (tests/peers/build.py).
+peers:
+	$(PYTHON) tests/peers/build.py all
 
 demo: install
 	@echo "== binlog dump --format text (first events and rows of $(DEMO_SAMPLE)) =="
@@ -47,9 +53,9 @@ docs:
 	$(PYTHON) -m mkdocs build --strict
 
 # The linters and the site first (either failing fails the target), then the suite.
-test: install-dev server-deps
+test: install-dev server-deps peers
 	$(MAKE) lint docs
-	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 $(PYTHON) -m pytest -q
+	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 $(PYTHON) -m pytest -q
 
 # The tests that need neither a server nor the [spark] extra and are not slow (the kinds
 # are markers: docs/testing.md).

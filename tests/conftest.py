@@ -34,7 +34,7 @@ SESSION_SERVER_OPTIONS: dict[str, Any] = {"binlog_row_metadata": "FULL"}
 #: The tests that use a fixture get the marker of its kind: a test that starts a real server
 #: (directly or through ``two_servers``: pytest counts the fixtures a fixture uses) cannot be
 #: left out of ``server``, and one that uses the Spark session cannot be left out of ``spark``.
-FIXTURE_KINDS = {"mariadb_server": "server", "mariadb_factory": "server", "spark": "spark"}
+FIXTURE_KINDS = {"mariadb_server": "server", "mariadb_factory": "server", "spark": "spark", "peers": "peers"}
 
 #: The replay helpers (``replay_helpers``, ``workers_helpers``: the CLI as a subprocess,
 #: DSNs, scripts) serve the apply, verify, SQL-output and schema-store tests of several
@@ -80,6 +80,16 @@ def mariadb_factory() -> Iterator[Callable[..., MariaDBServer]]:
     finally:
         for srv in made:
             srv.cleanup()
+
+
+@pytest.fixture(scope="session")
+def peers() -> Callable[[str], Path]:
+    """``peers("go-mysql-1.7.0")``: the build directory of a real peer (tests/peers/build.py),
+    built into its cache on first use; skipped when it cannot be built, unless
+    ``BINLOG_REQUIRE_PEERS=1``."""
+    from support.peers import peer_dir
+
+    return peer_dir
 
 
 @pytest.fixture
