@@ -42,7 +42,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .column import Column
-from .column_kinds import FSP_BYTES, decimal_bin_size
+from .column_kinds import (
+    FSP_BYTES,
+    K_DT0,
+    K_DT_HIRES,
+    K_TIME0,
+    K_TIME_HIRES,
+    K_TS0,
+    K_TS_HIRES,
+    decimal_bin_size,
+)
 from .constants import (
     HEADER_LEN,
     LEGACY_TEMPORAL_TYPES,
@@ -71,9 +80,11 @@ from .events import (
     TableMapEvent,
     XidEvent,
 )
+from .extensions import load_extension
 from .header import FormatDescription
-from .rows import REMEDY, DecodePlan, build_plan, present_columns
-from .stream import NEED_DATA, EventStream
+from .rows import REMEDY, DecodePlan, build_plan, present_columns, speed_spec
+from .scan import COUNT_RUN_CODES, count_key
+from .stream import NEED_DATA, EventStream, RewrittenRun
 from .types import LEGACY_TRANSCODERS, METADATA_READERS
 
 #: legacy type code -> the MySQL 5.6 type code that replaces it
@@ -86,6 +97,11 @@ UNCOMPRESSED = {int(E.QUERY_COMPRESSED_EVENT): int(E.QUERY_EVENT),
                 **{166 + i: 23 + i for i in range(3)}, **{169 + i: 30 + i for i in range(3)}}
 
 _U32 = 0xFFFFFFFF
+# The compiled walk of the row images (binlog/_speedups.c compile_rewrite, rewrite_rows,
+# rewrite_run); None: the pure walk below does it all (not built, BINLOG_PURE=1).
+_speedups = load_extension("_speedups")
+#: a run of rows events rewritten in one compiled call ends after this many output bytes
+RUN_OUTPUT = 4 << 20
 # dump's remedy; rewrite does not infer (a TABLE_MAP needs N before any row is seen)
 _REMEDY = REMEDY.replace("; or try --infer-precision",
                          "; `binlog dump --infer-precision` can find N to set that way")
@@ -128,6 +144,7 @@ class _Table:
     plan: DecodePlan | None
     legacy: tuple[int, ...]
     walks: dict = field(default_factory=dict)
+    compiled: dict = field(default_factory=dict)   # present bitmap -> compile_rewrite's walk
 
 
 # Steps of a row-image walk: (null byte, null mask, op, a, b, column); ops below.
@@ -160,6 +177,10 @@ class Rewriter:
         self.resume_out = resume_out
         self.stats = RewriteStats()
         self.tables: dict[int, _Table] = {}
+        # {table_id: {scan.count_key: None | (walk, walk_after)}}: rows events like one
+        # this rewriter wrote, which ``run`` lets the compiled rewrite_run write by itself
+        # (None: a table without legacy columns, whose events are copied)
+        self.run_entries: dict[int, dict] = {}
         # where the event group being read began, (input offset, output offset): a
         # failure inside it leaves the output cut there (``rollback_point``)
         self.group_start: tuple[int, int] | None = None
@@ -245,6 +266,7 @@ class Rewriter:
         if isinstance(event, FormatDescriptionEvent):
             self.fde = event.fde
             self.tables.clear()
+            self.run_entries.clear()
         elif isinstance(event, StartEncryptionEvent):
             return _DROP, None
         elif isinstance(event, TableMapEvent):
@@ -271,6 +293,7 @@ class Rewriter:
                         f"column is not recorded in the binlog", table=event.qualified_name,
                         column=col.label, hint=_REMEDY)
         self.tables[event.table_id] = _Table(event, plan, legacy)
+        self.run_entries.pop(event.table_id, None)
         extra = b""
         if self.options.full_metadata and self.schema is not None and not replaying:
             meta = self.schema.full_metadata(event, (self.name, event.offset))
@@ -303,12 +326,15 @@ class Rewriter:
             if compressed and not self.options.keep_compressed:
                 self.stats.uncompressed += 1
                 return raw[HEADER_LEN:event.data_offset - event.offset] + event.data, UNCOMPRESSED[code]
+            self._register(event, None)
             return None, None
         if event.partial:
             raise UnsupportedTypeError("PARTIAL_UPDATE_ROWS of a table with legacy temporal "
                                        "columns cannot be rewritten", table=table.table_map.qualified_name)
         data = self._images(event, table)
         self.stats.rows_events += 1
+        if not compressed:
+            self._register(event, table)
         head = raw[HEADER_LEN:event.data_offset - event.offset]
         if compressed and self.options.keep_compressed:
             return head + compress_block(data), None
@@ -335,6 +361,11 @@ class Rewriter:
         if event.width != len(plan.columns):
             raise MalformedEventError(f"rows event has {event.width} columns, its TABLE_MAP "
                                       f"has {len(plan.columns)}", table=plan.qualified_name)
+        compiled = self._compiled_images(event, table)
+        if compiled is not None:
+            data, values = compiled
+            self.stats.values += values
+            return data
         before = self._walk(table, event.present)
         after = self._walk(table, event.after_present) if event.kind == "update" else None
         if not before[0] and event.data and (after is None or not after[0]):
@@ -375,6 +406,71 @@ class Rewriter:
             table.walks[present] = walk
         return walk
 
+    # --- the compiled walk (binlog/_speedups.c) -----------------------------------------
+    def _compiled_walks(self, event: RowsEvent, table: _Table) -> tuple | None:
+        """(walk, walk_after) of compile_rewrite for ``event``'s images, None when a
+        column has no compiled step (its decoder finds its length) or nothing is built."""
+        if _speedups is None or table.plan is None or event.width != len(table.plan.columns):
+            return None
+        before = self._compiled_walk(table, event.present)
+        after = self._compiled_walk(table, event.after_present) if event.kind == "update" else before
+        if before is None or after is None:
+            return None
+        return before, after
+
+    def _compiled_walk(self, table: _Table, present: bytes):
+        if present not in table.compiled:
+            nbytes, steps, _ = self._walk(table, present)
+            specs = [compiled_step(byte, mask, op, a, b, col) for byte, mask, op, a, b, col in steps]
+            table.compiled[present] = (None if None in specs
+                                       else _speedups.compile_rewrite(nbytes, tuple(specs)))
+        return table.compiled[present]
+
+    def _compiled_images(self, event: RowsEvent, table: _Table) -> tuple[bytes, int] | None:
+        """(new rows data, legacy values) from the compiled walk; None: the pure walk
+        rewrites the event (no compiled walk, or the compiled one falls back: the pure
+        walk raises the typed error)."""
+        walks = self._compiled_walks(event, table)
+        if walks is None:
+            return None
+        try:
+            return _speedups.rewrite_rows(event.data, _KINDS[event.kind], *walks)
+        except _speedups.Fallback:
+            return None
+
+    def _register(self, event: RowsEvent, table: _Table | None) -> None:
+        """Let ``run`` write the next events like ``event`` (just written) by length."""
+        code = event.header.type_code
+        if code not in COUNT_RUN_CODES or _speedups is None:
+            return
+        entry = None
+        if table is not None:
+            entry = self._compiled_walks(event, table)
+            if entry is None:
+                return
+        key = count_key(code, event.width, event.present,
+                        event.after_present if event.kind == "update" else None)
+        self.run_entries.setdefault(event.table_id, {})[key] = entry
+
+    def run(self, stream: EventStream) -> RewrittenRun | None:
+        """The run of rows events at the stream's read position that the registered
+        entries cover, rewritten in one compiled call (``_speedups.rewrite_run``): the
+        output bytes and their map lines; None when the next event is not one of them
+        (the stream reads it as usual).  Nothing to replay (a resumed run replays its
+        first events through ``event``)."""
+        if not self.run_entries or self.resume_after >= 0 or _speedups is None:
+            return None
+        got = stream.rewrite_run(_speedups.rewrite_run, self.run_entries, self.out_pos, RUN_OUTPUT)
+        if got is None:
+            return None
+        self.out_pos = got.out_pos
+        self.stats.events += got.events
+        self.stats.changed += got.changed
+        self.stats.rows_events += got.rows_events
+        self.stats.values += got.values
+        self._after_gtid = False        # as _track_group takes a rows event
+        return got
+
     # --- framing ----------------------------------------------------------------------
     def _frame(self, raw: bytes, header, body: bytes | None, type_code: int | None) -> bytes:
         """The event as written at ``self.out_pos``: the input's bytes when nothing
@@ -409,6 +505,23 @@ _DROP = b"\0drop"     # a body sentinel: the event is not written
 class _ImageError(Exception):
     def __init__(self, error: BinlogError, pos: int, col: Column | None):
         self.error, self.pos, self.col = error, pos, col
+
+
+_KINDS = {"insert": 0, "update": 1, "delete": 2}
+# the column kinds of the legacy layouts, N = 0 and hires (_column_kinds.h)
+_LEGACY_STEP_KINDS = frozenset({K_TS0, K_TS_HIRES, K_DT0, K_DT_HIRES, K_TIME0, K_TIME_HIRES})
+
+
+def compiled_step(byte: int, mask: int, op: int, a, b, col: Column) -> tuple | None:
+    """A pure walk's step (``_step``) as compile_rewrite takes it: (null byte, mask, op,
+    width or length bytes, kind, N); a legacy value's kind is the decoder's
+    (``rows.speed_spec``).  None for a step the compiled walk has not (``_DECODE``)."""
+    if op in (_FIXED, _PREFIX):
+        return (byte, mask, op, a, 0, 0)
+    kind = speed_spec(col)[0]
+    if op == _LEGACY and kind in _LEGACY_STEP_KINDS:
+        return (byte, mask, op, 0, kind, b)
+    return None
 
 
 def _step(col: Column, decoder) -> tuple:

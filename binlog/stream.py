@@ -213,6 +213,25 @@ class EncodedRun:
     events: list
 
 
+@dataclass
+class RewrittenRun:
+    """Rows events ``binlog rewrite`` wrote in one go (``EventStream.rewrite_runs``):
+    framed, CRC-checked, written as the output binlog holds them (``data``, which starts
+    at output offset ``out_pos - len(data)``) with their position-map lines (``map_lines``,
+    rewrite.py's format).  ``header``: the last one's; ``in_bytes``: the input bytes they
+    took; ``changed``: events whose bytes differ from the input's, ``rows_events`` those
+    whose images were re-encoded, ``values`` the legacy values in them."""
+    header: EventHeader
+    data: bytes
+    map_lines: bytes
+    in_bytes: int
+    events: int
+    changed: int
+    rows_events: int
+    values: int
+    out_pos: int
+
+
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
                  expect_magic: bool = True, offset: int = 0,
@@ -273,6 +292,10 @@ class EventStream:
         # (encode_run, prefix, tail, flags, max_event, max_out); an EncodedRun comes out.
         self.encode_entries: dict | None = None
         self.encode_args: tuple | None = None
+        # Rows events rewritten by length (binlog rewrite): set by the rewriter
+        # (rewrite.Rewriter.run), called with the stream where the runs above are tried;
+        # it calls ``rewrite_run`` and gives a RewrittenRun, or None.
+        self.rewrite_runs: Callable[[EventStream], RewrittenRun | None] | None = None
         # keep_raw: each event's bytes as framed (decrypted; header and checksum
         # included) stay in ``last_raw`` until the next event, and a CountedRun holds its
         # events' bytes: ``binlog apply --method binlog`` sends them on as they are.
@@ -375,7 +398,7 @@ class EventStream:
                                     field_offset=self.offset, hint=hint)
 
     # --- output ------------------------------------------------------------
-    def next_event(self) -> Event | Damage | SkippedRun | CountedRun | EncodedRun | _NeedData:
+    def next_event(self) -> Event | Damage | SkippedRun | CountedRun | EncodedRun | RewrittenRun | _NeedData:
         self.last_raw = None
         if self._pending:
             return self._pending.pop(0)
@@ -402,13 +425,15 @@ class EventStream:
             if waiting is not None:
                 return waiting
         elif self.seen_fde:
-            run: SkippedRun | CountedRun | EncodedRun | None = None
+            run: SkippedRun | CountedRun | EncodedRun | RewrittenRun | None = None
             if self.skip_table_ids is not None or self.skip_all_rows or self.skip_before_ts >= 0:
                 run = self._skip_run()
             if run is None and self.count_walks:
                 run = self._count_run()
             elif run is None and self.encode_entries:
                 run = self._encode_run()
+            elif run is None and self.rewrite_runs is not None:
+                run = self.rewrite_runs(self)
             if run is not None:
                 return run
         if self.buffered < HEADER_LEN:
@@ -534,6 +559,28 @@ class EventStream:
         self._last_log_pos = None if last_log_pos < 0 else last_log_pos
         self._chain_run = chain_run
         return EncodedRun(header, data, last_start, rows, events)
+
+    def rewrite_run(self, rewrite, entries: dict, out_pos: int, max_out: int) -> RewrittenRun | None:
+        """Rewrite the buffered run of rows events ``entries`` covers with ``rewrite``
+        (``_speedups.rewrite_run``: its docstring), writing from ``out_pos`` of the output
+        (None: the next event is not one); the checks are ``_count_run``'s."""
+        if self.decryption is not None and not self.decryption.encrypted(self.offset):
+            return None
+        strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
+        last = self._last_log_pos
+        got = rewrite(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
+                      self.fde.common_header_len, self.fde.checksum_len, entries, out_pos,
+                      self.skip_stop_offset, -1 if last is None else last, self._chain_run, strict,
+                      self.verify_checksums, MAX_EVENT_SIZE, max_out)
+        if got is None:
+            return None
+        pos, data, lines, events, changed, rows_events, values, last_log_pos, chain_run, at, end = got
+        header = parse_header(self._buf, at, self.offset + at - self._pos)
+        taken = pos - self._pos
+        self._advance(taken)
+        self._last_log_pos = None if last_log_pos < 0 else last_log_pos
+        self._chain_run = chain_run
+        return RewrittenRun(header, data, lines, taken, events, changed, rows_events, values, end)
 
     def _rows_widths(self) -> bytes:
         """Per type code, the table_id width of a rows event (4 when the FDE gives rows a

@@ -6,7 +6,10 @@ mutated sample binlogs (through the reader and through ``binlog dump`` in-proces
 text, SQL and Debezium output byte for byte, exit status and stderr, a table filter on
 or off);
 binlog stats' row counts (binlog/_scan.c count_rows) and the compiled header walk
-(binlog/_scan.c skip_run) against their pure references (binlog/scan.py).
+(binlog/_scan.c skip_run) against their pure references (binlog/scan.py); ``binlog
+rewrite``'s output binlog and map (the compiled image walk and runs of rows events)
+against rewrite.py's pure walk, on mutated binlogs of legacy temporal columns and on
+mutated sample windows.
 
 The long-running counterpart is fuzz/fuzz_differential.py (atheris, ``make fuzz``, also
 under AddressSanitizer/UBSan); both run fuzz/differential.py.  Inputs that found a
@@ -40,8 +43,9 @@ pytestmark = [pytest.mark.skipif(not diff.compiled_available(),
 
 REGRESSIONS = sorted((Path(__file__).parent / "differential_regressions").glob("*.bin"))
 SEEDS = diff.seed_inputs()
-ROWS_SEEDS = [s for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN)]
+ROWS_SEEDS = [s for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN | diff.REWRITE)]
 DUMP_SEEDS = [s[1:] for s in SEEDS if s[0] & diff.DUMP]
+REWRITE_SEEDS = [s[1:] for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN) and s[0] & diff.REWRITE]
 _TMP = Path(tempfile.mkdtemp(prefix="binlog-differential-"))
 _SETTINGS = dict(deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -448,3 +452,48 @@ def test_runs_binlog_is_written_in_runs(monkeypatch, capsys):
     capsys.readouterr()
     assert {name for name, _ in seen} == {"_encode_run", "_count_run"}
     assert max(n for _, n in seen) >= 3
+
+
+# --- binlog rewrite (_speedups.rewrite_rows, rewrite_run): mutated -----------------------
+
+@settings(max_examples=150, **_SETTINGS)
+@given(seed=st.sampled_from(REWRITE_SEEDS), mutations=st.lists(_mutation, max_size=3))
+def test_rewrite_output_identical(seed, mutations):
+    """A binlog of runs of rows events with legacy columns of every layout (N = 0 and
+    hires, NULLs, negative TIMEs, MINIMAL after images, a table without legacy columns
+    whose events move), mutated: the compiled rewrite writes the pure one's output
+    binlog and position map byte for byte, or fails the same way."""
+    diff.check_rewrite(seed[:1] + target.mutate(seed[1:], mutations), _TMP / "rewrite.binlog")
+
+
+@settings(max_examples=60, **_SETTINGS)
+@given(seed=st.sampled_from(DUMP_SEEDS), options=st.sampled_from([0x00, 0x01, 0x02, 0x04, 0x05]),
+       mutations=st.lists(_mutation, min_size=1, max_size=4))
+def test_rewrite_of_sample_windows_identical(seed, options, mutations):
+    """Windows of the sample binlogs (every event type, compressed events, legacy
+    temporals with their DDL), mutated, rewritten both ways."""
+    diff.check_rewrite(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "rewrite-window.binlog")
+
+
+def test_rewrite_runs_reach_the_compiled_walk(monkeypatch):
+    """test_rewrite_output_identical compares something: the legacy runs binlog is
+    rewritten in runs (several events in one call) and event by event through the
+    compiled walk, and pure() switches both off."""
+    from binlog.stream import EventStream
+
+    data = bytes([0]) + diff.legacy_runs_binlog()
+    called = diff.compiled_calls(lambda: diff.cli_rewrite(data, _TMP / "rewrite-calls.binlog"))
+    assert {"binlog._speedups.rewrite_run", "binlog._speedups.rewrite_rows"} <= called
+    with diff.pure():
+        assert diff.compiled_calls(lambda: diff.cli_rewrite(data, _TMP / "rewrite-calls.binlog")) == set()
+    runs = []
+    original = EventStream.rewrite_run
+
+    def spy(self, *args):
+        run = original(self, *args)
+        if run is not None:
+            runs.append(run.events)
+        return run
+    monkeypatch.setattr(EventStream, "rewrite_run", spy)
+    status, out, _, _ = diff.cli_rewrite(data, _TMP / "rewrite-runs.binlog")
+    assert status == 0 and out is not None and max(runs) >= 6 and sum(runs) >= 40
