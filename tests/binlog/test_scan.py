@@ -224,3 +224,20 @@ def test_stats_with_counted_runs_equal_event_by_event(path, monkeypatch, capsys)
     reference = stats("0", native)
     assert stats("1", native) == reference
     assert stats("1", None) == reference
+
+
+@needs_compiled
+@pytest.mark.parametrize("offset", [0, 1, 3, 8, 15])
+def test_crc32_of_the_runs_is_zlibs(offset):
+    """The CRC32 the compiled runs check and write (binlog/_rows_frame.h frame_crc32: a
+    carry-less multiplication kernel for the 16-byte blocks where the CPU has PCLMULQDQ,
+    zlib for the rest) is zlib's, at every length around the kernel's block and minimum
+    sizes, from any alignment."""
+    import random
+
+    rng = random.Random(offset)
+    data = bytes(rng.getrandbits(8) for _ in range(70000))
+    for n in [*range(0, 300), 1023, 1024, 4096, 8191, 65535, 69000]:
+        chunk = data[offset:offset + n]
+        assert scan.compiled.crc32(chunk) == zlib.crc32(chunk), n
+    assert scan.compiled.crc32(b"\xff" * 64) == zlib.crc32(b"\xff" * 64)
