@@ -367,6 +367,64 @@ static PyObject *count_run(PyObject *self, PyObject *args) {
     return Py_BuildValue("nNLln", pos, counted, last_log_pos, chain_run, last_event);
 }
 
+/* frame_packets(buf, pos, end, seq, passing, max_out)
+ *
+ * binlog serve's dump without per-event Python: the whole events of buf[pos:end] (a
+ * served binlog's bytes from an event boundary) as the packets of the dump stream, each
+ * a 3-byte little-endian length, the sequence number (from ``seq``, mod 256) and the
+ * payload 0x00 + the event as it is (sql/sql_repl.cc send_event_to_slave; net_serv.cc
+ * my_net_write).  It stops before an event whose type code ``passing`` (256 bytes) marks
+ * 0 (the dump rewrites or leaves those out), one whose size is under a header's, one not
+ * wholly in buf[pos:end], one whose payload is a multi-packet's (0xFFFFFF bytes or
+ * more), and once max_out bytes are framed.  Returns None when it frames nothing, else
+ * (packets, pos, seq, events).  binlog/scan.py frame_packets_py is its reference. */
+static PyObject *frame_packets(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end, max_out;
+    int seq;
+    const char *passing;
+    Py_ssize_t passing_len;
+    if (!PyArg_ParseTuple(args, "y*nniy#n", &view, &pos, &end, &seq, &passing, &passing_len, &max_out))
+        return NULL;
+    if (passing_len != 256 || pos < 0 || end > view.len || pos > end || seq < 0 || seq > 255) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "frame_packets: bad arguments");
+        return NULL;
+    }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t total = 0, count = 0, at = pos;
+    while (end - at >= HEADER_LEN && total < max_out) {     /* the room the packets take */
+        const unsigned char *h = buf + at;
+        long long size = (long long)le(h + 9, 4);
+        if (size < HEADER_LEN || size > end - at || size + 1 >= 0xFFFFFF || !passing[h[4]]) break;
+        total += 4 + 1 + (Py_ssize_t)size;
+        at += (Py_ssize_t)size;
+        count++;
+    }
+    if (!count) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total);
+    if (!out) { PyBuffer_Release(&view); return NULL; }
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const unsigned char *h = buf + pos;
+        Py_ssize_t size = (Py_ssize_t)le(h + 9, 4), length = size + 1;
+        o[0] = (unsigned char)length;
+        o[1] = (unsigned char)(length >> 8);
+        o[2] = (unsigned char)(length >> 16);
+        o[3] = (unsigned char)seq;
+        o[4] = 0x00;
+        memcpy(o + 5, h, (size_t)size);
+        o += 5 + size;
+        pos += size;
+        seq = (seq + 1) & 0xFF;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("Nnin", out, pos, seq, count);
+}
+
 /* crc32(data) -> int: the CRC32 every compiled run checks and writes (frame_crc32); the
  * tests hold it to zlib.crc32. */
 static PyObject *crc32_of(PyObject *self, PyObject *args) {
@@ -379,6 +437,9 @@ static PyObject *crc32_of(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"crc32", crc32_of, METH_VARARGS, "crc32(data) -> the CRC32 of the runs' footers (zlib's)."},
+    {"frame_packets", frame_packets, METH_VARARGS,
+     "frame_packets(buf, pos, end, seq, passing, max_out) -> None | (packets, pos, seq, events):\n"
+     "whole events as the packets of a dump stream (binlog serve)."},
     {"skip_run", skip_run, METH_VARARGS, "Step over a run of unwanted rows events by length."},
     {"count_rows", count_rows, METH_VARARGS, "Count the row images of one rows event."},
     {"count_run", count_run, METH_VARARGS, "Count the rows of a run of rows events."},
