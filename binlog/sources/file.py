@@ -14,8 +14,8 @@ from pathlib import Path
 from ..errors import InputError, UsageError
 from ..stream import EventStream
 from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState, read_events as _read_binlog
-from .watch import DirectoryWatch
 from .stream import COMPRESSED_SUFFIXES, STDIN, binlog_name, is_stream, open_stream
+from .watch import DirectoryWatch
 
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
