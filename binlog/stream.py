@@ -1089,7 +1089,7 @@ def _without_in_use(raw) -> bytes:
     return raw[:17] + flags.to_bytes(2, "little") + raw[19:]
 
 
-def verify_crc(raw: bytes | bytearray, header: EventHeader) -> None:
+def verify_crc(raw: bytes | bytearray | memoryview, header: EventHeader) -> None:
     if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
         raw = _without_in_use(raw)
     stored = int.from_bytes(raw[-4:], "little")

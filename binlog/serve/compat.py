@@ -62,6 +62,20 @@ def for_client(data: bytes, capability: int, *, annotate: bool, checksum: bool) 
     return data
 
 
+def passing(capability: int, *, annotate: bool) -> bytes:
+    """256 bytes, by type code: 1 for the events ``for_client`` gives to such a client as
+    they are (whatever their bytes), 0 for those it replaces or leaves out - what the
+    dump's compiled framer (binlog/_scan.c frame_packets) may send without looking."""
+    table = bytearray(b"\x01" * 256)
+    if not annotate and (capability >= CAPABILITY_TOLERATE_HOLES or capability < CAPABILITY_ANNOTATE):
+        table[EventType.ANNOTATE_ROWS_EVENT] = 0
+    if capability < CAPABILITY_GTID:
+        table[EventType.GTID_EVENT] = table[EventType.GTID_LIST_EVENT] = 0
+    if capability < CAPABILITY_BINLOG_CHECKPOINT:
+        table[EventType.BINLOG_CHECKPOINT_EVENT] = 0
+    return bytes(table)
+
+
 def _start(data: bytes, checksum: bool, type_code: int) -> tuple[bytearray, int]:
     """A copy with the new type and the flags the server sets; the length without CRC."""
     out = bytearray(data)

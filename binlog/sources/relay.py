@@ -103,7 +103,7 @@ class RelayDir:
                                   "directory")
         self.name, self.size = name, offset
 
-    def write(self, name: str, offset: int, data: bytes) -> None:
+    def write(self, name: str, offset: int, data: bytes | memoryview) -> None:
         if name != self.name or offset != self.size:
             self.open(name, offset)
         if self._fh is None:

@@ -11,7 +11,9 @@ state before its first event group).
 from __future__ import annotations
 
 import mmap
+import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from ..events.gtid import decode_gtid_list, decode_maria_gtid
 from ..header import parse_header
 from ..rewrite import lookup, parse_map
 from .base import event_heads
+from .watch import DirectoryWatch
 
 #: A served file's name: a binlog name, never a path.
 BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
@@ -37,11 +40,39 @@ class FileInfo:
     server_id: int
 
 
+class _Changes:
+    """Every change to the served directory's files, counted (``version``) by one thread
+    that the kernel wakes (watch.DirectoryWatch), so that any number of waiting dumps
+    wake with it; without inotify there is no thread and waiting is polling."""
+
+    def __init__(self, directory: Path):
+        self.version = 0
+        self._cond = threading.Condition()
+        self._watch = DirectoryWatch(directory)
+        if self._watch.kernel:
+            threading.Thread(target=self._run, daemon=True, name="serve-watch").start()
+
+    def _run(self) -> None:
+        while True:
+            if self._watch.wait(1.0):
+                with self._cond:
+                    self.version += 1
+                    self._cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> None:
+        if not self._watch.kernel:
+            time.sleep(timeout)
+            return
+        with self._cond:
+            self._cond.wait_for(lambda: self.version != seen, timeout)
+
+
 class ServedLogs:
     def __init__(self, directory):
         self.dir = Path(directory)
         if not self.dir.is_dir():
             raise RelayError(f"{self.dir}: not a directory of binlogs")
+        self._changes: _Changes | None = None
         # files only grow: for each, (its size when last walked, where the walk stopped)
         self._ends: dict[str, tuple[int, int]] = {}
         self._listed: tuple[tuple, list[str]] | None = None     # (what the list came from, it)
@@ -119,8 +150,30 @@ class ServedLogs:
         version = fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode("ascii", "replace")
         return FileInfo(version, fde[-5] == CHECKSUM_CRC32, header.server_id)
 
-    def events(self, name: str, start: int, end: int):
-        """(offset, bytes) of the whole events of ``name`` from ``start`` to ``end``."""
+    # -- waiting for more -----------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Changes to the directory's files seen so far (read it before looking at the
+        files, then ``wait_change`` from it: nothing written between is missed)."""
+        if self._changes is None:
+            self._changes = _Changes(self.dir)
+        return self._changes.version
+
+    def wait_change(self, seen: int, timeout: float) -> None:
+        """Until the files changed after ``version`` was ``seen``, or ``timeout`` seconds."""
+        if self._changes is None:
+            self._changes = _Changes(self.dir)
+        self._changes.wait(seen, timeout)
+
+    def read(self, name: str, start: int, size: int) -> bytes:
+        """Up to ``size`` bytes of ``name`` from ``start`` (fewer at its end)."""
+        with open(self.path(name), "rb") as fh:
+            return os.pread(fh.fileno(), size, start)
+
+    def events(self, name: str, start: int, end: int, types: frozenset[int] | None = None):
+        """(offset, bytes) of the whole events of ``name`` from ``start`` to ``end``;
+        with ``types``, every other event comes as its 19-byte header alone (stepped over
+        by its size: a 1 GiB event is not read to look for a GTID)."""
         with open(self.path(name), "rb") as fh:
             fh.seek(start)
             pos = start
@@ -130,8 +183,11 @@ class ServedLogs:
                 if size < HEADER_LEN or size > MAX_EVENT or pos + size > end:
                     raise MalformedEventError(f"the event at {pos} says it has {size} bytes",
                                               source=name, event_offset=pos)
-                data = head + fh.read(size - HEADER_LEN)
-                yield pos, data
+                if types is None or head[4] in types:
+                    yield pos, head + fh.read(size - HEADER_LEN)
+                else:
+                    yield pos, head
+                    fh.seek(pos + size)
                 pos += size
 
     # -- coordinates --------------------------------------------------------------------
@@ -161,13 +217,15 @@ class ServedLogs:
     def gtid_list(self, name: str) -> dict[int, tuple[int, int]] | None:
         """The state before ``name``'s first event group: domain -> (server id, seq_no);
         None when the file has no GTID_LIST (not a MariaDB 10 binlog)."""
-        for number, (offset, data) in enumerate(self.events(name, 4, self.size(name))):
+        end = self.size(name)
+        for number, (offset, data) in enumerate(self.events(name, 4, end, frozenset())):
             if number > 8:
                 return None     # it comes right after the FORMAT_DESCRIPTION (and checkpoint)
             header = parse_header(data, 0, offset)
             if header.type_code == EventType.GTID_LIST_EVENT:
                 checksum = self.info(name).checksum
-                event = decode_gtid_list(_body(data, checksum), None, header)
+                body = self.read(name, offset, header.event_size)
+                event = decode_gtid_list(_body(body, checksum), None, header)
                 return {d: (s, n) for d, s, n in event.gtids}
             if header.type_code in (EventType.GTID_EVENT, EventType.QUERY_EVENT):
                 return None
@@ -186,7 +244,7 @@ class ServedLogs:
             start, state = 4, dict(self.gtid_list(last) or {})
         checksum = self.info(last).checksum
         end = self.size(last)
-        for offset, data in self.events(last, start, end):
+        for offset, data in self.events(last, start, end, _GTID):
             header = parse_header(data, 0, offset)
             if header.type_code == EventType.GTID_EVENT:
                 event = decode_maria_gtid(_body(data, checksum), None, header)
@@ -209,6 +267,9 @@ class ServedLogs:
             raise RelayError("the GTID position is before the first served binlog (its events "
                              "are not here)")
         return chosen
+
+
+_GTID = frozenset({EventType.GTID_EVENT})
 
 
 def _body(data: bytes, checksum: bool) -> Cursor:
