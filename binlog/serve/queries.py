@@ -39,6 +39,7 @@ class ServeState:
     replicas: list[tuple] = field(default_factory=list)
     clients: list[tuple] = field(default_factory=list)     # (id, user, host, command, file, pos, seconds)
     full_metadata: bool = False         # the TABLE_MAPs carry binlog_row_metadata=FULL's metadata
+    status: Callable[[], str] = lambda: "{}"            # serve/status.py's object, as JSON
 
     def behind(self, file: str, pos: int) -> int:
         """Bytes of the served binlogs after ``file``:``pos``."""
@@ -92,6 +93,7 @@ class Answers:
             (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
             (re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST\s*", re.I), self._processlist),
+            (re.compile(r"SHOW\s+BINLOG\s+SERVE\s+STATUS\s*", re.I), self._serve_status),
             (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
             (re.compile(r"SELECT\s+(.+?)\s*(?:LIMIT\s+1\s*)?", re.I | re.S), self._select_values),
         ]
@@ -162,6 +164,10 @@ class Answers:
             rows.append((cid, user, host, None, command, seconds, state, None))
         return s.result_set(["Id", "User", "Host", "db", "Command", "Time", "State", "Info"], rows,
                             numeric=frozenset({0, 5}))
+
+    def _serve_status(self, match) -> Answer:
+        """serve/status.py's object, as one JSON text (monitoring polls it)."""
+        return s.result_set(["Status"], [(self.state.status(),)])
 
     def _gtid_pos(self, match: re.Match[str]) -> Answer:
         name, pos = match.group(1), int(match.group(2))

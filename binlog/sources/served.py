@@ -74,7 +74,7 @@ class ServedLogs:
             raise RelayError(f"{self.dir}: not a directory of binlogs")
         self._changes: _Changes | None = None
         # files only grow: for each, (its size when last walked, where the walk stopped)
-        self._ends: dict[str, tuple[int, int]] = {}
+        self._ends: dict[str, tuple[int, int, int]] = {}     # size walked, end, last event
         self._listed: tuple[tuple, list[str]] | None = None     # (what the list came from, it)
         self._files: set[str] = set()       # names seen as plain files (a file stays one)
         self._state: tuple[str, int, dict] | None = None        # gtid_state so far: file, end
@@ -130,11 +130,20 @@ class ServedLogs:
     def _whole_end(self, name: str) -> int:
         path = self.dir / name
         size = path.stat().st_size
-        walked, end = self._ends.get(name, (-1, 4))
+        walked, end, last = self._ends.get(name, (-1, 4, -1))
         if size != walked:
-            end = whole_events_end(path, end)
-            self._ends[name] = (size, end)
+            end, last = whole_events(path, end, last)
+            self._ends[name] = (size, end, last)
         return end
+
+    def last_event_time(self, name: str) -> int | None:
+        """The timestamp of the last whole event of ``name`` (None: it has none yet)."""
+        self._whole_end(name)
+        last = self._ends[name][2]
+        if last < 4:
+            return None
+        head = self.read(name, last, 4)
+        return int.from_bytes(head, "little") if len(head) == 4 else None
 
     def info(self, name: str) -> FileInfo:
         with open(self.path(name), "rb") as fh:
@@ -280,15 +289,21 @@ def _body(data: bytes, checksum: bool) -> Cursor:
 def whole_events_end(path: Path, start: int = 4) -> int:
     """Offset after the last whole event of a binlog file (4 for an empty one), walking
     from ``start``, an event boundary already known."""
+    return whole_events(path, start)[0]
+
+
+def whole_events(path: Path, start: int = 4, last: int = -1) -> tuple[int, int]:
+    """(whole_events_end, where the last whole event starts: ``last`` when none is
+    found after ``start``, -1 for none at all)."""
     if path.stat().st_size <= start:
-        return start
+        return start, last
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
         end = start
         for pos, length, _ in event_heads(data, start):
             if length < HEADER_LEN or pos + length > len(data):
                 break
-            end = pos + length
-        return end
+            end, last = pos + length, pos
+        return end, last
 
 
 __all__ = ["ServedLogs", "FileInfo", "whole_events_end", "BinlogError"]
