@@ -189,6 +189,9 @@ def main() -> None:
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-lag", action="store_true")
     args = ap.parse_args()
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)         # as an installed tool runs
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "binlog")], check=True,
+                   stdout=subprocess.DEVNULL)
     if not args.skip_throughput:
         with MariaDBServer({"max_binlog_size": "64M"}) as srv:
             throughput(srv, args.mb, args.runs, args.clients)

@@ -12,9 +12,10 @@ filter's), sent in one write.  An event larger than the window is sent in pieces
 is read, so a 1 GiB event never sits in memory whole."""
 from __future__ import annotations
 
+import os
 import re
 import time
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from .. import scan
 from ..constants import HEADER_LEN, EventType
@@ -75,9 +76,20 @@ class Dump:
         if want is not None:
             table[EventType.GTID_EVENT] = 0
         self.passing = bytes(table)
-        self._window: tuple[str, int, bytes] | None = None     # (file, offset, bytes read there)
+        # the file being sent, kept open, and a window of it read into one buffer reused
+        # for every read: (file, its offset, bytes in the buffer)
+        self._file: tuple[str, BinaryIO] | None = None
+        self._buffer = bytearray(WINDOW)
+        self._window: tuple[str, int, int] | None = None
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            if self._file is not None:
+                self._file[1].close()
+
+    def _run(self) -> None:
         session = self.session
         while True:
             checksum = self._start_file()
@@ -123,18 +135,23 @@ class Dump:
                 self._send_one(end, checksum)
             session.info.position = self.position
 
-    def _read(self, end: int) -> tuple[bytes, int]:
-        """Bytes of the file from the dump's position (up to WINDOW, not past ``end``) and
-        where in them it is: the window read last when it still holds the position."""
-        window = self._window
+    def _read(self, end: int) -> tuple[bytearray, int, int]:
+        """The window of the file from the dump's position (up to WINDOW bytes, not past
+        ``end``): the buffer, where the position is in it and where its bytes end; the
+        window read last when it still holds the event at the position."""
+        buf, window = self._buffer, self._window
         if window is not None and window[0] == self.name and window[1] <= self.position:
-            at = self.position - window[1]
-            if len(window[2]) - at >= HEADER_LEN and \
-                    int.from_bytes(window[2][at + 9:at + 13], "little") <= len(window[2]) - at:
-                return window[2], at
-        data = self.logs.read(self.name, self.position, min(end - self.position, WINDOW))
-        self._window = (self.name, self.position, data)
-        return data, 0
+            at, held = self.position - window[1], window[2]
+            if held - at >= HEADER_LEN and int.from_bytes(buf[at + 9:at + 13], "little") <= held - at:
+                return buf, at, held
+        if self._file is None or self._file[0] != self.name:
+            if self._file is not None:
+                self._file[1].close()
+            self._file = (self.name, self.logs.open(self.name))
+        with memoryview(buf) as view:
+            held = os.preadv(self._file[1].fileno(), [view[:min(end - self.position, WINDOW)]], self.position)
+        self._window = (self.name, self.position, held)
+        return buf, 0, held
 
     def _send_run(self, end: int) -> bool:
         """The events from the position that the client gets as they are, framed and
@@ -142,8 +159,8 @@ class Dump:
         larger than the window)."""
         if self.skipping:
             return False
-        data, at = self._read(end)
-        got = scan.frame_packets(data, at, len(data), self.session.seq, self.passing, WINDOW)
+        data, at, held = self._read(end)
+        got = scan.frame_packets(data, at, held, self.session.seq, self.passing, WINDOW)
         if got is None:
             return False
         packets, taken, seq, _count = got
@@ -154,18 +171,18 @@ class Dump:
     def _send_one(self, end: int, checksum: bool) -> None:
         """The event at the position, through ``_for_client``; one larger than the window
         that the client gets as it is goes out in pieces as it is read."""
-        data, at = self._read(end)
-        size = int.from_bytes(data[at + 9:at + 13], "little") if len(data) - at >= HEADER_LEN else 0
+        data, at, held = self._read(end)
+        size = int.from_bytes(data[at + 9:at + 13], "little") if held - at >= HEADER_LEN else 0
         if not HEADER_LEN <= size <= min(MAX_EVENT, end - self.position):
             raise MalformedEventError(f"the event at {self.position} says it has {size} bytes",
                                       source=self.name, event_offset=self.position)
-        if size > len(data) - at and self.passing[data[at + 4]] and not self.skipping:
+        if size > held - at and self.passing[data[at + 4]] and not self.skipping:
             self._stream(size)
             return
-        if size > len(data) - at:
+        if size > held - at:
             event = self.logs.read(self.name, self.position, size)
         else:
-            event = data[at:at + size]
+            event = bytes(data[at:at + size])
         sent = self._for_client(event, checksum)
         if sent is not None:
             self.session.send_event(sent)

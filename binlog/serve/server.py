@@ -77,12 +77,18 @@ class Server:
             raise UsageError(f"--listen {listen[0]}:{listen[1]}: {exc.strerror or exc}") from None
         self.address = self.listener.getsockname()[:2]
         self._state_cache: tuple[float, ServeState] | None = None
+        self._computing = threading.Lock()
 
     def state(self) -> ServeState:
-        """The served binlogs' facts, computed at most every 0.2 s whatever the clients ask."""
-        now = time.monotonic()
-        if self._state_cache is not None and now - self._state_cache[0] < 0.2:
-            return self._state_cache[1]
+        """The served binlogs' facts, computed at most every 0.2 s whatever the clients ask
+        (and by one client at a time: the others wait for its answer)."""
+        with self._computing:
+            now = time.monotonic()
+            if self._state_cache is not None and now - self._state_cache[0] < 0.2:
+                return self._state_cache[1]
+            return self._state(now)
+
+    def _state(self, now: float) -> ServeState:
         names = self.logs.names()
         files = [(n, self.logs.size(n)) for n in names]
         info = self.logs.info(names[-1]) if names else None

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, HEADER_LEN, EventType
 from ..cursor import Cursor
@@ -73,6 +74,7 @@ class ServedLogs:
         if not self.dir.is_dir():
             raise RelayError(f"{self.dir}: not a directory of binlogs")
         self._changes: _Changes | None = None
+        self._walking = threading.Lock()    # gtid_state's walk
         # files only grow: for each, (its size when last walked, where the walk stopped)
         self._ends: dict[str, tuple[int, int, int]] = {}     # size walked, end, last event
         self._listed: tuple[tuple, list[str]] | None = None     # (what the list came from, it)
@@ -179,11 +181,16 @@ class ServedLogs:
         with open(self.path(name), "rb") as fh:
             return os.pread(fh.fileno(), size, start)
 
+    def open(self, name: str) -> BinaryIO:
+        """``name`` opened for reading (a dump keeps it open while it sends the file)."""
+        return open(self.path(name), "rb", buffering=0)
+
     def events(self, name: str, start: int, end: int, types: frozenset[int] | None = None):
         """(offset, bytes) of the whole events of ``name`` from ``start`` to ``end``;
         with ``types``, every other event comes as its 19-byte header alone (stepped over
         by its size: a 1 GiB event is not read to look for a GTID)."""
-        with open(self.path(name), "rb") as fh:
+        # a large buffer when events are stepped over: a seek inside it costs no call
+        with open(self.path(name), "rb", buffering=-1 if types is None else 1 << 20) as fh:
             fh.seek(start)
             pos = start
             while pos < end:
@@ -242,7 +249,12 @@ class ServedLogs:
 
     def gtid_state(self) -> dict[int, tuple[int, int]]:
         """The last GTID of each domain in the served binlogs: the last file's GTID_LIST
-        and its GTID events, walked on from where the last call stopped."""
+        and its GTID events, walked on from where the last call stopped (by one caller at
+        a time: clients logging in together share the walk instead of each doing it)."""
+        with self._walking:
+            return self._gtid_state()
+
+    def _gtid_state(self) -> dict[int, tuple[int, int]]:
         names = self.names()
         if not names:
             return {}
