@@ -146,7 +146,7 @@ def run(args) -> int:
 
 def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
-    from ..assembly.rewrite import DbRewrite
+    from ..assembly.rewrite_db import DbRewrite
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
@@ -197,7 +197,7 @@ def sql_writer(args, out, schema):
 
 def json_writer(args, out, schema):
     """The JSON writer of ``binlog dump --split-updates`` (with --checksum: checksums)."""
-    from ..assembly.rewrite import DbRewrite
+    from ..assembly.rewrite_db import DbRewrite
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog

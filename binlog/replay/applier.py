@@ -519,7 +519,7 @@ class Applier:
                                      count_rows=args.method == "binlog",
                                      watermark_interval=self.io.watermark_interval if live else None)
         self.progress = getattr(source, "progress", None)
-        from ..assembly.rewrite import DbRewrite
+        from ..assembly.rewrite_db import DbRewrite
 
         # --rewrite-db: rows and statements go to TO; the filters and the schema store
         # see the binlog's names, the target's keys and triggers are TO's
