@@ -144,8 +144,10 @@ NO_FOREIGN_KEY_CHECKS_F = 0x2
 RELAXED_UNIQUE_CHECKS_F = 0x4
 COMPLETE_ROWS_F = 0x8
 
-# Common header flags.
+# Common header flags (sql/log_event.h).
 LOG_EVENT_BINLOG_IN_USE_F = 0x1
+LOG_EVENT_THREAD_SPECIFIC_F = 0x4      # the statement uses temporary tables (pseudo_thread_id)
+LOG_EVENT_SUPPRESS_USE_F = 0x8         # no USE before the statement (CREATE/DROP DATABASE...)
 LOG_EVENT_ARTIFICIAL_F = 0x20
 LOG_EVENT_IGNORABLE_F = 0x80
 

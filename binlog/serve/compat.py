@@ -19,18 +19,17 @@ from __future__ import annotations
 import struct
 import zlib
 
-from ..constants import HEADER_LEN, EventType
-
-CAPABILITY_ANNOTATE = 1
-CAPABILITY_TOLERATE_HOLES = 2
-CAPABILITY_BINLOG_CHECKPOINT = 3
-CAPABILITY_GTID = 4
+from ..constants import HEADER_LEN, LOG_EVENT_SUPPRESS_USE_F, LOG_EVENT_THREAD_SPECIFIC_F, EventType
+from ..events.gtid import FL_STANDALONE
+from ..protocol.constants import (
+    MARIA_SLAVE_CAPABILITY_ANNOTATE,
+    MARIA_SLAVE_CAPABILITY_BINLOG_CHECKPOINT,
+    MARIA_SLAVE_CAPABILITY_GTID,
+    MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES,
+)
 
 _TYPE = 4
 _FLAGS = 17
-LOG_EVENT_THREAD_SPECIFIC_F = 0x4
-LOG_EVENT_SUPPRESS_USE_F = 0x8
-FL_STANDALONE = 1
 QUERY_HEADER_LEN = 13                   # thread id, exec time, db length, error code, status length
 GTID_HEADER_LEN = 19
 Q_TIME_ZONE_CODE = 5
@@ -46,18 +45,18 @@ class CompatError(ValueError):
 def for_client(data: bytes, capability: int, *, annotate: bool, checksum: bool) -> bytes | None:
     """The event as a client of ``capability`` gets it; None when it is left out."""
     code = data[_TYPE]
-    holes = capability >= CAPABILITY_TOLERATE_HOLES
+    holes = capability >= MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES
     if code == EventType.ANNOTATE_ROWS_EVENT and not annotate:
         if holes:
             return None
-        return data if capability >= CAPABILITY_ANNOTATE else dummy(data, checksum)
-    if code == EventType.GTID_EVENT and capability < CAPABILITY_GTID:
+        return data if capability >= MARIA_SLAVE_CAPABILITY_ANNOTATE else dummy(data, checksum)
+    if code == EventType.GTID_EVENT and capability < MARIA_SLAVE_CAPABILITY_GTID:
         flags2 = data[HEADER_LEN + 12] if len(data) > HEADER_LEN + 12 else 0
         if flags2 & FL_STANDALONE:
             return None if holes else dummy(data, checksum)
         return begin(data, checksum)
-    if (code == EventType.BINLOG_CHECKPOINT_EVENT and capability < CAPABILITY_BINLOG_CHECKPOINT) or \
-            (code == EventType.GTID_LIST_EVENT and capability < CAPABILITY_GTID):
+    if (code == EventType.BINLOG_CHECKPOINT_EVENT and capability < MARIA_SLAVE_CAPABILITY_BINLOG_CHECKPOINT) or \
+            (code == EventType.GTID_LIST_EVENT and capability < MARIA_SLAVE_CAPABILITY_GTID):
         return None if holes else dummy(data, checksum)
     return data
 
