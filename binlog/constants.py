@@ -154,6 +154,10 @@ LOG_EVENT_IGNORABLE_F = 0x80
 BINLOG_MAGIC = b"\xfebin"
 HEADER_LEN = 19
 CHECKSUM_LEN = 4
+#: The largest event read: max_allowed_packet's ceiling (1 GiB) and room for a header
+#: (binlog/_rows_frame.h FRAME_MAX_EVENT says it again for the C walks: tests/binlog/
+#: test_c_constants.py holds the two together).
+MAX_EVENT_SIZE = (1 << 30) + 4096
 
 # FORMAT_DESCRIPTION checksum_alg byte.
 CHECKSUM_OFF = 0

@@ -27,10 +27,9 @@ import struct
 import zlib
 
 from .column_kinds import K_BLOB, VARIABLE, kind_width
+from .constants import HEADER_LEN, MAX_EVENT_SIZE
 from .extensions import load_extension
 
-HEADER_LEN = 19
-MAX_EVENT_SIZE = (1 << 30) + 4096
 _U32 = 0xFFFFFFFF
 
 

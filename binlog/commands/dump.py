@@ -89,8 +89,7 @@ def run(args) -> int:
     if args.format in ("json", "sql", "flashback", "text", "debezium"):
         # these writers write large values in pieces: a LONGBLOB can stay a view of the
         # rows data instead of a copy of it
-        from ..output.values import LARGE_VALUE
-        from ..types.strings import LARGE_VIEWS
+        from ..types.strings import LARGE_VALUE, LARGE_VIEWS
 
         views = LARGE_VIEWS.set(LARGE_VALUE)
     if args.output_dir is None and os.environ.get("BINLOG_BATCH", "1") != "0":

@@ -71,7 +71,7 @@ from ..interrupts import deferred
 from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
 from ..types.json_binary import json_text
-from ..types.strings import LargeText
+from ..types.strings import LARGE_VALUE, LargeText
 from .base import Writer
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
@@ -152,11 +152,10 @@ def text_literal(text: str, col) -> str:
     return f"_{charset} X'{data.hex()}'"
 
 
-#: A binary value at least this large is not rendered into the statement text: the writer
-#: that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a random
-#: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
-#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
-LARGE_VALUE = 1 << 20
+# A binary value at least LARGE_VALUE large is not rendered into the statement text: the
+# writer that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a
+# random nonce and a number) and writes the value's hex in pieces in its place, so a
+# 200 MiB BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
 #: --extended-insert: the size a multi-row statement grows to (mysqldump's net_buffer_length
 #: is the same idea; well under the default max_allowed_packet of 16 MiB).
 EXTENDED_INSERT = 1 << 20

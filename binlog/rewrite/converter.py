@@ -36,16 +36,16 @@ FORMAT_DESCRIPTION starts at 4 in both coordinate systems: it is kept.
 """
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..column import Column
 from ..compression import mariadb_compress
 from ..constants import (
+    CHECKSUM_CRC32,
+    CHECKSUM_LEN,
     HEADER_LEN,
     LEGACY_TEMPORAL_TYPES,
-    LOG_EVENT_BINLOG_IN_USE_F,
     ColumnType as T,
     EventType as E,
 )
@@ -68,7 +68,7 @@ from ..events import (
     XidEvent,
 )
 from ..events.table_map import full_metadata_tlvs
-from ..header import FormatDescription
+from ..header import FormatDescription, frame_event
 from ..rows import REMEDY, DecodePlan, build_plan
 from ..stream import NEED_DATA, EventStream
 from ..types import METADATA_READERS
@@ -363,26 +363,18 @@ class Rewriter:
         moved, else a new header (size, log_pos, type) and checksum."""
         checksum = self.fde.checksum_len
         if header.type_code == E.FORMAT_DESCRIPTION_EVENT:
-            checksum = 4 if self.fde.checksum_alg == 1 else 0
+            checksum = CHECKSUM_LEN if self.fde.checksum_alg == CHECKSUM_CRC32 else 0
         if body is None:
             if self.out_pos == header.offset:
                 return raw
             body = raw[HEADER_LEN:len(raw) - checksum]
-        size = HEADER_LEN + len(body) + checksum
         log_pos = header.log_pos
         if log_pos:
+            size = HEADER_LEN + len(body) + checksum
             log_pos = (log_pos + self.out_pos + size - header.offset - header.event_size) & _U32
-        head = (raw[:4] + bytes((type_code if type_code is not None else header.type_code,))
-                + raw[5:9] + size.to_bytes(4, "little") + log_pos.to_bytes(4, "little") + raw[17:19])
-        out = head + body
-        if checksum:
-            crc_head = head
-            if header.type_code == E.FORMAT_DESCRIPTION_EVENT:   # CRC with IN_USE cleared
-                flags = header.flags & ~LOG_EVENT_BINLOG_IN_USE_F
-                crc_head = head[:17] + flags.to_bytes(2, "little")
-            crc = zlib.crc32(body, zlib.crc32(crc_head))
-            out += crc.to_bytes(4, "little")
-        return out
+        return frame_event(type_code if type_code is not None else header.type_code, body,
+                           checksum=bool(checksum), timestamp=header.timestamp,
+                           server_id=header.server_id, log_pos=log_pos, flags=header.flags)
 
 
 _DROP = b"\0drop"     # a body sentinel: the event is not written

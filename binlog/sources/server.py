@@ -55,11 +55,18 @@ from __future__ import annotations
 
 import re
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from ..constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_CRC32,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    LOG_EVENT_ARTIFICIAL_F,
+    MAX_EVENT_SIZE,
+    EventType,
+)
 from ..errors import (
     ChecksumMismatchError,
     GtidPositionError,
@@ -73,11 +80,11 @@ from ..errors import (
     UsageError,
 )
 from ..gtids import is_mysql_set
-from ..header import EventHeader, parse_header
+from ..header import EventHeader, event_crc, parse_header
 from ..inert import inert
 from ..protocol import client_side as m, constants as pc
 from ..protocol.packets import frame
-from ..stream import MAX_EVENT_SIZE, verify_crc
+from ..stream import verify_crc
 from ..user_values import dsn_address, parse_dsn
 from .base import Binlog, BinlogSource, Heartbeat, Position
 from .progress import Progress
@@ -242,7 +249,7 @@ def _fde_checksum(data: bytes, file: str, position: int) -> bool:
 
 def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
     stored = int.from_bytes(data[-4:], "little")
-    if zlib.crc32(data[:-4]) != stored:
+    if event_crc(data) != stored:
         raise MalformedEventError(f"the CRC32 of the server's artificial {header.type_name} "
                                   f"does not match its bytes",
                                   source=file or None, event_type=header.type_name)
