@@ -55,7 +55,8 @@ docs:
 # The linters and the site first (either failing fails the target), then the suite.
 test: install-dev server-deps peers
 	$(MAKE) lint docs
-	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 $(PYTHON) -m pytest -q
+	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 \
+		BINLOG_REQUIRE_COMPILED=1 $(PYTHON) -m pytest -q
 
 # The tests that need neither a server nor the [spark] extra and are not slow (the kinds
 # are markers: docs/testing.md).
