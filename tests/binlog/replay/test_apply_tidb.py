@@ -269,3 +269,116 @@ def test_kill_tidb_during_an_apply_then_it_resumes_once(mariadb_factory, tidb_fa
     done = cli(*cmd[3:], timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     _assert_once(source, tidb, transactions)
+
+
+# -- DDL TiDB refuses, or takes in part ----------------------------------------------------------
+
+def _source_with(mariadb_factory, statements):
+    source = mariadb_factory({})
+    for sql in ["CREATE DATABASE dd", *statements]:
+        source.execute(sql)
+    return source, [str(p) for p in source.binlog_files()]
+
+
+@pytest.mark.parametrize("ddl, extra, code", [
+    ("CREATE TABLE dd.geo (id INT PRIMARY KEY, g GEOMETRY NOT NULL, SPATIAL INDEX (g))", (), "1064"),
+    ("CREATE TABLE dd.inv (id INT PRIMARY KEY, x INT INVISIBLE)", (), "1064"),
+    ("CREATE TABLE dd.l2 (id INT PRIMARY KEY, v VARCHAR(10)) CHARACTER SET latin2", (), "1115"),
+    ("CREATE TABLE dd.sw (id INT PRIMARY KEY, v VARCHAR(10)) CHARACTER SET latin1 COLLATE latin1_swedish_ci",
+     (), "1273"),
+    # (the binlog holds routines with their DEFINER, as the server wrote them)
+    ("TRIGGER dd.tr BEFORE INSERT ON dd.base FOR EACH ROW SET NEW.v = NEW.v + 1", ("--routines",), "1064"),
+    ("PROCEDURE dd.pr() BEGIN SELECT 1; END", ("--routines",), "1064"),
+])
+def test_ddl_tidb_refuses_stops_the_apply_naming_the_statement(mariadb_factory, tidb_factory, ddl, extra, code):
+    """What this TiDB refuses, run on it by the apply: a clear error naming the statement,
+    TiDB's error and what to do; the rows before it committed."""
+    statement = ddl if ddl.startswith("CREATE") else f"CREATE {ddl}"
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.base (id INT PRIMARY KEY, v INT)", "INSERT INTO dd.base VALUES (1, 1)", statement])
+    tidb = tidb_factory()
+    done = cli("apply", "--to", tidb.dsn, *extra, *files)
+    err = done.stderr.decode()
+    assert done.returncode == 5, err
+    assert f"DDL failed: the target refused the DDL: error {code}" in err, err
+    assert "statement: CREATE " in err and ddl.split("(")[0].replace("dd.pr", "`dd`.`pr`") in err, err
+    assert "--exclude-table DB.TABLE" in err, err                  # the TiDB hint
+    assert tidb.query("SELECT id, v FROM dd.base") == [(1, 1)]
+
+
+def test_routines_are_not_replayed_without_routines(mariadb_factory, tidb_factory):
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.base (id INT PRIMARY KEY, v INT)",
+        "CREATE TRIGGER dd.tr BEFORE INSERT ON dd.base FOR EACH ROW SET NEW.v = NEW.v + 1",
+        "INSERT INTO dd.base VALUES (1, 1)"])
+    tidb = tidb_factory()
+    done = cli("apply", "--to", tidb.dsn, *files)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "TRIGGER definitions (and those of triggers, procedures, functions, events) are not replayed" in err, err
+    assert tidb.query("SELECT id, v FROM dd.base") == [(1, 2)]        # the row the trigger wrote
+
+
+def test_fulltext_indexes_tidb_leaves_out_are_reported(mariadb_factory, tidb_factory):
+    """TiDB takes CREATE TABLE with a FULLTEXT index and leaves the index out (warning
+    1214); ALTER TABLE ... FORCE (a rebuild, which doctor advises on a legacy source) it
+    refuses (error 8200): the one is reported, the other not replayed, with a warning
+    naming each; the rows arrive."""
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.doc (id INT PRIMARY KEY, body TEXT, FULLTEXT KEY fx (body))",
+        "INSERT INTO dd.doc VALUES (1, 'full text')",
+        "ALTER TABLE dd.doc FORCE",
+        "INSERT INTO dd.doc VALUES (2, 'after the rebuild')"])
+    tidb = tidb_factory()
+    done = cli("apply", "--to", tidb.dsn, *files)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert ("the target took the DDL with warning 1214: The used table type doesn't support FULLTEXT "
+            "indexes: CREATE TABLE dd.doc") in err, err
+    assert "not replayed on TiDB, which refuses it (error 8200): a table rebuild" in err, err
+    assert "ALTER TABLE dd.doc FORCE" in err, err
+    assert "FULLTEXT" not in tidb.query("SHOW CREATE TABLE dd.doc")[0][1]
+    with pytest.raises(Exception, match="8200"):
+        tidb.execute("ALTER TABLE dd.doc FORCE")
+    assert tidb.query("SELECT id, body FROM dd.doc ORDER BY id") == [(1, "full text"), (2, "after the rebuild")]
+
+
+def test_foreign_keys_as_the_source_has_them_are_replayed(mariadb_factory, tidb_factory):
+    """TiDB 8.5 takes foreign keys (with ON DELETE CASCADE) and keeps them; the replay's
+    session has foreign_key_checks off, as a replica applying rows does."""
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.p (id INT PRIMARY KEY)",
+        "CREATE TABLE dd.c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES dd.p (id) ON DELETE CASCADE)",
+        "INSERT INTO dd.p VALUES (1), (2)", "INSERT INTO dd.c VALUES (10, 1), (20, 2)"])
+    tidb = tidb_factory()
+    done = cli("apply", "--to", tidb.dsn, *files)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE" in tidb.query("SHOW CREATE TABLE dd.c")[0][1]
+    assert tidb.query("SELECT id, pid FROM dd.c ORDER BY id") == [(10, 1), (20, 2)]
+
+
+def test_a_row_over_tidbs_default_entry_limit_is_applied(mariadb_factory, tidb_factory):
+    """A 7 MiB row: TiDB refuses an entry over 6 MiB unless the session raises
+    tidb_txn_entry_size_limit (error 8025), which the apply does on a TiDB target."""
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.big (id INT PRIMARY KEY, b LONGBLOB)",
+        "INSERT INTO dd.big VALUES (1, REPEAT('x', 7 << 20))"])
+    tidb = tidb_factory()
+    with pytest.raises(Exception, match="8025"):
+        tidb.execute("CREATE TABLE test.big (id INT PRIMARY KEY, b LONGBLOB)")
+        tidb.execute("INSERT INTO test.big VALUES (1, REPEAT('x', 7 << 20))")
+    done = cli("apply", "--to", tidb.dsn, *files, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    assert tidb.query("SELECT id, LENGTH(b) FROM dd.big") == [(1, 7 << 20)]
+
+
+def test_a_batch_over_tidbs_transaction_limit_says_what_to_do(mariadb_factory, tidb_factory):
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.w (id INT PRIMARY KEY, pad VARCHAR(2000))", "USE dd",
+        "INSERT INTO dd.w SELECT seq, REPEAT('p', 2000) FROM seq_1_to_2000"])
+    tidb = tidb_factory({"performance": {"txn-total-size-limit": 1 << 20}})
+    done = cli("apply", "--to", tidb.dsn, *files)
+    err = done.stderr.decode()
+    assert done.returncode == 5, err
+    assert "error 8004: Transaction is too large" in err, err
+    assert "txn-total-size-limit" in err and "--batch-rows" in err, err
