@@ -382,3 +382,19 @@ def test_a_batch_over_tidbs_transaction_limit_says_what_to_do(mariadb_factory, t
     assert done.returncode == 5, err
     assert "error 8004: Transaction is too large" in err, err
     assert "txn-total-size-limit" in err and "--batch-rows" in err, err
+
+
+def test_a_statement_logged_change_stops_naming_the_statement(mariadb_factory, tidb_factory):
+    """A change the source logged as a statement is executed in the source's session
+    (output.sql.statement_sql); TiDB refuses part of it (lc_time_names is read-only there,
+    sql_mode and collations by number are unknown): the run stops naming the statement."""
+    source, files = _source_with(mariadb_factory, [
+        "CREATE TABLE dd.s (id INT PRIMARY KEY, v INT)", "INSERT INTO dd.s VALUES (1, 1)",
+        "SET SESSION binlog_format = 'STATEMENT'", "UPDATE dd.s SET v = v + 1"])
+    tidb = tidb_factory()
+    done = cli("apply", "--to", tidb.dsn, *files)
+    err = done.stderr.decode()
+    assert done.returncode == 5, err
+    assert "error 1238: Variable 'lc_time_names' is a read only variable" in err, err
+    assert "UPDATE dd.s SET v = v + 1" in err, err
+    assert tidb.query("SELECT id, v FROM dd.s") == [(1, 1)]
