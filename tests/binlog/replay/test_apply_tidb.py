@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+import pymysql
 import pytest
 from replay_helpers import REPO, cli
 from support.legacy_workload import WORKLOAD, within_mysql_time_range
@@ -344,17 +345,21 @@ def test_fulltext_indexes_tidb_leaves_out_are_reported(mariadb_factory, tidb_fac
 
 
 def test_foreign_keys_as_the_source_has_them_are_replayed(mariadb_factory, tidb_factory):
-    """TiDB 8.5 takes foreign keys (with ON DELETE CASCADE) and keeps them; the replay's
-    session has foreign_key_checks off, as a replica applying rows does."""
+    """TiDB 8.5 takes foreign keys (with ON DELETE CASCADE) and enforces them; the replay's
+    session has foreign_key_checks off, as a replica applying rows does, so a child row
+    the source wrote with its checks off (its parent absent) arrives too."""
     source, files = _source_with(mariadb_factory, [
         "CREATE TABLE dd.p (id INT PRIMARY KEY)",
         "CREATE TABLE dd.c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES dd.p (id) ON DELETE CASCADE)",
-        "INSERT INTO dd.p VALUES (1), (2)", "INSERT INTO dd.c VALUES (10, 1), (20, 2)"])
+        "INSERT INTO dd.p VALUES (1), (2)", "INSERT INTO dd.c VALUES (10, 1), (20, 2)",
+        "SET SESSION foreign_key_checks = 0", "INSERT INTO dd.c VALUES (30, 99)"])
     tidb = tidb_factory()
     done = cli("apply", "--to", tidb.dsn, *files)
     assert done.returncode == 0, done.stderr.decode()
     assert "FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE" in tidb.query("SHOW CREATE TABLE dd.c")[0][1]
-    assert tidb.query("SELECT id, pid FROM dd.c ORDER BY id") == [(10, 1), (20, 2)]
+    assert tidb.query("SELECT id, pid FROM dd.c ORDER BY id") == [(10, 1), (20, 2), (30, 99)]
+    with pytest.raises(pymysql.err.MySQLError, match="1452"):        # enforced outside the replay
+        tidb.execute("INSERT INTO dd.c VALUES (40, 98)")
 
 
 def test_a_row_over_tidbs_default_entry_limit_is_applied(mariadb_factory, tidb_factory):
