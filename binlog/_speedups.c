@@ -81,7 +81,7 @@ typedef struct {
 /* An event whose output would pass this is left to the per-row path (which streams rows
  * out one by one): a hostile event of tiny rows must not make one huge buffer. */
 #define MAX_OUTPUT ((Py_ssize_t)256 << 20)
-/* json_lines.LARGE_VALUE: a binary value this large is written in pieces by Python. */
+/* types/strings.py LARGE_VALUE: a binary value this large is written in pieces by Python. */
 #define LARGE_VALUE ((Py_ssize_t)1 << 20)
 #define SAFE_INTEGER 9007199254740991LL     /* routing.SAFE_INTEGER, 2^53 - 1 */
 #define KEEP ((Py_ssize_t)4 << 20)       /* encode_rows keeps its buffer up to this size */
@@ -3519,7 +3519,7 @@ static PyObject *typed_size(PyObject *self, PyObject *cap) {
  * decimal_bin_size per precision 0..66 and scale 0..31. */
 /* ---- rewrite: row images with legacy temporal values re-encoded (binlog rewrite) --------
  *
- * The compiled form of binlog/rewrite.py rewrite_image, the pure reference the
+ * The compiled form of binlog/rewrite/images.py rewrite_image, the pure reference the
  * differential tests hold it to byte for byte: a walk over the present columns' steps -
  * a fixed width, a length prefix, or a legacy temporal kind transcoded to its *2 layout
  * (transcode_legacy) - compiled once per TABLE_MAP and column bitmap (compile_rewrite),
@@ -3528,7 +3528,7 @@ static PyObject *typed_size(PyObject *self, PyObject *cap) {
  * every compiled path it never reports an error itself: on anything the pure walk would
  * raise for (or anything unexpected), the event is left to the Python path. */
 
-enum { RW_FIXED = 0, RW_PREFIX = 1, RW_LEGACY = 3 };    /* rewrite.py _FIXED, _PREFIX, _LEGACY */
+enum { RW_FIXED = 0, RW_PREFIX = 1, RW_LEGACY = 3 };    /* images.py FIXED, PREFIX, LEGACY */
 
 /* One present column: s holds the null byte and mask, and for a legacy step its kind, N
  * and width (_column_kinds.h); width: a fixed step's bytes, a prefix step's length bytes. */
@@ -3689,7 +3689,7 @@ static PyObject *rewrite_rows(PyObject *self, PyObject *args) {
     return out ? out : fall_back();
 }
 
-/* The map line of an event (binlog/rewrite.py MapEntry.line): in_start in_end out_start
+/* The map line of an event (binlog/rewrite/position_map.py MapEntry.line): in_start in_end out_start
  * out_end, in decimal, one space between, a newline. */
 static int map_line(Buf *m, long long in_start, long long in_size, long long out_start,
                     long long out_size) {
@@ -3705,7 +3705,7 @@ static int map_line(Buf *m, long long in_start, long long in_size, long long out
     return put(m, tmp, n);
 }
 
-/* The event at h (size bytes, read at ``at``) as written at out_pos into b (rewrite.py
+/* The event at h (size bytes, read at ``at``) as written at out_pos into b (rewrite/converter.py
  * Rewriter._frame): its own bytes when entry is None (a table with no legacy column)
  * and nothing before it moved; else the header with the new size and log_pos (moved by
  * the bytes gained or lost so far; 0 stays 0), the post-header as it is, the rows data
@@ -3872,13 +3872,13 @@ static PyMethodDef methods[] = {
      "command line's own process.  False without glibc (nothing changed)."},
     {"compile_rewrite", compile_rewrite, METH_VARARGS,
      "compile_rewrite(nbytes, ((null_byte, mask, op, a, kind, n), ...)) -> walk\n\n"
-     "A row-image walk for binlog rewrite (binlog/rewrite.py: its steps, in order): op 0 a\n"
+     "A row-image walk for binlog rewrite (binlog/rewrite/images.py: its steps, in order): op 0 a\n"
      "value of a bytes, 1 a value after an a-byte length, 3 a legacy temporal value of\n"
      "kind (K_TS0..K_TIME0, K_TS_HIRES..K_TIME_HIRES) and N, re-encoded in the *2 layout."},
     {"rewrite_rows", rewrite_rows, METH_VARARGS,
      "rewrite_rows(data, kind, walk, walk_after) -> (bytes, values)\n\n"
      "The rows data of one rows event (kind 0 insert, 1 update, 2 delete) with every\n"
-     "legacy temporal value in the *2 layout, as binlog/rewrite.py rewrite_image writes\n"
+     "legacy temporal value in the *2 layout, as binlog/rewrite/images.py rewrite_image writes\n"
      "each image; values: how many were re-encoded.  Fallback where the pure walk raises."},
     {"rewrite_run", rewrite_run, METH_VARARGS,
      "rewrite_run(buf, pos, end, offset, widths, common_header_len, checksum_len, entries,\n"

@@ -58,7 +58,7 @@ def _iso(epoch: float | None) -> str | None:
 
 
 def _mapped_end(path: Path) -> int | None:
-    """The input end of a rewrite map's last whole line (rewrite.py's map format), read
+    """The input end of a rewrite map's last whole line (rewrite/position_map.py), read
     from the file's tail; None without a map."""
     try:
         with open(path, "rb") as fh:
