@@ -63,6 +63,18 @@ PEERS: dict[str, Peer] = {peer.name: peer for peer in [
              ("pkg/util/versioninfo.TiDBGitBranch", "release-8.5"))),
          note="tidb-server (TiDB release-8.5 at e4e814fdc0af, 2025-11-26) from the Go module proxy; "
               "tests run it with -store unistore (tests/support/tidb_server.py)"),
+    Peer("dm-8.5", "go", "dm", outputs={"dm-master": "github.com/pingcap/tiflow/cmd/dm-master",
+                                        "dm-worker": "github.com/pingcap/tiflow/cmd/dm-worker",
+                                        "dmctl": "github.com/pingcap/tiflow/cmd/dm-ctl"},
+         # tiflow's Makefile (dm-master, dm-worker, dmctl targets): no build tags (the web UI
+         # is the dm_webui tag, left out), version strings by -ldflags
+         go_ldflags=" ".join(f"-X {var}={value}" for var, value in (
+             ("github.com/pingcap/tiflow/pkg/version.ReleaseVersion", "v8.4.0-alpha-44-gdd2d54ad4c"),
+             ("github.com/pingcap/tiflow/pkg/version.GitHash", "dd2d54ad4c196606d038da6686462cbfe1109894"),
+             ("github.com/pingcap/tiflow/pkg/version.GitBranch", "master"),
+             ("github.com/pingcap/tidb/pkg/parser/mysql.TiDBReleaseVersion", "v8.4.0-alpha-44-gdd2d54ad4c"))),
+         note="DM (dm-master, dm-worker, dmctl) from pingcap/tiflow at dd2d54ad4c19 (2024-10-23, "
+              "v8.5.0-alpha~2) from the Go module proxy; tests run it on loopback (tests/support/dm_cluster.py)"),
 ]}
 
 
