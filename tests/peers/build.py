@@ -42,6 +42,9 @@ class Peer:
     #: go: {output binary name: package path}; maven: {output name: path of the built file under target/}
     outputs: dict[str, str] = field(default_factory=dict)
     go_tags: str = ""               # go build -tags
+    #: go: the subfolder whose go.mod and go.sum pin this build (one harness, several pinned
+    #: versions: they are copied beside the harness before the build)
+    gomod: str = ""
     env: dict[str, str] = field(default_factory=dict)   # extra build environment (GOTOOLCHAIN, JAVA_HOME...)
     note: str = ""                  # what it is, for --list and the docs
 
@@ -52,6 +55,12 @@ class Peer:
 
 #: Every peer, by name.  Each peer's folder holds its pins and its harness source.
 PEERS: dict[str, Peer] = {peer.name: peer for peer in [
+    # go-mysql as TiDB DM configures it (go-mysql/main.go): v1.7.0, the DM of the legacy
+    # sources' era (tiflow v6.x), and the latest release the Go module proxy serves
+    Peer("go-mysql-1.7.0", "go", "go-mysql", {"gomysql-peer": "."}, go_tags="gomysql_v1_7",
+         gomod="v1.7.0", note="go-mysql v1.7.0 configured as TiDB DM configures it (file and network)"),
+    Peer("go-mysql-1.16.0", "go", "go-mysql", {"gomysql-peer": "."}, gomod="v1.16.0",
+         note="go-mysql v1.16.0 configured as TiDB DM configures it (file and network)"),
 ]}
 
 
@@ -93,6 +102,9 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> None:
 
 def _build_go(peer: Peer, work: Path, env: dict[str, str], log: Path) -> None:
     tags = ["-tags", peer.go_tags] if peer.go_tags else []
+    if peer.gomod:
+        for pin in ("go.mod", "go.sum"):
+            shutil.copy(work / "src" / peer.gomod / pin, work / "src" / pin)
     for binary, package in peer.outputs.items():
         # -mod=readonly: go.mod and go.sum are the pins; a build never changes them
         _run(["go", "build", "-mod=readonly", "-trimpath", *tags, "-o", str(work / binary), package],
