@@ -9,8 +9,10 @@ import (
 	"github.com/siddontang/go-log/log"
 )
 
-// setLogger: go-mysql v1.7 logs to stdout by default (NewBinlogSyncer); keep stdout for rows.
+// setLogger: go-mysql v1.7 logs to stdout by default, through the syncer's logger
+// (NewBinlogSyncer) and go-log's default one (binlogstreamer.go); keep stdout for rows.
 func setLogger(cfg *replication.BinlogSyncerConfig) {
 	handler, _ := log.NewStreamHandler(os.Stderr)
 	cfg.Logger = log.NewDefault(handler)
+	log.SetDefaultLogger(log.NewDefault(handler))
 }

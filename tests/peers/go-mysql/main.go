@@ -19,12 +19,13 @@
 //
 // Output (stdout), one JSON object a line:
 //
-//	{"kind":"row","file":F,"pos":END,"type":T,"schema":S,"table":N,"op":"insert|update|delete",
+//	{"kind":"row","file":F,"pos":END,"gtid":G,"type":T,"schema":S,"table":N,"op":"insert|update|delete",
 //	 "before":[...]|null,"after":[...]|null,"columns":[names]|null}
 //	{"kind":"generic","file":F,"pos":END,"type":T}     an event go-mysql leaves undecoded
 //	{"kind":"end","file":F,"pos":END,"gtid":G,"rows":N}  reached -stop-file/-stop-pos or the files' end
-//	{"kind":"error","file":F,"pos":END,"error":MSG}      go-mysql's error (exit 1); pos: the end of
-//	                                                     the last event it read
+//	{"kind":"error","file":F,"pos":END,"gtid":G,"error":MSG}  go-mysql's error (exit 1); pos: the end
+//	                                                     of the last event it read, gtid: the
+//	                                                     transaction it was in
 //
 // Values: nil -> null, strings -> strings (not valid UTF-8: {"hex":...}), integers and floats
 // -> numbers, []byte -> {"hex":...}, anything else -> {"go":"%T","value":"%v"}.
@@ -64,6 +65,12 @@ type output struct {
 	rows     int
 	stopFile string
 	stopPos  uint32
+	// the rows of the transaction being read, printed when it ends (XID or a statement
+	// other than BEGIN); where the last one ended (DM's checkpoint: its GlobalPoint)
+	pending []map[string]interface{}
+	txnFile string
+	txnPos  uint32
+	txnGTID string
 }
 
 func (o *output) emit(v map[string]interface{}) {
@@ -111,6 +118,8 @@ func names(table *replication.TableMapEvent) interface{} {
 // event prints what one event gives; true once the stop position is reached.
 func (o *output) event(e *replication.BinlogEvent) bool {
 	h := e.Header
+	// the stop position is in the file this event belongs to (a ROTATE then names the next)
+	reached := o.stopFile != "" && h.LogPos != 0 && o.file == o.stopFile && h.LogPos >= o.stopPos
 	if h.LogPos != 0 {
 		o.pos = h.LogPos
 	}
@@ -120,12 +129,18 @@ func (o *output) event(e *replication.BinlogEvent) bool {
 		o.pos = uint32(ev.Position)
 	case *replication.MariadbGTIDEvent:
 		o.gtid = ev.GTID.String()
+	case *replication.XIDEvent:
+		o.commit()
+	case *replication.QueryEvent:
+		if string(ev.Query) != "BEGIN" {
+			o.commit()
+		}
 	case *replication.RowsEvent:
 		o.rows += o.rowsEvent(byte(h.EventType), ev)
 	case *replication.GenericEvent:
 		o.emit(map[string]interface{}{"kind": "generic", "file": o.file, "pos": h.LogPos, "type": byte(h.EventType)})
 	}
-	return o.stopFile != "" && o.file == o.stopFile && o.pos >= o.stopPos
+	return reached
 }
 
 func (o *output) rowsEvent(code byte, ev *replication.RowsEvent) int {
@@ -140,7 +155,7 @@ func (o *output) rowsEvent(code byte, ev *replication.RowsEvent) int {
 	}
 	count := 0
 	for i := 0; i+step <= len(ev.Rows); i += step {
-		line := map[string]interface{}{"kind": "row", "file": o.file, "pos": o.pos, "type": code,
+		line := map[string]interface{}{"kind": "row", "file": o.file, "pos": o.pos, "gtid": o.gtid, "type": code,
 			"schema": schema, "table": table, "op": op, "before": nil, "after": nil, "columns": names(ev.Table)}
 		switch op {
 		case "insert":
@@ -150,18 +165,31 @@ func (o *output) rowsEvent(code byte, ev *replication.RowsEvent) int {
 		default:
 			line["before"], line["after"] = values(ev.Rows[i]), values(ev.Rows[i+1])
 		}
-		o.emit(line)
+		o.pending = append(o.pending, line)
 		count++
 	}
 	return count
 }
 
+// commit prints the transaction's rows: it ended here.
+func (o *output) commit() {
+	for _, line := range o.pending {
+		o.emit(line)
+	}
+	o.pending = nil
+	o.txnFile, o.txnPos, o.txnGTID = o.file, o.pos, o.gtid
+}
+
 func (o *output) fail(err error) {
-	o.emit(map[string]interface{}{"kind": "error", "file": o.file, "pos": o.pos, "error": err.Error()})
+	for _, line := range o.pending { // what go-mysql gave of the transaction it failed in
+		o.emit(line)
+	}
+	o.emit(map[string]interface{}{"kind": "error", "file": o.file, "pos": o.pos, "gtid": o.gtid, "error": err.Error()})
 	os.Exit(1)
 }
 
 func (o *output) end() {
+	o.commit()
 	o.emit(map[string]interface{}{"kind": "end", "file": o.file, "pos": o.pos, "gtid": o.gtid, "rows": o.rows})
 }
 
@@ -250,6 +278,30 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 		cfg.DisableRetrySync = true
 	}
 	setLogger(&cfg)
+	deadline := time.Now().Add(timeout)
+	o.file, o.pos = startFile, uint32(startPos)
+	o.txnFile, o.txnPos = startFile, uint32(startPos)
+	for {
+		done, err := follow(o, cfg, startFile, uint32(startPos), gtid, deadline)
+		if done || err == nil {
+			return err
+		}
+		// dm/syncer/syncer.go: on an error from the binlog stream the syncer resets the
+		// replication from its checkpoint, the end of the last finished transaction
+		// (ResetReplicationSyncer(checkpoint.GlobalPoint())); go-mysql's streamer may hand
+		// the error over before events queued ahead of it.  Again only if that made progress.
+		if o.txnFile == "" || (o.txnFile == startFile && o.txnPos == uint32(startPos) && gtid == "") {
+			return err
+		}
+		startFile, startPos, gtid = o.txnFile, uint(o.txnPos), ""
+		o.file, o.pos, o.pending = o.txnFile, o.txnPos, nil
+	}
+}
+
+// follow reads one connection's stream: done when the stop position was reached or an
+// error is final.
+func follow(o *output, cfg replication.BinlogSyncerConfig, startFile string, startPos uint32, gtid string,
+	deadline time.Time) (bool, error) {
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	var streamer *replication.BinlogStreamer
@@ -257,29 +309,27 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 	if gtid != "" || startFile == "" {
 		set, perr := mysql.ParseGTIDSet(cfg.Flavor, gtid)
 		if perr != nil {
-			return perr
+			return true, perr
 		}
 		streamer, err = syncer.StartSyncGTID(set)
 	} else {
-		o.file, o.pos = startFile, uint32(startPos)
-		streamer, err = syncer.StartSync(mysql.Position{Name: startFile, Pos: uint32(startPos)})
+		streamer, err = syncer.StartSync(mysql.Position{Name: startFile, Pos: startPos})
 	}
 	if err != nil {
-		return err
+		return true, err
 	}
-	deadline := time.Now().Add(timeout)
 	for {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		e, err := streamer.GetEvent(ctx)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("no stop position after %s (at %s:%d)", timeout, o.file, o.pos)
+			return true, fmt.Errorf("no stop position by the deadline (at %s:%d)", o.file, o.pos)
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if o.event(e) {
-			return nil
+			return true, nil
 		}
 	}
 }
