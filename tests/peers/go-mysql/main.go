@@ -281,6 +281,7 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 	deadline := time.Now().Add(timeout)
 	o.file, o.pos = startFile, uint32(startPos)
 	o.txnFile, o.txnPos = startFile, uint32(startPos)
+	stuck := 0
 	for {
 		done, err := follow(o, cfg, startFile, uint32(startPos), gtid, deadline)
 		if done || err == nil {
@@ -288,15 +289,27 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 		}
 		// dm/syncer/syncer.go: on an error from the binlog stream the syncer resets the
 		// replication from its checkpoint, the end of the last finished transaction
-		// (ResetReplicationSyncer(checkpoint.GlobalPoint())); go-mysql's streamer may hand
-		// the error over before events queued ahead of it.  Again only if that made progress.
-		if o.txnFile == "" || (o.txnFile == startFile && o.txnPos == uint32(startPos) && gtid == "") {
-			return err
+		// (ResetReplicationSyncer(checkpoint.GlobalPoint())), and DM's auto-resume restarts
+		// a paused task from there too.  go-mysql's streamer hands the error over at random
+		// before or after the events parsed ahead of it (GetEvent selects over both
+		// channels), so the same error comes back until those events are through: the
+		// error is final after maxStuck restarts that read no further.
+		if o.txnFile == startFile && o.txnPos == uint32(startPos) {
+			stuck++
+			if stuck >= maxStuck {
+				return err
+			}
+		} else {
+			stuck = 0
 		}
-		startFile, startPos, gtid = o.txnFile, uint(o.txnPos), ""
+		if o.txnFile != "" { // else no transaction ended yet: from the same GTID again
+			startFile, startPos, gtid = o.txnFile, uint(o.txnPos), ""
+		}
 		o.file, o.pos, o.pending = o.txnFile, o.txnPos, nil
 	}
 }
+
+const maxStuck = 24
 
 // follow reads one connection's stream: done when the stop position was reached or an
 // error is final.
