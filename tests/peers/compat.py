@@ -36,7 +36,7 @@ for path in (HERE, REPO / "tests"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from compat_runners import gomysql  # noqa: E402
+from compat_runners import gomysql, mariadb_binlog, pmr, replica  # noqa: E402
 from support.compat import (  # noqa: E402
     Run,
     Runner,
@@ -62,6 +62,9 @@ FORMATS = ("off_off", "off_on", "on_off", "on_on")
 #: Every runner on the page, in its order.
 RUNNERS: list[Runner] = [
     *gomysql.RUNNERS,
+    *pmr.RUNNERS,
+    *mariadb_binlog.RUNNERS,
+    *replica.RUNNERS,
 ]
 
 MAX_RESTARTS = 100
@@ -218,7 +221,7 @@ def render(runners: list[Runner], runs: dict[tuple[int, str], Run], expected: di
             out.append("")
         if notes:
             out += ["Errors:", ""]
-            out += [f"{n}. `{message.replace('`', chr(39))}`" for message, n in notes.items()]
+            out += [f"{n}. `{' '.join(message.replace('`', chr(39)).split())}`" for message, n in notes.items()]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -281,8 +281,7 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 	deadline := time.Now().Add(timeout)
 	o.file, o.pos = startFile, uint32(startPos)
 	o.txnFile, o.txnPos = startFile, uint32(startPos)
-	stuck := 0
-	for {
+	for restarts := 0; ; restarts++ {
 		done, err := follow(o, cfg, startFile, uint32(startPos), gtid, deadline)
 		if done || err == nil {
 			return err
@@ -292,15 +291,10 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 		// (ResetReplicationSyncer(checkpoint.GlobalPoint())), and DM's auto-resume restarts
 		// a paused task from there too.  go-mysql's streamer hands the error over at random
 		// before or after the events parsed ahead of it (GetEvent selects over both
-		// channels), so the same error comes back until those events are through: the
-		// error is final after maxStuck restarts that read no further.
-		if o.txnFile == startFile && o.txnPos == uint32(startPos) {
-			stuck++
-			if stuck >= maxStuck {
-				return err
-			}
-		} else {
-			stuck = 0
+		// channels): the error is final once every event before the failing one was read.
+		failing := eventError(err)
+		if failing == nil || failing.Header.LogPos-failing.Header.EventSize == o.pos || restarts >= maxRestarts {
+			return err
 		}
 		if o.txnFile != "" { // else no transaction ended yet: from the same GTID again
 			startFile, startPos, gtid = o.txnFile, uint(o.txnPos), ""
@@ -309,7 +303,28 @@ func readNetwork(o *output, cfg replication.BinlogSyncerConfig, relay bool, star
 	}
 }
 
-const maxStuck = 24
+const maxRestarts = 1000
+
+// eventError: the event go-mysql failed to parse, through errors.Trace's wrapping.
+func eventError(err error) *replication.EventError {
+	for err != nil {
+		if found, ok := err.(*replication.EventError); ok {
+			return found
+		}
+		switch wrapped := err.(type) {
+		case interface{ Cause() error }:
+			if wrapped.Cause() == err {
+				return nil
+			}
+			err = wrapped.Cause()
+		case interface{ Unwrap() error }:
+			err = wrapped.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
 
 // follow reads one connection's stream: done when the stop position was reached or an
 // error is final.
