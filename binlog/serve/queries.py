@@ -139,7 +139,8 @@ class Answers:
 
     def _utc_offset(self, match: re.Match[str]) -> Answer:
         """TiDB DM's upstream time zone (pingcap/tidb util/dbutil GetTimeZoneOffset, from
-        dm/syncer/util.go str2TimezoneOrFromDB): serve's zone is UTC (system_time_zone)."""
+        dm/syncer/util.go str2TimezoneOrFromDB), without an upstream to ask: serve's zone,
+        UTC (system_time_zone)."""
         return s.result_set([match.group("name") or match.group("expr")], [("00:00:00",)])
 
     def _version(self, match) -> Answer:
@@ -210,8 +211,13 @@ class Answers:
 
 
 _UNKNOWN = object()
+#: Asked of the upstream, when serve has one, before serve answers them itself: its UTC
+#: offset (TiDB DM replays a DDL logged with time_zone SYSTEM in it: dm/pkg/binlog/event
+#: util.go GetTimezoneByStatusVars).
+UPSTREAM_FIRST: list[re.Pattern[str]] = []
 _UTC_OFFSET = (r"SELECT\s+(?P<expr>CAST\(\s*TIMEDIFF\(\s*NOW\(\d?\)\s*,\s*UTC_TIMESTAMP\(\d?\)\s*\)\s+AS\s+TIME\s*\))"
                r"(?:\s+(?:AS\s+)?`?(?P<name>\w+)`?)?\s*")
+UPSTREAM_FIRST.append(re.compile(_UTC_OFFSET + r";?\s*", re.I))
 
 
 def _split_commas(text: str) -> list[str]:

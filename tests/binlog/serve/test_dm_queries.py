@@ -10,6 +10,8 @@ str2TimezoneOrFromDB (the upstream's UTC offset), dm/pkg/checker/conn_checker.go
 (max_connections)."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pymysql
 import pytest
 from support.serve_process import PASSWORD, Serve, copy_binlogs, workload
@@ -52,3 +54,22 @@ def test_serve_answers_what_dm_asks(mariadb_factory, tmp_path):
     finally:
         serve.stop()
     assert "asked what is not served" not in serve.text()
+
+
+def test_with_an_upstream_dm_gets_the_sources_time_zone(mariadb_factory, tmp_path):
+    """DM replays a DDL logged with time_zone SYSTEM in the source's zone, which it asks
+    with the UTC-offset query: with ``--upstream`` that query is the source's."""
+    source = mariadb_factory({"server_id": 1, "default_time_zone": "+08:00"})
+    source.execute("CREATE USER dm@'%' IDENTIFIED BY 'dm-Pw1'")        # an account of the source
+    source.execute("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO dm@'%'")
+    workload(source, rows=2)
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path, "--upstream", f"mysql://root@localhost/?unix_socket={source.socket}")
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="dm", password="dm-Pw1")
+        with conn.cursor() as cur:
+            cur.execute("SELECT cast(TIMEDIFF(NOW(6), UTC_TIMESTAMP(6)) as time);")
+            assert cur.fetchall() == ((timedelta(hours=8),),)       # the source's TIME column
+        conn.close()
+    finally:
+        serve.stop()
