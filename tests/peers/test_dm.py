@@ -17,6 +17,7 @@ DELETEs, ALTERs mid-stream, compressed events), into TiDB (the ``tidb-8.5`` peer
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -28,10 +29,12 @@ from support.legacy_workload import CREATE, WORKLOAD, server_rows
 from support.mariadb_server import MariaDBServer, require_mariadbd
 from support.serve_process import PASSWORD, Serve
 from support.tidb_server import TiDBServer
+from support.wire_capture import Capture
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "serve.md"
+SENT = Path(__file__).resolve().parent / "sent"
 DM_PEER = "dm-8.5"
 TIDB_PEER = "tidb-8.5"
 TABLES = ("leg", "big", "conv", "wl")
@@ -199,28 +202,31 @@ def tidb_cast(tidb, value: str, kind: str, precision: int) -> str:
 
 @pytest.fixture(scope="module")
 def through_serve(tmp_path_factory, peers):
-    """(source, tidb, dm, serve) after the workload and a write load went from the legacy
+    """(source, tidb, dm, serve, capture) after the workload and a write load went from the legacy
     source through serve and DM (full, then incremental) into TiDB."""
     dm_bin, tidb_bin = peers(DM_PEER), peers(TIDB_PEER) / "tidb-server"
     tmp = tmp_path_factory.mktemp("dm-serve")
     source = start_source({"log_bin_compress": "ON", "log_bin_compress_min_len": 10})
     tidb = tidb_server(tidb_bin)
     dm = DMCluster(dm_bin, tmp / "dm")
-    serve = None
+    serve = capture = None
     try:
         tidb.start()
         upstream = f"mysql://root@localhost/?unix_socket={source.socket}"
         serve = Serve(None, tmp, "--upstream", upstream, "--relay", tmp / "relay", "--full-metadata")
+        capture = Capture(serve.port)       # records what DM sends serve
         dm.start()
-        start_task(dm, tmp, serve.port, tidb)
+        start_task(dm, tmp, capture.port, tidb)
         wait_for(dm, synced, "the incremental phase")
         load = WriteLoad(source)
         run(source, ["USE rw", *WORKLOAD[7:], *twin_statements()])
         load.join()
         wait_equal(source, tidb, dm)
-        yield source, tidb, dm, serve
+        yield source, tidb, dm, serve, capture
     finally:
         dm.stop()
+        if capture is not None:
+            capture.close()
         if serve is not None:
             serve.stop()
         tidb.cleanup()
@@ -256,7 +262,7 @@ def wait_equal(source, tidb, dm, timeout: float = 300) -> None:
 
 
 def test_dm_through_serve_brings_every_table_into_tidb(through_serve):
-    source, tidb, dm, serve = through_serve
+    source, tidb, dm, serve, capture = through_serve
     by_tidb, by_twin, over_range = set(), set(), set()
     for table in TABLES:
         types = column_types(tidb, table)
@@ -281,7 +287,7 @@ def test_dm_through_serve_brings_every_table_into_tidb(through_serve):
 
 
 def test_dm_dumps_and_follows_serve_in_its_coordinates(through_serve):
-    source, tidb, dm, serve = through_serve
+    source, tidb, dm, serve, capture = through_serve
     status = subtask(dm)
     log = serve.text()
     # the incremental phase started where the dump through serve left it, by GTID, as a
@@ -297,6 +303,35 @@ def test_dm_dumps_and_follows_serve_in_its_coordinates(through_serve):
     # temporal one with its N
     for table in (*TABLES, "nat"):
         assert column_types(tidb, table) == column_types(source, table)
+
+
+def test_what_dm_sends_serve_is_recorded(through_serve):
+    """Every distinct command DM sent serve (its checker, dumpling's snapshot, the syncer's
+    dump) equals tests/peers/sent/dm-8.5.txt: a new DM version that sends something new
+    fails here, and serve must then answer it or pass it to the source (none is refused:
+    the serve log has no "asked what is not served").  ``BINLOG_RECORD_SENT=1`` writes the
+    file anew."""
+    source, tidb, dm, serve, capture = through_serve
+    sent = sorted(set(normalized(capture.commands)))
+    record = SENT / f"{DM_PEER}.txt"
+    if os.environ.get("BINLOG_RECORD_SENT") == "1":      # after checking what changed
+        record.write_text("".join(f"{line}\n" for line in sent))
+    assert sent == record.read_text().splitlines()
+
+
+def normalized(commands: list[str]) -> list[str]:
+    """The commands as recorded, what changes from run to run replaced."""
+    out = []
+    for command in commands:
+        for pattern, placeholder in _VARYING:
+            command = re.sub(pattern, placeholder, command)
+        out.append(" ".join(command.split()))
+    return out
+
+
+_VARYING = [(r"'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'", "'<uuid>'"),
+            (r"^KILL \d+$", "KILL <connection id>"),
+            (r"@slave_connect_state='[\d,-]*'", "@slave_connect_state='<gtid>'")]
 
 
 def test_dm_straight_on_the_source_stops_at_the_first_legacy_rows_event(tmp_path, peers):
