@@ -4,7 +4,8 @@ Real-server fixtures (``mariadb_server``, ``mariadb_factory``, ``two_servers``) 
 private ``mariadbd`` on loopback from ``tests/support/mariadb_server.py``; every test that
 uses one is marked ``server`` here. They are skipped (not failed) when no MariaDB server
 binary is installed, unless ``BINLOG_REQUIRE_SERVER=1`` is set (then a missing server is
-an error). The kinds of tests are markers, never folders (``pyproject.toml`` registers
+an error); so are the tests of the compiled extensions (the ``compiled`` fixture) without
+them, unless ``BINLOG_REQUIRE_COMPILED=1``. The kinds of tests are markers, never folders (``pyproject.toml`` registers
 them; docs/testing.md): ``server`` and ``spark`` are given by the fixtures a test uses
 (``FIXTURE_KINDS``), and a module declares the others (``live``, ``fuzz``, ``slow``) in its
 ``pytestmark``. ``pytest -m "not server and not spark"`` runs what needs neither.
@@ -118,6 +119,16 @@ def tidb_factory(peers) -> Iterator[Callable[..., Any]]:
     finally:
         for server in made:
             server.cleanup()
+
+
+@pytest.fixture
+def compiled() -> None:
+    """The compiled extensions, built from their current sources: a test (or a module's
+    ``pytestmark = pytest.mark.usefixtures("compiled")``) using it is skipped without them,
+    unless ``BINLOG_REQUIRE_COMPILED=1`` (support/compiled.py)."""
+    from support.compiled import require_compiled
+
+    require_compiled()
 
 
 @pytest.fixture

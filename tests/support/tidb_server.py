@@ -115,7 +115,9 @@ class TiDBServer:
                 "-host", "127.0.0.1", "-P", str(self.port),
                 "-status-host", "127.0.0.1", "-status", str(self.status_port),
                 "-socket", self.socket, "-config", str(self.config_file),
-                "-L", "warn", "-log-file", str(self.log), "-temp-dir", str(self.basedir / "temp")]
+                "-L", "warn", "-log-file", str(self.log), "-temp-dir", str(self.basedir / "temp"),
+                # (else tidb-slow.log in the working directory: TiDB's log.slow-query-file)
+                "-log-slow-query", str(self.basedir / "tidb-slow.log")]
 
     @property
     def running(self) -> bool:
