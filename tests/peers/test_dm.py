@@ -91,13 +91,6 @@ def start_source(options: dict) -> MariaDBServer:
     return source
 
 
-def tidb_server(binary: Path) -> TiDBServer:
-    tidb = TiDBServer(binary)
-    # its slow-query log beside its other files (by default: the working directory)
-    tidb.config["log"] = {"slow-query-file": str(tidb.basedir / "tidb-slow.log")}
-    return tidb
-
-
 def run(source, statements) -> None:
     conn = source.connect()
     try:
@@ -207,7 +200,7 @@ def through_serve(tmp_path_factory, peers):
     dm_bin, tidb_bin = peers(DM_PEER), peers(TIDB_PEER) / "tidb-server"
     tmp = tmp_path_factory.mktemp("dm-serve")
     source = start_source({"log_bin_compress": "ON", "log_bin_compress_min_len": 10})
-    tidb = tidb_server(tidb_bin)
+    tidb = TiDBServer(tidb_bin)
     dm = DMCluster(dm_bin, tmp / "dm")
     serve = capture = None
     try:
@@ -339,7 +332,7 @@ def test_dm_straight_on_the_source_stops_at_the_first_legacy_rows_event(tmp_path
     TIMESTAMP(N) as 4 bytes and stops with a recovered panic."""
     dm_bin, tidb_bin = peers(DM_PEER), peers(TIDB_PEER) / "tidb-server"
     source = start_source({})
-    tidb = tidb_server(tidb_bin)
+    tidb = TiDBServer(tidb_bin)
     dm = DMCluster(dm_bin, tmp_path / "dm")
     try:
         tidb.start()
