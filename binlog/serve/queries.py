@@ -37,6 +37,7 @@ class ServeState:
     clients: list[tuple] = field(default_factory=list)     # (id, user, host, command, file, pos, seconds)
     full_metadata: bool = False         # the TABLE_MAPs carry binlog_row_metadata=FULL's metadata
     status: Callable[[], str] = lambda: "{}"            # serve/status.py's object, as JSON
+    max_clients: int = 64
 
     def behind(self, file: str, pos: int) -> int:
         """Bytes of the served binlogs after ``file``:``pos``."""
@@ -69,6 +70,7 @@ class ServeState:
             "autocommit": "1", "tx_isolation": "REPEATABLE-READ", "transaction_isolation": "REPEATABLE-READ",
             "rpl_semi_sync_master_enabled": "OFF", "server_id_bits": "32",
             "binlog_file": last[0], "hostname": "binlog-serve", "timestamp": f"{time.time():.6f}",
+            "max_connections": str(self.max_clients),
         }
 
 
@@ -91,6 +93,7 @@ class Answers:
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
             (re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST\s*", re.I), self._processlist),
             (re.compile(r"SHOW\s+BINLOG\s+SERVE\s+STATUS\s*", re.I), self._serve_status),
+            (re.compile(_UTC_OFFSET, re.I), self._utc_offset),
             (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
             (re.compile(r"SELECT\s+(.+?)\s*(?:LIMIT\s+1\s*)?", re.I | re.S), self._select_values),
         ]
@@ -132,6 +135,12 @@ class Answers:
 
     def _unix_timestamp(self, match) -> Answer:
         return s.result_set(["UNIX_TIMESTAMP()"], [(int(time.time()),)], numeric=frozenset({0}))
+
+    def _utc_offset(self, match: re.Match[str]) -> Answer:
+        """TiDB DM's upstream time zone (pingcap/tidb util/dbutil GetTimeZoneOffset, from
+        dm/syncer/util.go str2TimezoneOrFromDB), without an upstream to ask: serve's zone,
+        UTC (system_time_zone)."""
+        return s.result_set([match.group("name") or match.group("expr")], [("00:00:00",)])
 
     def _version(self, match) -> Answer:
         return s.result_set(["VERSION()"], [(self.state.version,)])
@@ -205,6 +214,13 @@ class Answers:
 
 
 _UNKNOWN = object()
+#: Asked of the upstream, when serve has one, before serve answers them itself: its UTC
+#: offset (TiDB DM replays a DDL logged with time_zone SYSTEM in it: dm/pkg/binlog/event
+#: util.go GetTimezoneByStatusVars).
+UPSTREAM_FIRST: list[re.Pattern[str]] = []
+_UTC_OFFSET = (r"SELECT\s+(?P<expr>CAST\(\s*TIMEDIFF\(\s*NOW\(\d?\)\s*,\s*UTC_TIMESTAMP\(\d?\)\s*\)\s+AS\s+TIME\s*\))"
+               r"(?:\s+(?:AS\s+)?`?(?P<name>\w+)`?)?\s*")
+UPSTREAM_FIRST.append(re.compile(_UTC_OFFSET + r";?\s*", re.I))
 
 
 def _split_commas(text: str) -> list[str]:

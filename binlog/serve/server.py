@@ -95,7 +95,7 @@ class Server:
         state = ServeState(self.server_id, info.server_version if info else "10.11.0-MariaDB-log",
                            info.checksum if info else False, files, self.logs.gtid_state(),
                            replicas=replicas, clients=self.status(), full_metadata=self.full_metadata,
-                           status=lambda: json.dumps(status(self)))
+                           status=lambda: json.dumps(status(self)), max_clients=self.max_clients)
         self._state_cache = (now, state)
         return state
 

@@ -26,7 +26,7 @@ from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from ..sources.wire import WireConnection
 from .dump import ClientGone, Dump, gtid_position, to_int
-from .queries import Answers, ServeState
+from .queries import UPSTREAM_FIRST, Answers, ServeState
 
 MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
 MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
@@ -309,8 +309,9 @@ class Session:
                 self.send(s.error(exc.code or pc.ER_MASTER_FATAL_ERROR_READING_BINLOG,
                                   inert(exc.message, limit=300)))
             return
-        if self.upstream_session is not None and _GTID_POSITION.search(sql):
-            self._passthrough(sql)      # the snapshot's GTID, the upstream's (GTIDs are not rewritten)
+        if self.upstream_session is not None and (
+                _GTID_POSITION.search(sql) or any(p.fullmatch(sql.strip()) for p in UPSTREAM_FIRST)):
+            self._passthrough(sql)      # the snapshot's GTID (GTIDs are not rewritten), the upstream's zone
             return
         answer = self.answers.answer(sql)
         if answer and answer[0][:1] == bytes([pc.ERR]):
