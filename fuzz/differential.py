@@ -1037,23 +1037,34 @@ def check_bytes(data: bytes, path: Path) -> None:
         check_rows(case)
 
 
+class _Binlog:
+    """A binlog made event by event after a real FORMAT_DESCRIPTION (types_full's, or
+    checksum_none's without ``checksums``): each event's log_pos is its end, its
+    timestamp grows, a CRC32 footer when ``checksums``."""
+
+    def __init__(self, checksums: bool):
+        sample = (HERE.parent / ("samples/mariadb-10.11/types_full.binlog" if checksums
+                                 else "samples/mariadb-10.11/checksum_none.binlog")).read_bytes()
+        fde_size = int.from_bytes(sample[4 + 9:4 + 13], "little")
+        self.checksums = checksums
+        self.out = bytearray(sample[:4 + fde_size])
+
+    def add(self, code: int, body: bytes) -> None:
+        out = self.out
+        size = 19 + len(body) + (4 if self.checksums else 0)
+        raw = (1700000000 + len(out) // 4096).to_bytes(4, "little") + bytes([code]) + \
+            (1).to_bytes(4, "little") + size.to_bytes(4, "little") + \
+            (len(out) + size).to_bytes(4, "little") + b"\0\0" + body
+        out.extend(raw + (zlib.crc32(raw).to_bytes(4, "little") if self.checksums else b""))
+
+
 def runs_binlog(checksums: bool = True) -> bytes:
     """A binlog of long runs of rows events (``_speedups.encode_run``, ``_scan.count_run``):
     two transactions, each a TABLE_MAP of (INT, VARCHAR(60)) and 24 WRITE, 8 UPDATE and 8
     DELETE rows events of a few rows (NULLs, quotes, control bytes in the text), v1 and
     v2, then an XID."""
-    sample = (HERE.parent / ("samples/mariadb-10.11/types_full.binlog" if checksums
-                             else "samples/mariadb-10.11/checksum_none.binlog")).read_bytes()
-    fde_size = int.from_bytes(sample[4 + 9:4 + 13], "little")
-    out = bytearray(sample[:4 + fde_size])
-
-    def add(code: int, body: bytes) -> None:
-        size = 19 + len(body) + (4 if checksums else 0)
-        raw = (1700000000 + len(out) // 4096).to_bytes(4, "little") + bytes([code]) + \
-            (1).to_bytes(4, "little") + size.to_bytes(4, "little") + \
-            (len(out) + size).to_bytes(4, "little") + b"\0\0" + body
-        out.extend(raw + (zlib.crc32(raw).to_bytes(4, "little") if checksums else b""))
-
+    made = _Binlog(checksums)
+    add = made.add
     table_map = (b"\x2a\x00\x00\x00\x00\x00\x01\x00" + b"\x02ru\x00" + b"\x01t\x00" + packed(2)
                  + bytes([3, 15]) + packed(2) + (60).to_bytes(2, "little") + b"\x03")
 
@@ -1071,7 +1082,7 @@ def runs_binlog(checksums: bool = True) -> bytes:
                                 for r in range(1 + k % 3))
                 add(code, rows_body(code, 2, b"\x03", b"\x03", rows))
         add(XID, (tx + 1).to_bytes(8, "little"))
-    return bytes(out)
+    return bytes(made.out)
 
 
 # The legacy runs binlog's table ru.t: (type code, metadata) of each column and its
@@ -1136,17 +1147,8 @@ def legacy_runs_binlog(checksums: bool = True) -> bytes:
     the TABLE_MAPs of ru.t and ru.p (no legacy column), 12 WRITE, 6 UPDATE (after images
     of fewer columns: MINIMAL) and 6 DELETE rows events of ru.t of a few rows, v1 and v2,
     then 8 WRITE rows events of ru.p, then an XID."""
-    sample = (HERE.parent / ("samples/mariadb-10.11/types_full.binlog" if checksums
-                             else "samples/mariadb-10.11/checksum_none.binlog")).read_bytes()
-    fde_size = int.from_bytes(sample[4 + 9:4 + 13], "little")
-    out = bytearray(sample[:4 + fde_size])
-
-    def add(code: int, body: bytes) -> None:
-        size = 19 + len(body) + (4 if checksums else 0)
-        raw = (1700000000 + len(out) // 4096).to_bytes(4, "little") + bytes([code]) + \
-            (1).to_bytes(4, "little") + size.to_bytes(4, "little") + \
-            (len(out) + size).to_bytes(4, "little") + b"\0\0" + body
-        out.extend(raw + (zlib.crc32(raw).to_bytes(4, "little") if checksums else b""))
+    made = _Binlog(checksums)
+    add = made.add
 
     def table_map(table_id: int, name: bytes, columns: list) -> bytes:
         meta = b"".join(m for _, m in columns)
@@ -1176,7 +1178,7 @@ def legacy_runs_binlog(checksums: bool = True) -> bytes:
                             for r in range(1 + k % 4))
             add(code, b"\x2b" + rows_body(code, 2, b"\x03", b"\x03", rows)[1:])
         add(XID, (tx + 1).to_bytes(8, "little"))
-    return bytes(out)
+    return bytes(made.out)
 
 
 def seed_inputs() -> list[bytes]:
