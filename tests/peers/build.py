@@ -52,6 +52,8 @@ class Peer:
 
 #: Every peer, by name.  Each peer's folder holds its pins and its harness source.
 PEERS: dict[str, Peer] = {peer.name: peer for peer in [
+    Peer("debezium", "maven", "debezium", {"debezium-runner.jar": "target/debezium-runner.jar"},
+         note="Debezium 3.5.0.Final's MariaDB connector in the embedded engine: change events as JSON lines"),
 ]}
 
 
