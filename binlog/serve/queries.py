@@ -97,8 +97,7 @@ class Answers:
         ]
 
     def answer(self, sql: str) -> Answer:
-        text = sql.strip().rstrip(";").strip()
-        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)        # a leading comment
+        text = statement_of(sql)
         for pattern, handler in self.table:
             match = pattern.fullmatch(text)
             if match:
@@ -202,6 +201,30 @@ class Answers:
 
 
 _UNKNOWN = object()
+_SET_STATEMENT = re.compile(r"SET\s+STATEMENT\s", re.I)
+
+
+def statement_of(sql: str) -> str:
+    """The statement a query runs, without a leading comment, the trailing ``;`` and a
+    ``SET STATEMENT var = value [, ...] FOR`` prefix (MariaDB 10.1.2+, sql/sql_yacc.yy
+    ``SET STATEMENT_SYM ... FOR_SYM``): JDBC's MariaDB driver wraps every query that has a
+    timeout in one (``max_statement_time``), and those variables change nothing served."""
+    text = sql.strip().rstrip(";").strip()
+    text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)
+    if not _SET_STATEMENT.match(text):
+        return text
+    depth, quote = 0, ""
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"`":
+            quote = c
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif depth == 0 and c.isspace() and re.match(r"\sFOR\s", text[i:i + 5], re.I):
+            return text[i + 4:].strip()
+    return text
 
 
 def _split_commas(text: str) -> list[str]:

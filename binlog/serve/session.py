@@ -26,7 +26,7 @@ from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from ..sources.wire import WireConnection
 from .dump import ClientGone, Dump, gtid_position, to_int
-from .queries import Answers, ServeState
+from .queries import Answers, ServeState, statement_of
 
 MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
 ER_ACCESS_DENIED = 1045
@@ -39,6 +39,7 @@ BINLOG_SEND_ANNOTATE_ROWS = 2
 MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
 SERVER_MORE_RESULTS_EXISTS = 8
 _GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
+_SESSION_SET = re.compile(r"SET\s", re.I)
 _MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
 
 
@@ -82,6 +83,7 @@ class Session:
         self.tls = tls
         self.upstream = upstream                # parsed DSN of --upstream (no user or password)
         self.upstream_session: WireConnection | None = None
+        self.upstream_status = s.SERVER_STATUS_AUTOCOMMIT     # of the upstream session's last reply
         self.reader = PacketReader(MAX_COMMAND, step="reading from the client")
         self.seq = 0
         self.answers: Answers | None = None
@@ -283,7 +285,7 @@ class Session:
             if code == m.COM_QUERY:
                 self._query(body.decode("utf-8", "replace"))
             elif code == m.COM_PING or code == 0x02:       # COM_INIT_DB: nothing to change
-                self.send(s.ok())
+                self.send_all(self._served([s.ok()]))
             elif code == m.COM_REGISTER_SLAVE:
                 self.info.server_id = s.parse_register_slave(body)
                 self.send(s.ok())
@@ -301,9 +303,9 @@ class Session:
             self.send(s.ok() if done else s.error(ER_NO_SUCH_THREAD, f"Unknown thread id: {kill.group(1)}"))
             return
         self.answers.state = self.state()
-        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(sql):
+        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(statement_of(sql)):
             try:
-                self.send_all(self._translated_master_status())
+                self.send_all(self._served(self._translated_master_status()))
             except ServerError as exc:      # the upstream refused it: its refusal, in its words
                 self.send(s.error(exc.code or ER_MASTER_FATAL, inert(exc.message, limit=300)))
             return
@@ -311,12 +313,21 @@ class Session:
             self._passthrough(sql)      # the snapshot's GTID, the upstream's (GTIDs are not rewritten)
             return
         answer = self.answers.answer(sql)
+        if self.upstream_session is not None and (answer[:1] and answer[0][:1] == b"\xff"
+                                                  or _SESSION_SET.match(statement_of(sql))):
+            # what serve does not answer runs on the upstream; so does a SET (kept here
+            # too, for the dump's @variables): the snapshot's queries then run with the
+            # client's time_zone, sql_mode, names and isolation, as on a primary
+            self._passthrough(sql)
+            return
         if answer and answer[0][:1] == b"\xff":
-            if self.upstream_session is not None:
-                self._passthrough(sql)
-                return
             self.log(f"client {self.info.id} ({self._who()}) asked what is not served: {inert(sql, limit=200)}")
-        self.send_all(answer)
+        self.send_all(self._served(answer))
+
+    def _served(self, answer: list[bytes]) -> list[bytes]:
+        """An answer of serve's own, with the status flags of the client's upstream
+        session when it has one (its autocommit, its open transaction)."""
+        return answer if self.upstream_session is None else s.with_status(answer, self.upstream_status)
 
     # -- queries for the upstream -----------------------------------------------------
     def _passthrough(self, sql: str) -> None:
@@ -329,8 +340,12 @@ class Session:
         conn.reader.limit = MAX_PASSTHROUGH
         conn.send_command(m.COM_QUERY, sql.encode("utf-8"), deadline)
         self.info.command = "Query (upstream)"
+        last = b""
         for payload in _reply(conn, deadline):
             self.send(payload)
+            last = payload
+        if last[:1] == b"\x00" or m.is_eof(last):
+            self.upstream_status = _status(last, ok=last[:1] == b"\x00")
 
     def _translated_master_status(self) -> list[bytes]:
         """SHOW MASTER STATUS of the upstream in this session (after a FLUSH TABLES WITH
