@@ -88,6 +88,9 @@ class Answers:
             (re.compile(r"SELECT\s+UNIX_TIMESTAMP\(\)\s*", re.I), self._unix_timestamp),
             (re.compile(r"SELECT\s+VERSION\(\)\s*(?:AS\s+\w+\s*)?", re.I), self._version),
             (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s+LIKE\s+'([^']*)'\s*", re.I), self._show_variables),
+            (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s*()", re.I), self._show_variables),
+            (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s+WHERE\s+Variable_name\s+IN\s*\(([^)]*)\)\s*",
+                        re.I), self._variables_in),
             (re.compile(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*", re.I), self._master_status),
             (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
@@ -110,6 +113,8 @@ class Answers:
                     match.group(1), re.I):
             return [s.ok()]         # the connection's charset, isolation: nothing served changes
         for item in _split_commas(match.group(1)):
+            if re.match(r"(NAMES|CHARACTER\s+SET|CHARSET)\b", item, re.I):
+                continue    # JDBC's MariaDB driver: "set sql_mode=...,time_zone='+00:00',NAMES utf8mb4"
             name, eq, value = item.partition("=")
             name = name.strip()
             if not eq:
@@ -137,8 +142,17 @@ class Answers:
         return s.result_set(["VERSION()"], [(self.state.version,)])
 
     def _show_variables(self, match: re.Match[str]) -> Answer:
-        like = re.compile(re.escape(match.group(1).lower()).replace("%", ".*").replace("_", "."))
+        """``SHOW VARIABLES LIKE 'x'``, or every variable without LIKE (as Debezium's
+        MariaDB connector reads them at start)."""
+        pattern = match.group(1).lower() or "%"
+        like = re.compile(re.escape(pattern).replace("%", ".*").replace("_", "."))
         rows = [(k, v) for k, v in sorted(self.state.variables().items()) if like.fullmatch(k)]
+        return s.result_set(["Variable_name", "Value"], rows)
+
+    def _variables_in(self, match: re.Match[str]) -> Answer:
+        """``SHOW VARIABLES WHERE Variable_name IN ('a', 'b')``."""
+        names = {self._value(item.strip()) for item in _split_commas(match.group(1))}
+        rows = [(k, v) for k, v in sorted(self.state.variables().items()) if k in names]
         return s.result_set(["Variable_name", "Value"], rows)
 
     def _master_status(self, match) -> Answer:

@@ -40,6 +40,9 @@ MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
 SERVER_MORE_RESULTS_EXISTS = 8
 _GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
 _SESSION_SET = re.compile(r"SET\s", re.I)
+#: the whole list of variables (charsets, sql_mode) of a client that snapshots the upstream
+#: are the upstream's: its tables' text is in them
+_ALL_VARIABLES = re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES(?!\s+LIKE\b)", re.I)
 _MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
 
 
@@ -314,7 +317,8 @@ class Session:
             return
         answer = self.answers.answer(sql)
         if self.upstream_session is not None and (answer[:1] and answer[0][:1] == b"\xff"
-                                                  or _SESSION_SET.match(statement_of(sql))):
+                                                  or _SESSION_SET.match(statement_of(sql))
+                                                  or _ALL_VARIABLES.match(statement_of(sql))):
             # what serve does not answer runs on the upstream; so does a SET (kept here
             # too, for the dump's @variables): the snapshot's queries then run with the
             # client's time_zone, sql_mode, names and isolation, as on a primary

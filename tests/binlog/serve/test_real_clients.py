@@ -310,6 +310,30 @@ def test_an_upstream_session_keeps_the_clients_settings(source, tmp_path):
             assert cur.fetchall()[0][:2] == (last, (tmp_path / "served" / last).stat().st_size)
             cur.execute("SET STATEMENT max_statement_time=600 FOR SELECT COUNT(*) FROM d.t")
             assert cur.fetchall() == ((50 + 1,),)
+            cur.execute("SHOW VARIABLES WHERE Variable_name IN ('server_id', 'time_zone')")   # the source's
+            assert cur.fetchall() == (("server_id", "1"), ("time_zone", "+05:00"))
+    finally:
+        conn.close()
+        serve.stop()
+    assert "not served" not in serve.text()
+
+
+def test_a_jdbc_client_without_upstream_gets_its_settings_and_variables(source, tmp_path):
+    """A serve account (no upstream): what JDBC's MariaDB driver and Debezium's MariaDB
+    connector ask at start is answered from serve's own variables."""
+    import pymysql
+
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path)
+    conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("set sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES'),time_zone='+00:00',NAMES utf8mb4")
+            cur.execute("SET STATEMENT max_statement_time=600 FOR SHOW VARIABLES")
+            everything = dict(cur.fetchall())
+            assert everything["server_id"] == "100" and everything["binlog_format"] == "ROW"
+            cur.execute("SHOW VARIABLES WHERE Variable_name IN ('character_set_server','collation_server')")
+            assert cur.fetchall() == (("character_set_server", "utf8mb4"), ("collation_server", "utf8mb4_general_ci"))
     finally:
         conn.close()
         serve.stop()
