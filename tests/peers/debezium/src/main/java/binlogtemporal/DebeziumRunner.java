@@ -8,12 +8,24 @@ import java.io.InputStream;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.json.JsonConverterConfig;
+import org.apache.kafka.connect.storage.FileOffsetBackingStore;
+import org.apache.kafka.connect.storage.OffsetStorageWriter;
+
+import io.debezium.embedded.EmbeddedEngineChangeEvent;
+import io.debezium.embedded.EmbeddedWorkerConfig;
+import io.debezium.embedded.KafkaConnectUtil;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.format.Json;
@@ -28,11 +40,18 @@ import io.debezium.engine.format.Json;
  * java -jar debezium-runner.jar --output FILE|- [--properties FILE] [name=value ...]
  * </pre>
  *
- * Each line is {"topic": ..., "key": KEY, "value": VALUE} with KEY and VALUE as the
- * engine's JSON converter gives them (schema and payload unless the properties say
- * otherwise), or a line about the engine itself: {"engine": "started"},
+ * Each line is {"topic": ..., "offset": OFFSET, "key": KEY, "value": VALUE} with KEY and
+ * VALUE as the engine's JSON converter gives them (schema and payload unless the
+ * properties say otherwise) and OFFSET the connector's offset after the record (file,
+ * pos, gtids...: where it would resume; a heartbeat's tells how far it has read), or a
+ * line about the engine itself: {"engine": "started"},
  * {"engine": "completed", "success": ..., "message": ..., "error": ...}.  The exit status
  * is 0 when the engine completed successfully, 1 when it failed, 2 on bad usage.
+ *
+ * <p>{@code runner.offset.file}, {@code runner.offset.pos} and {@code runner.offset.gtids}
+ * (the harness's own, not passed to the engine) write a start offset into the file offset
+ * store before the engine starts, as an operator does to skip a transaction the connector
+ * cannot read: the MariaDB connector then resumes after that GTID set.
  */
 public final class DebeziumRunner {
 
@@ -68,6 +87,7 @@ public final class DebeziumRunner {
     }
 
     private static boolean run(Properties props, String output) throws Exception {
+        writeStartOffset(props);
         Writer out = new BufferedWriter(new OutputStreamWriter(
                 output.equals("-") ? System.out : new FileOutputStream(output, true), StandardCharsets.UTF_8));
         Lines lines = new Lines(out);
@@ -88,7 +108,8 @@ public final class DebeziumRunner {
                     done.countDown();
                 })
                 .notifying(record -> lines.write("{\"topic\":" + quote(record.destination())
-                        + ",\"key\":" + orNull(record.key()) + ",\"value\":" + orNull(record.value()) + "}"))
+                        + ",\"offset\":" + offset(record) + ",\"key\":" + orNull(record.key())
+                        + ",\"value\":" + orNull(record.value()) + "}"))
                 .build();
         ExecutorService executor = Executors.newSingleThreadExecutor();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -108,6 +129,51 @@ public final class DebeziumRunner {
         return success[0];
     }
 
+    /**
+     * The offset the engine starts from, written as the embedded engine writes its own
+     * (AsyncEmbeddedEngine: an OffsetStorageWriter over the store, namespace the engine's
+     * name, key and value by a JsonConverter without schemas; the MariaDB connector's
+     * partition is {"server": topic.prefix}, BinlogPartition).
+     */
+    private static void writeStartOffset(Properties props) throws Exception {
+        String gtids = (String) props.remove("runner.offset.gtids");
+        String file = (String) props.remove("runner.offset.file");
+        String pos = (String) props.remove("runner.offset.pos");
+        if (gtids == null && file == null) {
+            return;
+        }
+        Map<String, String> config = new HashMap<>();
+        for (String name : props.stringPropertyNames()) {
+            config.put(name, props.getProperty(name));
+        }
+        FileOffsetBackingStore store = KafkaConnectUtil.fileOffsetBackingStore();
+        store.configure(new EmbeddedWorkerConfig(config));
+        store.start();
+        try {
+            JsonConverter keys = new JsonConverter();
+            keys.configure(Collections.singletonMap(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), true);
+            JsonConverter values = new JsonConverter();
+            values.configure(Collections.singletonMap(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), false);
+            OffsetStorageWriter writer = new OffsetStorageWriter(store, props.getProperty("name"), keys, values);
+            Map<String, Object> offset = new HashMap<>();
+            offset.put("file", file);
+            offset.put("pos", Long.parseLong(pos == null ? "4" : pos));
+            if (gtids != null) {
+                offset.put("gtids", gtids);
+            }
+            writer.offset(Collections.singletonMap("server", props.getProperty("topic.prefix")), offset);
+            writer.beginFlush();
+            writer.doFlush((error, ignored) -> {
+                if (error != null) {
+                    System.err.println("debezium-runner: writing the start offset: " + error);
+                }
+            }).get(30, TimeUnit.SECONDS);
+        }
+        finally {
+            store.stop();
+        }
+    }
+
     /** Every message of an error's chain of causes, outermost first (null for none). */
     private static String causes(Throwable error) {
         if (error == null) {
@@ -121,6 +187,25 @@ public final class DebeziumRunner {
             text.append(e.getClass().getName()).append(": ").append(e.getMessage());
         }
         return text.toString();
+    }
+
+    /** The record's source offset as a JSON object of its strings and numbers (null if unknown). */
+    private static String offset(ChangeEvent<String, String> record) {
+        if (!(record instanceof EmbeddedEngineChangeEvent)) {
+            return "null";
+        }
+        Map<String, ?> offset = ((EmbeddedEngineChangeEvent<?, ?, ?>) record).sourceRecord().sourceOffset();
+        if (offset == null) {
+            return "null";
+        }
+        StringBuilder out = new StringBuilder("{");
+        for (Map.Entry<String, ?> entry : new TreeMap<String, Object>(offset).entrySet()) {
+            Object value = entry.getValue();
+            out.append(out.length() > 1 ? "," : "").append(quote(entry.getKey())).append(':')
+                    .append(value instanceof Number || value instanceof Boolean ? value.toString()
+                            : quote(value == null ? null : value.toString()));
+        }
+        return out.append('}').toString();
     }
 
     private static String orNull(String json) {
