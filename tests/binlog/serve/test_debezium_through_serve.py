@@ -48,7 +48,7 @@ SNAPSHOT = 8            # WORKLOAD[:8] runs before Debezium starts: its snapshot
 ALTER = 13              # WORKLOAD[8:13] in compressed events, the rest (from the ALTER on) not
 STATEMENTS_HEADER = """\
 # Every statement and command Debezium's MariaDB connector (tests/peers/debezium) sent to
-# binlog serve in tests/binlog/serve/test_debezium.py (its JDBC connections and its binlog
+# binlog serve in tests/binlog/serve/test_debezium_through_serve.py (its JDBC connections and its binlog
 # connection, GTID lists as '<gtid>'), and who answered it: serve itself, or the upstream
 # in Debezium's own session.  BINLOG_UPDATE_GOLDEN=1 writes this file again.
 """
