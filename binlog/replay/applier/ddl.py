@@ -10,7 +10,8 @@ import pymysql
 
 from ...assembly.routines import routine_kind, strip_definer
 from ...errors import TargetError
-from ...output.sql import _short, ddl_kept, ddl_statements
+from ...output.sql.literals import short
+from ...output.sql.session import ddl_kept, ddl_statements
 from .executor import Executor
 from .options import ApplyOptions
 
@@ -38,13 +39,13 @@ class DdlPolicy:
         kind = routine_kind(statement.query)
         if options.no_ddl or not ddl_kept(statement, table_filter) or (kind and not options.routines):
             if options.no_ddl:
-                self.warn(f"{where(statement)}: DDL not replayed (--no-ddl): {_short(statement.query)}")
+                self.warn(f"{where(statement)}: DDL not replayed (--no-ddl): {short(statement.query)}")
             elif kind and not self.routines_warned:
                 self.routines_warned = True
                 self.warn(f"{where(statement)}: {kind} definitions (and those of triggers, "
                           f"procedures, functions, events) are not replayed: the row events "
                           f"already hold the rows they wrote; --routines replays them: "
-                          f"{_short(statement.query)}")
+                          f"{short(statement.query)}")
             return False
         return True
 

@@ -191,7 +191,7 @@ def apply_transactions(paths, renderer, encode=True, statements=False, *, schema
 
     from binlog.assembly.transactions import Transaction, TxAssembler
     from binlog.errors import BinlogError
-    from binlog.output.sql import SqlRenderError
+    from binlog.output.sql.literals import SqlRenderError
     from binlog.reader import BinlogReader, SourceEvent
     from binlog.replay.batch import encode_event, row_numbers, row_statements
     from schema_store.loading import load_resolver
@@ -223,7 +223,7 @@ def assert_encoded_statements_match(paths, safe: bool = True, **options) -> list
     """apply's statements from EncodedInserts/EncodedKeyeds (no row decoded) are those of
     the decoded rows, cut at the same rows, and their rows (LazyRows) are the decoded rows,
     numbered alike; gives the encoded items (``options``: apply_transactions')."""
-    from binlog.output.sql import SqlRenderer
+    from binlog.output.sql.renderer import SqlRenderer
     from binlog.replay.batch import EncodedEvent, EncodedInsert, EncodedKeyed, EncodedStatements, LazyRows
     from binlog.replay.keys import KeyCatalog
 
