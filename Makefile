@@ -55,7 +55,8 @@ docs:
 # The linters and the site first (either failing fails the target), then the suite.
 test: install-dev server-deps peers
 	$(MAKE) lint docs
-	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 $(PYTHON) -m pytest -q
+	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 \
+		BINLOG_REQUIRE_COMPILED=1 $(PYTHON) -m pytest -q
 
 # The tests that need neither a server nor the [spark] extra and are not slow (the kinds
 # are markers: docs/testing.md).
@@ -112,7 +113,7 @@ fuzz: fuzz-deps
 	$(PYTHON) fuzz/sanitize.py self-check $$build/broken; \
 	$(PYTHON) fuzz/sanitize.py run $$build/sanitized -- $(PYTHON) -m pytest -p sanitize -q -p no:cacheprovider \
 		tests/hostile/test_differential.py tests/hostile/test_mutation.py tests/hostile/test_names.py \
-		tests/hostile/test_protocol.py tests/binlog/test_rewrite_mutation.py tests/hostile/test_regressions.py \
+		tests/hostile/test_protocol.py tests/binlog/rewrite/test_rewrite_mutation.py tests/hostile/test_regressions.py \
 		tests/binlog/test_speedups.py tests/binlog/test_scan.py tests/binlog/test_checksum.py; \
 	for target in $(FUZZ_TARGETS); do \
 		$(PYTHON) fuzz/run.py --target $$target --sanitized $$build/sanitized \

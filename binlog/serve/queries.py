@@ -21,10 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..protocol import serving as s
-
-ER_PARSE = 1064
-ER_UNKNOWN_SYSTEM_VARIABLE = 1193
+from ..protocol import constants as pc, server_side as s
 
 
 @dataclass
@@ -103,7 +100,7 @@ class Answers:
             match = pattern.fullmatch(text)
             if match:
                 return handler(match)
-        return [s.error(ER_PARSE, "binlog serve answers replication queries only")]
+        return [s.error(pc.ER_PARSE_ERROR, "binlog serve answers replication queries only")]
 
     # -- handlers -----------------------------------------------------------------------
     def _set(self, match: re.Match[str]) -> Answer:
@@ -114,7 +111,7 @@ class Answers:
             name, eq, value = item.partition("=")
             name = name.strip()
             if not eq:
-                return [s.error(ER_PARSE, "SET: expected name = value")]
+                return [s.error(pc.ER_PARSE_ERROR, "SET: expected name = value")]
             if name.startswith("@") and not name.startswith("@@"):
                 self.user_vars[name[1:].lower()] = self._value(value.strip())
             # session and global variables (SET NAMES, @@session.x, wait_timeout...) change
@@ -176,7 +173,7 @@ class Answers:
             alias = parts[1].strip().strip("`'\"") if len(parts) > 1 else ""
             value = self._expression(expr)
             if value is _UNKNOWN:
-                return [s.error(ER_UNKNOWN_SYSTEM_VARIABLE, f"binlog serve does not answer {expr[:64]!r}")]
+                return [s.error(pc.ER_UNKNOWN_SYSTEM_VARIABLE, f"binlog serve does not answer {expr[:64]!r}")]
             names.append(alias or expr)
             values.append(value)
         return s.result_set(names, [tuple(values)])

@@ -33,7 +33,7 @@ from ...constants import ColumnType as T
 from ...errors import BinlogError
 from ...inert import escape
 from ...types.json_binary import json_text
-from ...types.strings import LargeText
+from ...types.strings import LARGE_VALUE, LargeText
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
 TEMPORAL_TYPES = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -92,11 +92,10 @@ def text_literal(text: str, col) -> str:
     return f"_{charset} X'{data.hex()}'"
 
 
-#: A binary value at least this large is not rendered into the statement text: the writer
-#: that set ``LARGE_SINK`` gets a token (NUL, which SQL text here never holds raw, a random
-#: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
-#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
-LARGE_VALUE = 1 << 20
+# A binary value at least LARGE_VALUE large is not rendered into the statement text: the
+# writer that set ``LARGE_SINK`` gets a token (NUL, which SQL text here never holds raw, a
+# random nonce and a number) and writes the value's hex in pieces in its place, so a
+# 200 MiB BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
 PIECE = 1 << 20
 #: the LargeValues of the writer rendering now (None: no writer takes pieces)
 LARGE_SINK: ContextVar = ContextVar("binlog_sql_large_values", default=None)

@@ -207,7 +207,7 @@ class SqlWriter(Writer):
                  split_updates: bool = False, on_warning=None, table_filter=None,
                  routines: bool = False, strip_definer: bool = False,
                  rewrite_db: dict | None = None, extended_insert: bool = False):
-        from ...assembly.rewrite import DbRewrite
+        from ...assembly.rewrite_db import DbRewrite
         from ...assembly.transactions import TxAssembler
 
         self.out = out

@@ -4,6 +4,7 @@
 session (``statement_sql``, ``STATEMENT_RESET`` after it)."""
 from __future__ import annotations
 
+from ...constants import LOG_EVENT_SUPPRESS_USE_F
 from ...errors import BinlogError
 from ...statements import statement_kept
 from .literals import hex_literal, number_literal, printable, quote_ident, quote_text, short
@@ -64,9 +65,9 @@ def query_sql_mode(event) -> str | None:
 def ddl_statements(statement) -> list[str]:
     """What replays a DDL statement: USE its database, its sql_mode, the text, our mode."""
     out = []
-    # LOG_EVENT_SUPPRESS_USE_F (0x8): CREATE/DROP DATABASE carry the database they create
+    # LOG_EVENT_SUPPRESS_USE_F: CREATE/DROP DATABASE carry the database they create
     # or drop as their db, not one to USE.
-    if statement.db and not statement.event.header.flags & 0x8:
+    if statement.db and not statement.event.header.flags & LOG_EVENT_SUPPRESS_USE_F:
         out.append(f"USE {quote_ident(statement.db)}")
     mode = query_sql_mode(statement.event)
     if mode is not None:
@@ -123,7 +124,7 @@ def statement_sql(statement) -> list:
                  "file on the target and start after this statement")
     s = event.session()
     out: list = []
-    if statement.db and not event.header.flags & 0x8:       # LOG_EVENT_SUPPRESS_USE_F
+    if statement.db and not event.header.flags & LOG_EVENT_SUPPRESS_USE_F:
         out.append(f"USE{quote_ident(statement.db)}")   # no space: not the client's `use`
     micro = s.microseconds
     out.append(f"SET TIMESTAMP = {statement.ts}" + (f".{micro:06d}" if micro else ""))
@@ -195,7 +196,7 @@ def ddl_script(statement) -> list[str]:
     except UnicodeEncodeError:      # bytes that are no UTF-8: passed on as they are
         text = hex_literal(query.encode("utf-8", "surrogateescape"))
     out = [f"SET @binlog_ddl = {text};"]
-    if statement.db and not statement.event.header.flags & 0x8:
+    if statement.db and not statement.event.header.flags & LOG_EVENT_SUPPRESS_USE_F:
         out.append(f"USE{quote_ident(statement.db)};")
     mode = query_sql_mode(statement.event)
     if mode is not None:
