@@ -62,6 +62,8 @@ PEERS: dict[str, Peer] = {peer.name: peer for peer in [
          gomod="v1.7.0", note="go-mysql v1.7.0 configured as TiDB DM configures it (file and network)"),
     Peer("go-mysql-1.16.0", "go", "go-mysql", {"gomysql-peer": "."}, gomod="v1.16.0",
          note="go-mysql v1.16.0 configured as TiDB DM configures it (file and network)"),
+    Peer("debezium", "maven", "debezium", {"debezium-runner.jar": "target/debezium-runner.jar"},
+         note="Debezium 3.5.0.Final's MariaDB connector in the embedded engine: change events as JSON lines"),
     Peer("tidb-8.5", "go", "tidb", outputs={"tidb-server": "github.com/pingcap/tidb/cmd/tidb-server"},
          # TiDB's Makefile builds with -tags codes and sets its version strings by -ldflags
          # (Makefile.common LDFLAGS); VERSION() then reads 8.0.11-TiDB-v8.5.4-e4e814fdc0af.

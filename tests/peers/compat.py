@@ -36,7 +36,7 @@ for path in (HERE, REPO / "tests"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from compat_runners import gomysql, mariadb_binlog, pmr, replica  # noqa: E402
+from compat_runners import debezium, gomysql, mariadb_binlog, pmr, replica  # noqa: E402
 from support.compat import (  # noqa: E402
     Run,
     Runner,
@@ -65,6 +65,7 @@ RUNNERS: list[Runner] = [
     *pmr.RUNNERS,
     *mariadb_binlog.RUNNERS,
     *replica.RUNNERS,
+    *debezium.RUNNERS,
 ]
 
 MAX_RESTARTS = 100
