@@ -279,3 +279,18 @@ def test_frame_packets_frames_whole_events_up_to_one_the_dump_takes(scan_mode):
     assert packets == (len(events[0]) + 1).to_bytes(3, "little") + b"\xff\0" + events[0] + \
         (len(events[1]) + 1).to_bytes(3, "little") + b"\x00\0" + events[1]
     assert scan.frame_packets(data, pos, len(data), seq, passing, 1 << 20) is None
+
+
+@pytest.mark.parametrize("size", [0xFFFFFE, 0xFFFFFF])
+def test_frame_packets_leaves_an_event_of_a_full_packet_to_the_dump(scan_mode, size):
+    """An event whose packet (0x00 and the event) fills a packet's 0xFFFFFF bytes or more
+    is not framed as one packet: the protocol sends such a payload in several, ended by a
+    shorter one (sql/net_serv.cc my_net_write), which the dump does.  The event before
+    it is framed; it stops there."""
+    small = b"\0" * 4 + b"\2" + b"\0" * 4 + (19 + 4).to_bytes(4, "little") + b"\0" * 6 + b"abcd"
+    large = b"\0" * 4 + b"\2" + b"\0" * 4 + size.to_bytes(4, "little") + b"\0" * 6
+    data = small + large + b"x" * (size - 19)
+    passing = b"\1" * 256
+    assert scan.frame_packets(data, 0, len(data), 7, passing, 1 << 30) == \
+        ((len(small) + 1).to_bytes(3, "little") + b"\x07\0" + small, len(small), 8, 1)
+    assert scan.frame_packets(data, len(small), len(data), 8, passing, 1 << 30) is None
