@@ -14,10 +14,11 @@ written into its offsets, as an operator skipping the transaction would.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from support.compat import Change, Run, Runner, Target, gtid_of_position
-from support.debezium import Debezium, properties, read_to_end, server_text
+from support.debezium import Debezium, properties, server_text
 from support.peers import build_peer
 
 PEER = "debezium"
@@ -48,10 +49,28 @@ def run(target: Target) -> Run:
                                       workdir=workdir, server_id=5601, **extra),
                       workdir, workdir / f"events-{attempt}.jsonl")
     try:
-        end = read_to_end(engine, target.binlog.name, target.end, LIMIT)
+        _wait(engine, target)
+        end = engine.completed() or engine.stop()
     finally:
         engine.kill()
     return _result(engine, end, target)
+
+
+def _wait(engine: Debezium, target: Target) -> None:
+    """Until the engine stops by itself, or a record's offset says it has read the whole
+    binlog (a heartbeat's: Debezium makes one after any event once heartbeat.interval.ms
+    has passed, serve's own heartbeats at the end included)."""
+    deadline = time.monotonic() + LIMIT
+    while engine.completed() is None and time.monotonic() < deadline:
+        if any(_past_the_end(line.get("offset") or {}, target) for line in engine.lines()):
+            return
+        time.sleep(0.3)
+
+
+def _past_the_end(offset: dict, target: Target) -> bool:
+    """An offset at the binlog's end, or in a later file (its closing ROTATE names the next)."""
+    file = offset.get("file") or ""
+    return file > target.binlog.name or (file == target.binlog.name and offset.get("pos", 0) >= target.end)
 
 
 def _result(engine: Debezium, end: dict, target: Target) -> Run:
