@@ -46,6 +46,7 @@ from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
+from .header import FormatDescription
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, EncodedRows, build_plan, count_rows, count_walk, decode_rows
 from .scan import COUNT_RUN_CODES, count_key
@@ -150,6 +151,7 @@ class StatementChange:
     context: list
     schema: list | None = None
     sql_exact: bool = True  # False: ``sql`` had bytes invalid in the client charset (replaced)
+    mariadb: bool = False   # written by MariaDB (the FDE's server version)
 
     @property
     def table(self) -> str | None:
@@ -733,7 +735,7 @@ class BinlogReader:
         sql, exact = statement_text(event.raw_query, session)
         return [StatementChange(name, h.offset, h.offset + h.event_size, h.timestamp, h.server_id,
                                 state.gtid, event.db or None, op, sql, event, session, context, schema,
-                                exact)]
+                                exact, state.fde is not None and state.fde.is_mariadb)]
 
     def _changes(self, name, event: RowsEvent, table_maps, gtid, fde, state=None):
         entry = table_maps.get(event.table_id)
@@ -810,6 +812,7 @@ class BinlogReader:
 
     def _plan(self, table_map: TableMapEvent, fde, position) -> DecodePlan:
         known_zero = not (fde.writes_legacy_hires if fde is not None else True)
+        mariadb = fde is not None and fde.is_mariadb
         attributes: dict = {}
         if self.schema is not None:
             attributes = self.schema.attributes(table_map, position) or {}
@@ -818,12 +821,12 @@ class BinlogReader:
             attributes.setdefault(index, {}).setdefault("precision", n)
         if self.options.assume_charset:
             _assume_charset(table_map, attributes, assumed_codec(self.options.assume_charset))
-        key = (table_map.db, table_map.table, known_zero, self._columns_key(table_map.columns),
+        key = (table_map.db, table_map.table, known_zero, mariadb, self._columns_key(table_map.columns),
                tuple(sorted((i, tuple(sorted(a.items()))) for i, a in attributes.items())))
         plan = self._plans.get(key)
         if plan is None:
             plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz,
-                              schema=attributes, ts_offset=self.options.timestamp_offset)
+                              schema=attributes, ts_offset=self.options.timestamp_offset, mariadb=mariadb)
             self._plans[key] = plan
             self._warn_unknown_charsets(plan)
         return plan
@@ -835,7 +838,7 @@ class BinlogReader:
         if hit is not None and hit[0] is columns:
             return hit[1]
         key = tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
-                     c.set_values, c.nullable) for c in columns)
+                     c.set_values, c.nullable, c.geometry_type) for c in columns)
         if len(self._column_keys) >= 1024:
             self._column_keys.clear()
         self._column_keys[id(columns)] = (columns, key)
@@ -872,7 +875,7 @@ class _FileState:
     runs_gtid: str | None = None    # the GTID the encode entries were made in
     run_prefix: bytes | None = None  # the records' head up to the offset (the file)
     gtid: str | None = None
-    fde: object = None
+    fde: FormatDescription | None = None
     in_trx: bool = False        # between a GTID event and the end of its transaction
     saw_begin: bool = False     # the transaction is an explicit one (BEGIN ... COMMIT)
     maps_lost_at: int | None = None

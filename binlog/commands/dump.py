@@ -99,30 +99,20 @@ def run(args) -> int:
         reader.set_output_paths(row_encoder=writer.row_encoder(), rows_hook=writer.rows_hook(),
                                 run_writer=writer.run_writer())
     try:
-        if args.format == "debezium" and not args.split_updates:
-            for record in with_progress(reader, reader.records(), args,
-                                        output_is_terminal=_is_terminal(sys.stdout)):
-                if isinstance(record, RowChange):
-                    writer.write(record)
-                elif isinstance(record, Watermark):
-                    _watermark(writer, record, out)
-                elif writer.takes_statements:
-                    writer.statement(record)
-        else:
-            for item in with_progress(reader, reader.items(statements=True), args,
-                                      output_is_terminal=_is_terminal(sys.stdout)):
-                if isinstance(item, RowChange):
-                    writer.write(item)
-                elif isinstance(item, EncodedRows):
-                    writer.write_encoded(item)
-                elif isinstance(item, StatementChange):
-                    # json (split): a line; text/sql: the QUERY event itself says it all
-                    if writer.takes_statements:
-                        writer.statement(item)
-                elif isinstance(item, Watermark):
-                    _watermark(writer, item, out)
-                else:
-                    writer.event(item)
+        for item in with_progress(reader, reader.items(statements=True), args,
+                                  output_is_terminal=_is_terminal(sys.stdout)):
+            if isinstance(item, RowChange):
+                writer.write(item)
+            elif isinstance(item, EncodedRows):
+                writer.write_encoded(item)
+            elif isinstance(item, StatementChange):
+                # json (split), debezium: a line; text/sql: the QUERY event itself says it all
+                if writer.takes_statements:
+                    writer.statement(item)
+            elif isinstance(item, Watermark):
+                _watermark(writer, item, out)
+            else:
+                writer.event(item)
         writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
     except KeyboardInterrupt:
         writer.end_open_record()    # json: a record streamed whole up to its commit fields
@@ -149,6 +139,9 @@ def record_writer(args, out, schema=None):
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
+    from ..replay.keys import KeyCatalog
+
+    debezium_keys = KeyCatalog(schema=schema)           # one for all files: each sees what one learns
 
     def make(stream):
         # each format imports its own writer only (start-up of a short run)
@@ -156,10 +149,9 @@ def record_writer(args, out, schema=None):
         if args.format == "debezium":
             from ..output.debezium import DebeziumWriter
 
-            writer = DebeziumWriter(stream, on_warning=warn)
+            writer = DebeziumWriter(stream, on_warning=warn, keys=debezium_keys)
         elif args.format == "json":
             from ..output.cdc import CdcJsonWriter
-            from ..replay.keys import KeyCatalog
 
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
                                    with_types=args.with_types, rewrite_db=rewrite,

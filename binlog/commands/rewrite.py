@@ -103,6 +103,7 @@ class _Job:
         self.out.add_to_index(self.index, name)
         state = ReadState()
         self.files += 1
+        complete = False
         try:
             for event in read_events(binlog, stream, follow=self.args.follow and binlog.last,
                                      state=state):
@@ -116,6 +117,7 @@ class _Job:
                 self.out.write(written.data, written.entry(event.header.event_size))
                 self.written += 1
                 self.bytes_out += len(written.data)
+            complete = True
         except IncompleteEventError as exc:
             if not binlog.last:
                 raise
@@ -128,7 +130,7 @@ class _Job:
         finally:
             self.values += rewriter.stats.values
             self.kept += rewriter.stats.events - rewriter.stats.changed
-            self.out.close()
+            self.out.close(complete)
         return state.rotated_to
 
     def summary(self) -> None:
