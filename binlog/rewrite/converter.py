@@ -416,8 +416,7 @@ class StreamRewriter:
     def __init__(self, name: str, *, schema: Any = None, options: RewriteOptions | None = None,
                  keys: Any = None, verify_checksums: bool = True, resume_after: int = -1,
                  resume_out: int = 4):
-        self.stream = EventStream(name, verify_checksums=verify_checksums, keys=keys)
-        self.stream.keep_raw = True
+        self.stream = EventStream(name, verify_checksums=verify_checksums, keys=keys, keep_raw=True)
         self.rewriter = Rewriter(name, schema=schema, options=options,
                                  resume_after=resume_after, resume_out=resume_out)
 
