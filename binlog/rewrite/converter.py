@@ -1,7 +1,7 @@
 """Legacy MariaDB binlogs into MySQL 5.6-format binlogs: events in, events out.
 
 Sans-IO: ``Rewriter.event(event, raw)`` takes one decoded event and its bytes as framed
-(``EventStream.keep_raw``) and gives back the event as it is written, with where it
+(``EventStream(keep_raw=True)``) and gives back the event as it is written, with where it
 starts in the output (``Rewritten``) - or None for an event that is not written.
 ``StreamRewriter`` joins it to an ``EventStream``: bytes in (a file, a growing relay),
 rewritten events out.  Nothing here opens a file.
