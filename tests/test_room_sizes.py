@@ -26,9 +26,6 @@ LONG_FILES = {
                           "literals, checksums, Arrow columns, typed_append), one compilation "
                           "unit in setup.py, in sections; splitting it into files linked into "
                           "the one extension is a build change of its own",
-    "fuzz/differential.py": "the differential fuzz target (compiled vs pure): its levels share "
-                            "the case format and the checks by name with fuzz/*.py and "
-                            "tests/hostile/; not split yet",
     "samples/generate.py": "the corpus generator, run by hand against servers; splitting it "
                            "needs a regeneration of samples/ on every server to show the "
                            "corpus unchanged; not split yet",
