@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..exitcodes import Exit
 from ..options import build
-from ..user_values import parse_epoch, parse_zone
+from ..user_values import parse_zone
 from ._common import (
     EXIT_DAMAGE,
     EXIT_INCOMPLETE,
@@ -38,7 +38,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..interrupts import GuardedOutput
-    from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
+    from ..reader import BinlogReader, RowChange, StatementChange
+    from ..reader_options import ReaderHooks, reader_options
     from ..rows import EncodedRows
     from ..watermarks import Watermark
 
@@ -60,18 +61,10 @@ def run(args) -> int:
     # ZonedTimestamp is UTC too, and read in UTC it is exact (a wall-clock time in a zone
     # is ambiguous in the hour a DST change repeats: 02:30 twice in Berlin on 2024-10-27)
     tz = None if args.format in ("sql", "flashback", "debezium") else zone
-    options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
-                            start_position=args.start_position, stop_position=args.stop_position,
-                            start_datetime=parse_epoch(args.start_datetime, zone),
-                            stop_datetime=parse_epoch(args.stop_datetime, zone), tz=tz,
-                            table_filter=table_filter_of(args), infer_precision=args.infer_precision,
-                            on_error=args.on_error, follow=args.follow,
-                            follow_timeout=args.follow_timeout, keys=key_ring(args),
-                            start_gtid=args.start_gtid, stop_gtid=args.stop_gtid,
-                            assume_charset=args.assume_charset, allow_gaps=args.allow_gaps,
-                            # debezium: TIMESTAMP is ZonedTimestamp (UTC) whatever is asked
-                            timestamp_offset=args.timestamp_offset and args.format in ("json", "text"),
-                            watermark_interval=watermark_interval(args))
+    options = reader_options(args, tz=tz, keys=key_ring(args),
+                             # debezium: TIMESTAMP is ZonedTimestamp (UTC) whatever is asked
+                             timestamp_offset=args.timestamp_offset and args.format in ("json", "text"),
+                             watermark_interval=watermark_interval(args))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush, on_warning=warn)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,

@@ -95,8 +95,7 @@ class _Job:
         self.index = self.index or index_name(name)
         after, out_offset = self.out.resume(name)
         stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,
-                             keys=self.keys)
-        stream.keep_raw = True
+                             keys=self.keys, keep_raw=True)
         rewriter = Rewriter(name, schema=self.schema, options=self.options,
                             resume_after=after, resume_out=out_offset)
         self.out.open(name, out_offset)
