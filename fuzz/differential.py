@@ -12,135 +12,39 @@ source, offsets, event type, table and column in it.  Two levels:
   on both paths; the compiled walk itself (``_speedups.decode_event``) may only return
   what the pure walk returns, or raise ``_speedups.Fallback``: never another exception,
   never a value where the pure walk raises.
-* ``check_dump(data)``: a whole ``binlog dump`` of a binlog (the option byte of
-  fuzz/target.py and the file's bytes) on both paths: byte-identical output in JSON and
-  text, the same error, the same damage records in ``--on-error skip``.
-* ``check_rewrite(data)``: a whole ``binlog rewrite`` (its compiled image walk and runs
-  of rows events, ``_speedups.rewrite_rows`` / ``rewrite_run``): the same output binlog
-  and position map byte for byte, the same exit status and messages.
+* ``check_dump(data)`` (fuzz/differential_dump.py): a whole ``binlog dump`` of a binlog
+  (the option byte of fuzz/target.py and the file's bytes) on both paths: byte-identical
+  output in JSON and text, the same error, the same damage records in ``--on-error skip``.
+* ``check_rewrite(data)`` (fuzz/differential_rewrite.py): a whole ``binlog rewrite``: the
+  same output binlog and position map byte for byte, the same exit status and messages.
 
-A difference raises ``Difference`` (an AssertionError: a finding).  Used by
+How the compiled paths are switched off and what two outcomes must agree on:
+fuzz/pure_paths.py.  A difference raises ``Difference`` (an AssertionError: a finding).  Used by
 tests/hostile/test_differential.py (hypothesis, CI), fuzz/fuzz_differential.py (atheris)
 and ``make fuzz`` (under AddressSanitizer/UBSan, fuzz/sanitize.py).
 """
 from __future__ import annotations
 
-import io
 import re
 import sys
-import types
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from binlog import TableFilter, rows
+from binlog import rows
 from binlog.constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from binlog.errors import BinlogError
-from binlog.reader import RowCount
 from binlog.stream import NEED_DATA, EventStream
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import target  # noqa: E402
+from differential_dump import check_dump, cli_dump  # noqa: E402
+from pure_paths import Difference, error_key, pure, rows_key, short, value_key  # noqa: E402
 
 MAGIC = b"\xfebin"
-
-
-class Difference(AssertionError):
-    """The compiled and the pure path disagree on an input."""
-
-
-# --- switching the compiled paths off ----------------------------------------------
-
-def compiled_bindings() -> list[tuple[types.ModuleType, str]]:
-    """(module, attribute) of every loaded ``binlog`` module attribute bound to a
-    compiled ``binlog._*`` extension module."""
-    found = []
-    for name, module in list(sys.modules.items()):
-        if not (name == "binlog" or name.startswith("binlog.")) or module is None:
-            continue
-        for attr, value in list(vars(module).items()):
-            if (isinstance(value, types.ModuleType) and value.__name__.startswith("binlog._")
-                    and not getattr(value, "__file__", "").endswith(".py")):
-                found.append((module, attr))
-    return found
-
-
-@contextmanager
-def pure() -> Iterator[None]:
-    """Run the body with every compiled path off (as BINLOG_PURE=1 would at import)."""
-    saved = [(module, attr, getattr(module, attr)) for module, attr in compiled_bindings()]
-    for module, attr, _ in saved:
-        setattr(module, attr, None)
-    try:
-        yield
-    finally:
-        for module, attr, value in saved:
-            setattr(module, attr, value)
-
-
-def compiled_calls(run) -> set[str]:
-    """Names of the functions of compiled ``binlog._*`` modules that ``run()`` calls:
-    none may be called under ``pure()`` (a compiled path that pure() does not switch
-    off would be compared with itself)."""
-    called: set[str] = set()
-
-    def profile(frame, what, arg):
-        if what == "c_call":
-            owner = getattr(arg, "__self__", None)
-            if isinstance(owner, types.ModuleType) and owner.__name__.startswith("binlog._"):
-                called.add(f"{owner.__name__}.{arg.__name__}")
-
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return called
-
-
-def compiled_available() -> bool:
-    return bool(compiled_bindings())
-
-
-def stale_builds() -> list[str]:
-    """Compiled modules older than the C source beside them: a checkout updated (a merge)
-    without rebuilding (``python setup.py build_ext --inplace`` or ``make install``).
-    Comparing them with the new pure path would report the rebuild, not a bug."""
-    stale = []
-    for module, attr in compiled_bindings():
-        built = Path(getattr(module, attr).__file__)
-        source = built.parent / (built.name.split(".")[0] + ".c")
-        if source.exists() and source.stat().st_mtime > built.stat().st_mtime:
-            stale.append(str(built))
-    return list(dict.fromkeys(stale))
-
-
-# --- outcomes ----------------------------------------------------------------------
-
-def error_key(exc: BinlogError) -> tuple:
-    """What two paths must agree on when they fail."""
-    return (type(exc).__name__, str(exc), exc.source, exc.event_offset, exc.field_offset,
-            exc.event_type, exc.table, exc.column)
-
-
-def value_key(value) -> tuple:
-    """A value with its type: 1 == 1.0 == True and Decimal('0') == Decimal('-0') must not
-    pass for equal."""
-    if isinstance(value, dict):
-        return ("dict", tuple((k, value_key(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(value_key(v) for v in value))
-    return (type(value).__name__, repr(value))
-
-
-def rows_key(decoded: list) -> tuple:
-    return tuple((value_key(before), value_key(after)) for before, after in decoded)
 
 
 # --- level 1: one rows event --------------------------------------------------------
@@ -151,7 +55,6 @@ ROWS_TYPES = (WRITE_V1, UPDATE_V1, DELETE_V1, WRITE_V2, UPDATE_V2, DELETE_V2,
               166, 167, 168, 169, 170, 171)
 TABLE_MAP = 19
 XID = 16
-QUERY = 2
 
 
 @dataclass
@@ -653,236 +556,6 @@ def _walk(event, plan):
     return rows_key(decoded)
 
 
-# --- level 2: a whole dump ---------------------------------------------------------
-
-# Table filter of the dump cases whose option byte has 0x10 (fuzz/target.py's
-# --infer-precision bit: its search is slow and no compiled path): about half of the
-# samples' tables, so that filtered rows events are skipped between kept ones.
-FILTER = 0x10
-EXCLUDE_TABLES = ["%.%i%", "%.t1"]
-# Option bit 0x80 (fuzz_binlog.py's names target; unused by fuzz/target.py): binlog stats'
-# reading, rows counted (binlog/_scan.c count_rows), not decoded; one line per count.
-COUNT = 0x80
-
-
-def dump(data: bytes, path: Path) -> tuple:
-    """``binlog dump`` of ``data`` (fuzz/target.py's option byte + file): (output bytes,
-    error key or None, damage keys, incomplete key)."""
-    if not data:
-        return (b"", None, (), None)
-    options, body = data[0], data[1:]
-    if options & target.FIX_CRC:
-        body = target.fix_crcs(body)
-    path.write_bytes(body)
-    sink = io.BytesIO()
-    text = bool(options & target.TEXT)
-    writer = (target.TextWriter if text else target.JsonLinesWriter)(sink, "hex")
-    error = None
-    reader = None
-    try:
-        reader = target.BinlogReader([path], on_error="skip" if options & target.SKIP else "fail",
-                                     verify_checksums=not options & target.NO_VERIFY,
-                                     schema=target._schema() if options & target.TRACK_DDL == target.TRACK_DDL
-                                     else None,
-                                     table_filter=TableFilter(exclude=EXCLUDE_TABLES) if options & FILTER else None,
-                                     count_rows=bool(options & COUNT))
-        for item in reader.items():
-            if isinstance(item, RowCount):
-                sink.write(f"{item.file} {item.pos} {item.db}.{item.table} {item.op} {item.count}\n".encode())
-            elif isinstance(item, target.RowChange):
-                writer.write(item)
-            elif text:
-                writer.event(item)
-    except BinlogError as exc:
-        error = error_key(exc)
-    damage = tuple(error_key(d.error) for d in reader.stats.damage) if reader else ()
-    incomplete = None
-    if reader is not None and reader.stats.incomplete is not None:
-        incomplete = str(reader.stats.incomplete)
-    return (sink.getvalue(), error, damage, incomplete)
-
-
-# The command line's dump, in-process: --format by option bits 0x20 and 0x80 (json,
-# text, sql, debezium: every writer the batch path can feed), the other bits as dump().
-_CLI_FORMATS = {0x00: "json", 0x20: "text", 0x80: "sql", 0xA0: "debezium"}
-
-
-def cli_dump(data: bytes, path: Path) -> tuple:
-    """``binlog dump`` run through ``binlog.cli.main``: (exit status, stdout bytes,
-    stderr text)."""
-    if not data:
-        return (0, b"", "")
-    options = data[0]
-    argv = ["dump", "--quiet", "--format", _CLI_FORMATS[options & 0xA0], str(path)]
-    if options & 0xA8 == 0x08:      # json, TRACK_DDL half set (--no-track-ddl): --checksum
-        argv.append("--checksum")
-    if options & target.SKIP:
-        argv += ["--on-error", "skip"]
-    if options & target.TRACK_DDL != target.TRACK_DDL:
-        argv.append("--no-track-ddl")
-    return _cli(data, path, argv)
-
-
-def cli_stats(data: bytes, path: Path) -> tuple:
-    """``binlog stats --json`` of the same binlog through ``binlog.cli.main`` (runs of
-    rows events counted by binlog/_scan.c count_run): (exit status, stdout, stderr)."""
-    if not data:
-        return (0, b"", "")
-    return _cli(data, path, ["stats", "--json", str(path)])
-
-
-def _cli(data: bytes, path: Path, argv: list) -> tuple:
-    """``binlog.cli.main(argv)`` over the binlog of ``data`` (its option byte, then the
-    file) written to ``path``, with the options both commands share."""
-    from binlog import cli
-
-    options, body = data[0], data[1:]
-    if options & target.FIX_CRC:
-        body = target.fix_crcs(body)
-    path.write_bytes(body)
-    if options & target.NO_VERIFY:
-        argv.append("--no-verify-checksum")
-    if options & FILTER:
-        for pattern in EXCLUDE_TABLES:
-            argv += ["--exclude-table", pattern]
-    stdout, stderr = io.TextIOWrapper(io.BytesIO(), write_through=True), io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = stdout, stderr
-    try:
-        status = cli.main(argv)
-    finally:
-        sys.stdout, sys.stderr = saved
-    stdout.flush()
-    return (status, stdout.buffer.getvalue(), stderr.getvalue())
-
-
-def _ingest(path: Path, out: Path, runs: bool):
-    """What ``binlog ingest``'s task makes of ``path`` (on-error skip): the change
-    records and the typed table of ru.t (``runs_binlog``'s), as lists; or the error.
-    ``runs``: the stream writes runs of like events in one call (records.ImagesEncoder),
-    else every event goes through the encoder alone."""
-    import pyarrow.parquet as pq
-
-    from spark_ingest import records
-    from spark_ingest.arrow_typed import TypedWriter
-    from spark_ingest.options import parse_options
-    from spark_ingest.plan import build_plan
-
-    run_parts = records.ImagesEncoder.run_parts
-    if not runs:
-        records.ImagesEncoder.run_parts = lambda self, change, event: None   # type: ignore[method-assign]
-    try:
-        plan = build_plan(parse_options({"path": str(path), "on-error": "skip"}))
-        changes = []
-        for split in plan.splits:
-            typed = TypedWriter(str(out), 1, split.index,
-                                # (its text column's charset is unknown: Python-typed)
-                                lambda db, table: [("@1", "int")] if (db, table) == ("ru", "t") else None)
-            for batch in records.read_split(split, plan.options, plan.snapshots[split.group], batch_size=64,
-                                            typed=typed):
-                changes += batch.to_pylist()
-            typed.close()
-    except Exception as exc:  # noqa: BLE001 - the outcome compared: the same error both ways
-        return ("error", type(exc).__name__, str(exc))
-    finally:
-        records.ImagesEncoder.run_parts = run_parts     # type: ignore[method-assign]
-    files = sorted(out.rglob("*.parquet"), key=lambda p: (str(p.parent), int(p.stem.rsplit("-", 1)[1])))
-    return changes, [(str(p.relative_to(out).parent), pq.read_table(p).to_pylist()) for p in files]
-
-
-def check_ingest_runs(data: bytes, path: Path) -> None:
-    """``binlog ingest`` of a binlog (``runs_binlog``'s, mutated) with runs of events in
-    one compiled call (``_speedups.encode_run`` flags 48: images and typed columns) and
-    with every event alone: the same change records, the same typed table, in the same
-    order, or the same error."""
-    import shutil
-
-    path.write_bytes(data)
-    outcomes = []
-    for runs in (True, False):
-        out = path.parent / f"{path.name}.{'runs' if runs else 'events'}"
-        shutil.rmtree(out, ignore_errors=True)
-        outcomes.append(_ingest(path, out, runs))
-        shutil.rmtree(out, ignore_errors=True)
-    if outcomes[0] != outcomes[1]:
-        raise Difference(f"ingest with runs differs from ingest event by event:\n  runs {str(outcomes[0])[:2000]}\n"
-                         f"  events {str(outcomes[1])[:2000]}")
-
-
-def cli_rewrite(data: bytes, path: Path) -> tuple:
-    """``binlog rewrite`` of the binlog of ``data`` (its option byte: FIX_CRC, NO_VERIFY,
-    and 0x02 ``--full-metadata``; then the file) through ``binlog.cli.main`` into a
-    fresh directory: (exit status, the output binlog's bytes, its position map, stderr)."""
-    import shutil
-
-    from binlog import cli
-
-    if not data:
-        return (0, b"", "", "")
-    options, body = data[0], data[1:]
-    if options & target.FIX_CRC:
-        body = target.fix_crcs(body)
-    path.write_bytes(body)
-    out = path.parent / f"{path.name}.rewritten"
-    shutil.rmtree(out, ignore_errors=True)
-    argv = ["rewrite", str(path), "--to", str(out)]
-    if options & target.NO_VERIFY:
-        argv.append("--no-verify-checksum")
-    if options & 0x02:
-        argv.append("--full-metadata")
-    stderr = io.StringIO()
-    saved = sys.stderr
-    sys.stderr = stderr
-    try:
-        status = cli.main(argv)
-    finally:
-        sys.stderr = saved
-    written = out / path.name
-    mapped = out / f"{path.name}.map"
-    outcome = (status, written.read_bytes() if written.exists() else None,
-               mapped.read_text() if mapped.exists() else None, stderr.getvalue())
-    shutil.rmtree(out, ignore_errors=True)
-    return outcome
-
-
-def check_rewrite(data: bytes, path: Path) -> None:
-    """``binlog rewrite`` of ``data`` on both paths (the compiled image walk and runs of
-    rows events, binlog/_speedups.c rewrite_rows and rewrite_run, against rewrite/images.py's
-    pure walk): the same output binlog and map byte for byte, the same exit status and
-    messages (errors, the summary's counts)."""
-    with pure():
-        reference = cli_rewrite(data, path)
-    got = cli_rewrite(data, path)
-    if got != reference:
-        raise Difference(f"rewrite differs:\n  compiled {_short_rewrite(got)}\n"
-                         f"  pure     {_short_rewrite(reference)}")
-
-
-def _short_rewrite(outcome: tuple) -> str:
-    status, out, mapped, err = outcome
-    size = None if out is None else len(out)
-    return f"exit {status}, {size} bytes, map {str(mapped)[-200:]!r}, stderr {err[-500:]!r}"
-
-
-def check_dump(data: bytes, path: Path) -> None:
-    """Dump ``data`` on both paths, through the reader and through the command line, and
-    count it with ``binlog stats``; raise Difference if output or errors differ."""
-    for run in (dump, cli_dump, cli_stats):
-        with pure():
-            reference = run(data, path)
-        got = run(data, path)
-        if got != reference:
-            raise Difference(f"{run.__name__} differs:\n  compiled {short(got)}\n  pure     {short(reference)}")
-
-
-def short(outcome: tuple) -> str:
-    if len(outcome) == 3:
-        status, out, err = outcome
-        return f"exit {status}, {len(out)} bytes {out[-300:]!r}, stderr {err[-500:]!r}"
-    out, error, damage, incomplete = outcome
-    return f"{len(out)} bytes {out[-300:]!r}, error {error}, damage {damage}, incomplete {incomplete}"
-
-
 # --- seeds: the rows events of real binlogs ------------------------------------------
 
 def sample_cases(path: Path) -> list[RowsCase]:
@@ -1024,38 +697,19 @@ def check_bytes(data: bytes, path: Path) -> None:
     if data and data[0] & DUMP:
         check_dump(data[1:], path)
         return
-    if data and data[0] & REWRITE:
-        check_rewrite(data[1:], path)
-        return
     if data and data[0] & SKIP_RUN:
         case = skip_case_from_bytes(data[1:])
         if case is not None:
             check_skip_run(case)
         return
+    if data and data[0] & REWRITE:
+        from differential_rewrite import check_rewrite
+
+        check_rewrite(data[1:], path)
+        return
     case = case_from_bytes(data)
     if case is not None:
         check_rows(case)
-
-
-class _Binlog:
-    """A binlog made event by event after a real FORMAT_DESCRIPTION (types_full's, or
-    checksum_none's without ``checksums``): each event's log_pos is its end, its
-    timestamp grows, a CRC32 footer when ``checksums``."""
-
-    def __init__(self, checksums: bool):
-        sample = (HERE.parent / ("samples/mariadb-10.11/types_full.binlog" if checksums
-                                 else "samples/mariadb-10.11/checksum_none.binlog")).read_bytes()
-        fde_size = int.from_bytes(sample[4 + 9:4 + 13], "little")
-        self.checksums = checksums
-        self.out = bytearray(sample[:4 + fde_size])
-
-    def add(self, code: int, body: bytes) -> None:
-        out = self.out
-        size = 19 + len(body) + (4 if self.checksums else 0)
-        raw = (1700000000 + len(out) // 4096).to_bytes(4, "little") + bytes([code]) + \
-            (1).to_bytes(4, "little") + size.to_bytes(4, "little") + \
-            (len(out) + size).to_bytes(4, "little") + b"\0\0" + body
-        out.extend(raw + (zlib.crc32(raw).to_bytes(4, "little") if self.checksums else b""))
 
 
 def runs_binlog(checksums: bool = True) -> bytes:
@@ -1063,7 +717,9 @@ def runs_binlog(checksums: bool = True) -> bytes:
     two transactions, each a TABLE_MAP of (INT, VARCHAR(60)) and 24 WRITE, 8 UPDATE and 8
     DELETE rows events of a few rows (NULLs, quotes, control bytes in the text), v1 and
     v2, then an XID."""
-    made = _Binlog(checksums)
+    from differential_rewrite import BinlogBuilder
+
+    made = BinlogBuilder(checksums)
     add = made.add
     table_map = (b"\x2a\x00\x00\x00\x00\x00\x01\x00" + b"\x02ru\x00" + b"\x01t\x00" + packed(2)
                  + bytes([3, 15]) + packed(2) + (60).to_bytes(2, "little") + b"\x03")
@@ -1085,106 +741,11 @@ def runs_binlog(checksums: bool = True) -> bytes:
     return bytes(made.out)
 
 
-# The legacy runs binlog's table ru.t: (type code, metadata) of each column and its
-# CREATE TABLE (the rewrite takes the legacy columns' precision from it); ru.p has no
-# legacy column (its rows events are copied, moved by what ru.t's TABLE_MAP gains).
-LEGACY_COLUMNS = [(3, b""), (12, b""), (7, b""), (11, b""), (12, b""), (11, b""), (7, b""),
-                  (11, b""), (12, b""), (15, (60).to_bytes(2, "little"))]
-LEGACY_DDL = ("CREATE TABLE t (id INT, a DATETIME(6), b TIMESTAMP(3) NULL, c TIME(2), d DATETIME, "
-              "e TIME, f TIMESTAMP NULL, g TIME(5), h DATETIME(5), note VARCHAR(60))")
-LEGACY_PRECISIONS = [None, 6, 3, 2, 0, 0, 0, 5, 5, None]
-
-
-def _legacy_image(i: int, present: list[int]) -> bytes:
-    """ru.t's row image i of the columns ``present`` (MariaDB 5.3 layouts, written by
-    binlog/types/temporal.py's encoders; NULLs, negative and zero values among them)."""
-    from types import SimpleNamespace
-
-    from binlog.types.temporal import (
-        encode_datetime0,
-        encode_datetime_hires,
-        encode_time0,
-        encode_time_hires,
-        encode_timestamp0,
-        encode_timestamp_hires,
-    )
-
-    sec, usec = i * 7919 % 86400, i * 104729 % 1000000
-    hms = f"{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
-    day = f"20{i % 30:02d}-{1 + i % 12:02d}-{1 + i % 28:02d}"
-    sign = "-" if i % 3 == 0 else ""
-    values = []
-    for index in present:
-        code, n = LEGACY_COLUMNS[index][0], LEGACY_PRECISIONS[index]
-        col = SimpleNamespace(precision=n, tz=None, ts_offset=False)
-        frac = f".{usec:06d}"[:n + 1] if n else ""
-        if index == 0:
-            values.append(i.to_bytes(4, "little", signed=True))
-        elif index == 9:
-            text = (b"note-\x01'" * (i % 7))[:60]
-            values.append(bytes([len(text)]) + text)
-        elif (i + index) % 11 == 0:
-            values.append(None)
-        elif code == 12:
-            text = "0000-00-00 00:00:00" + frac if i % 13 == 0 else f"{day} {hms}{frac}"
-            values.append((encode_datetime_hires if n else encode_datetime0)(text, col))
-        elif code == 7:
-            text = f"{day} {hms}{frac}"
-            values.append((encode_timestamp_hires if n else encode_timestamp0)(text, col))
-        else:
-            text = f"{sign}{i % 839:02d}:{hms[3:]}{frac}"
-            values.append((encode_time_hires if n else encode_time0)(text, col))
-    nulls = bytearray((len(present) + 7) // 8)
-    for k, v in enumerate(values):
-        if v is None:
-            nulls[k >> 3] |= 1 << (k & 7)
-    return bytes(nulls) + b"".join(v for v in values if v is not None)
-
-
-def legacy_runs_binlog(checksums: bool = True) -> bytes:
-    """A binlog of long runs of rows events with legacy temporal columns
-    (``_speedups.rewrite_run``): the CREATE TABLE of ru.t, then two transactions, each
-    the TABLE_MAPs of ru.t and ru.p (no legacy column), 12 WRITE, 6 UPDATE (after images
-    of fewer columns: MINIMAL) and 6 DELETE rows events of ru.t of a few rows, v1 and v2,
-    then 8 WRITE rows events of ru.p, then an XID."""
-    made = _Binlog(checksums)
-    add = made.add
-
-    def table_map(table_id: int, name: bytes, columns: list) -> bytes:
-        meta = b"".join(m for _, m in columns)
-        return (table_id.to_bytes(6, "little") + b"\x01\x00" + b"\x02ru\x00" + bytes([len(name)])
-                + name + b"\x00" + packed(len(columns)) + bytes(c for c, _ in columns)
-                + packed(len(meta)) + meta + b"\xff" * ((len(columns) + 7) // 8))
-
-    width = len(LEGACY_COLUMNS)
-    everything, some = list(range(width)), [0, 1, 3, 7, 9]
-    all_bits, some_bits = b"\xff\x03", bytes([0x8b, 0x02])
-    query = (b"\0" * 4 + b"\0" * 4 + b"\x02" + b"\0\0" + b"\0\0" + b"ru\0" + LEGACY_DDL.encode())
-    add(QUERY, query)
-    for tx in range(2):
-        add(TABLE_MAP, table_map(42, b"t", LEGACY_COLUMNS))
-        add(TABLE_MAP, table_map(43, b"p", [(3, b""), (15, (60).to_bytes(2, "little"))]))
-        for n, (v1, v2) in enumerate(((WRITE_V1, WRITE_V2), (UPDATE_V1, UPDATE_V2), (DELETE_V1, DELETE_V2))):
-            for k in range(12 if n == 0 else 6):
-                code = v2 if (k // 3) % 2 else v1
-                update = code in (UPDATE_V1, UPDATE_V2)
-                rows = b"".join(_legacy_image(tx * 1000 + k * 3 + r, everything)
-                                + (_legacy_image(tx * 1000 + k * 3 + r + 500, some) if update else b"")
-                                for r in range(1 + k % 3))
-                add(code, rows_body(code, width, all_bits, some_bits, rows))
-        for k in range(8):
-            code = WRITE_V2 if k % 2 else WRITE_V1
-            rows = b"".join(b"\x00" + (tx * 100 + k + r).to_bytes(4, "little") + b"\x03p'\x02"
-                            for r in range(1 + k % 4))
-            add(code, b"\x2b" + rows_body(code, 2, b"\x03", b"\x03", rows)[1:])
-        add(XID, (tx + 1).to_bytes(8, "little"))
-    return bytes(made.out)
-
-
 def seed_inputs() -> list[bytes]:
     """Seeds: every rows event of the samples as a RowsCase input, and fuzz/make_seeds.py's
     binlog windows as dump inputs."""
     import make_seeds
+    from differential_rewrite import legacy_runs_binlog
 
     out = []
     for name in SAMPLES:

@@ -84,7 +84,8 @@ class _Job:
         from ..rewrite import Rewriter
         from ..sources.base import ReadState, read_events
         from ..sources.rewritten import index_name
-        from ..stream import EventStream, RewrittenRun
+        from ..stream import EventStream
+        from ..stream_runs import RewrittenRun, RunModes
 
         name = binlog.name
         if name in self.names:
@@ -94,16 +95,15 @@ class _Job:
         self.names.add(name)
         self.index = self.index or index_name(name)
         after, out_offset = self.out.resume(name)
-        stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,
-                             keys=self.keys)
-        stream.keep_raw = True
         rewriter = Rewriter(name, schema=self.schema, options=self.options,
                             resume_after=after, resume_out=out_offset)
-        stream.rewrite_runs = rewriter.run
+        stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,
+                             keys=self.keys, keep_raw=True, runs=RunModes(rewriter=rewriter))
         self.out.open(name, out_offset)
         self.out.add_to_index(self.index, name)
         state = ReadState()
         self.files += 1
+        complete = False
         try:
             for event in read_events(binlog, stream, follow=self.args.follow and binlog.last,
                                      state=state):
@@ -120,6 +120,7 @@ class _Job:
                 self.out.write(written.data, written.entry(event.header.event_size))
                 self.written += 1
                 self.bytes_out += len(written.data)
+            complete = True
         except IncompleteEventError as exc:
             if not binlog.last:
                 raise
@@ -132,11 +133,11 @@ class _Job:
         finally:
             self.values += rewriter.stats.values
             self.kept += rewriter.stats.events - rewriter.stats.changed
-            self.out.close()
+            self.out.close(complete)
         return state.rotated_to
 
     def _run(self, name: str, run) -> None:
-        """A run of rows events the compiled rewrite wrote (stream.RewrittenRun)."""
+        """A run of rows events the compiled rewrite wrote (stream_runs.RewrittenRun)."""
         header = run.header
         self.bytes_in += run.in_bytes
         self.progress.event(name, header.offset + header.event_size, run.in_bytes, header.timestamp)

@@ -1,7 +1,7 @@
 """Legacy MariaDB binlogs into MySQL 5.6-format binlogs: events in, events out.
 
 Sans-IO: ``Rewriter.event(event, raw)`` takes one decoded event and its bytes as framed
-(``EventStream.keep_raw``) and gives back the event as it is written, with where it
+(``EventStream(keep_raw=True)``) and gives back the event as it is written, with where it
 starts in the output (``Rewritten``) - or None for an event that is not written.
 ``StreamRewriter`` joins it to an ``EventStream``: bytes in (a file, a growing relay),
 rewritten events out.  Nothing here opens a file.
@@ -71,7 +71,8 @@ from ..events.table_map import full_metadata_tlvs
 from ..header import FormatDescription, frame_event
 from ..rows import REMEDY, DecodePlan, build_plan
 from ..scan import COUNT_RUN_CODES, count_key
-from ..stream import NEED_DATA, EventStream, RewrittenRun
+from ..stream import NEED_DATA, EventStream
+from ..stream_runs import RewrittenRun
 from ..types import METADATA_READERS
 from . import images
 from .position_map import MapEntry
@@ -409,25 +410,25 @@ class Rewriter:
                         event.after_present if event.kind == "update" else None)
         self.run_entries.setdefault(event.table_id, {})[key] = entry
 
-    def run(self, stream: EventStream) -> RewrittenRun | None:
-        """The run of rows events at the stream's read position that the registered
-        entries cover, rewritten in one compiled call (``_speedups.rewrite_run``): the
-        output bytes and their map lines; None when the next event is not one of them
-        (the stream reads it as usual).  Nothing to replay (a resumed run replays its
-        first events through ``event``)."""
+    def run_args(self) -> tuple | None:
+        """(``_speedups.rewrite_run``, the registered entries, the output position, the
+        output bound) for the stream's runs of rows events (``stream_runs.RunModes.rewriter``):
+        the events like ones this rewriter rewrote, written in one compiled call with their
+        map lines; None while there is nothing to take (nothing registered, nothing built,
+        a resumed run still replaying its first events through ``event``)."""
         rewrite = images.rewrite_run()
         if not self.run_entries or self.resume_after >= 0 or rewrite is None:
             return None
-        got = stream.rewrite_run(rewrite, self.run_entries, self.out_pos, RUN_OUTPUT)
-        if got is None:
-            return None
-        self.out_pos = got.out_pos
-        self.stats.events += got.events
-        self.stats.changed += got.changed
-        self.stats.rows_events += got.rows_events
-        self.stats.values += got.values
+        return rewrite, self.run_entries, self.out_pos, RUN_OUTPUT
+
+    def took(self, run: RewrittenRun) -> None:
+        """A run the stream rewrote from ``run_args``: the output moves on, counted."""
+        self.out_pos = run.out_pos
+        self.stats.events += run.events
+        self.stats.changed += run.changed
+        self.stats.rows_events += run.rows_events
+        self.stats.values += run.values
         self._after_gtid = False        # as _track_group takes a rows event
-        return got
 
     # --- framing ----------------------------------------------------------------------
     def _frame(self, raw: bytes, header, body: bytes | None, type_code: int | None) -> bytes:
@@ -488,8 +489,7 @@ class StreamRewriter:
     def __init__(self, name: str, *, schema: Any = None, options: RewriteOptions | None = None,
                  keys: Any = None, verify_checksums: bool = True, resume_after: int = -1,
                  resume_out: int = 4):
-        self.stream = EventStream(name, verify_checksums=verify_checksums, keys=keys)
-        self.stream.keep_raw = True
+        self.stream = EventStream(name, verify_checksums=verify_checksums, keys=keys, keep_raw=True)
         self.rewriter = Rewriter(name, schema=schema, options=options,
                                  resume_after=resume_after, resume_out=resume_out)
 

@@ -12,7 +12,8 @@ against rewrite/images.py's pure walk, on mutated binlogs of legacy temporal col
 mutated sample windows.
 
 The long-running counterpart is fuzz/fuzz_differential.py (atheris, ``make fuzz``, also
-under AddressSanitizer/UBSan); both run fuzz/differential.py.  Inputs that found a
+under AddressSanitizer/UBSan); both run fuzz/differential.py (and
+fuzz/differential_dump.py, its whole dumps).  Inputs that found a
 difference are kept in tests/hostile/differential_regressions/ and replayed here.
 """
 from __future__ import annotations
@@ -29,6 +30,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "fuzz"))
 
 import differential as diff  # noqa: E402
+import differential_dump as whole  # noqa: E402
+import differential_rewrite as rw  # noqa: E402
+import pure_paths  # noqa: E402
 import target  # noqa: E402
 
 from binlog import rows  # noqa: E402
@@ -360,7 +364,7 @@ def test_checksum_of_a_nan_double_is_a_typed_error(tmp_path):
 @given(seed=st.sampled_from(DUMP_SEEDS), options=st.integers(0, 255),
        mutations=st.lists(_mutation, min_size=1, max_size=4))
 def test_dump_output_identical(seed, options, mutations):
-    diff.check_dump(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "dump.binlog")
+    whole.check_dump(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "dump.binlog")
 
 
 # --- binlog/_scan.c skip_run: mutated runs of sample events, every parameter -----------
@@ -377,16 +381,16 @@ def test_skip_run_compiled_equals_pure(seed, head, buf):
     event(diff.check_skip_run(case))
 
 
-@pytest.mark.parametrize("run", [diff.dump, diff.cli_dump], ids=["reader", "cli"])
+@pytest.mark.parametrize("run", [whole.dump, whole.cli_dump], ids=["reader", "cli"])
 @pytest.mark.parametrize("options", [0x00, 0x20, 0x80 | 0x10, 0xA0 | 0x48 | 0x02],
                          ids=["json", "text", "count-or-sql", "debezium-ddl-skip"])
 def test_pure_mode_calls_no_compiled_function(run, options):
     """pure() switches every compiled path off (else the tests above would compare a
     compiled path with itself), and the compiled runs do use them."""
     data = bytes([options]) + (REPO / "samples/mariadb-10.11/types_full.binlog").read_bytes()
-    compiled = diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog"))
-    with diff.pure():
-        assert diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog")) == set()
+    compiled = pure_paths.compiled_calls(lambda: run(data, _TMP / "calls.binlog"))
+    with pure_paths.pure():
+        assert pure_paths.compiled_calls(lambda: run(data, _TMP / "calls.binlog")) == set()
     assert compiled
 
 
@@ -399,7 +403,7 @@ def test_runs_output_identical(checksums, options, mutations):
     """A binlog of long runs of rows events, mutated: json dumps (encode_run), stats
     (count_run) and the other outputs equal the pure path's, errors included."""
     data = diff.runs_binlog(checksums)
-    diff.check_dump(bytes([options]) + target.mutate(data, mutations), _TMP / "runs.binlog")
+    whole.check_dump(bytes([options]) + target.mutate(data, mutations), _TMP / "runs.binlog")
 
 
 @settings(max_examples=60, **_SETTINGS)
@@ -408,7 +412,7 @@ def test_ingest_runs_identical(checksums, mutations):
     """The same binlog, mutated: ``binlog ingest``'s records and typed table with runs of
     events in one compiled call equal those made event by event, errors included."""
     pytest.importorskip("pyarrow")
-    diff.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
+    whole.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
 
 
 def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
@@ -423,30 +427,30 @@ def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
                         lambda self, item, heads: (events.extend(item.events), add_run(self, item, heads)))
     path = _TMP / "ingest-runs-plain.binlog"
     path.write_bytes(diff.runs_binlog())
-    changes, tables = diff._ingest(path, _TMP / "ingest-runs-plain", True)
+    changes, tables = whole._ingest(path, _TMP / "ingest-runs-plain", True)
     assert len(events) >= 60 and len(changes) == sum(len(rows) for _, rows in tables) > 100
 
 
 def test_runs_binlog_is_written_in_runs(monkeypatch, capsys):
     from binlog.cli import main
-    from binlog.stream import EventStream
+    from binlog.stream_runs import RunModes
 
     path = _TMP / "runs-plain.binlog"
     path.write_bytes(diff.runs_binlog())
     seen = []
-    for name in ("_encode_run", "_count_run"):
-        original = getattr(EventStream, name)
+    for name in ("_encode", "_count"):
+        original = getattr(RunModes, name)
 
-        def spy(self, original=original, name=name):
-            run = original(self)
-            if run is not None:
-                seen.append((name, len(run.events)))
-            return run
-        monkeypatch.setattr(EventStream, name, spy)
+        def spy(self, *args, original=original, name=name):
+            got = original(self, *args)
+            if got is not None:
+                seen.append((name, len(got[0].events)))
+            return got
+        monkeypatch.setattr(RunModes, name, spy)
     assert main(["dump", "--quiet", str(path)]) == 0
     assert main(["stats", "--json", str(path)]) == 0
     capsys.readouterr()
-    assert {name for name, _ in seen} == {"_encode_run", "_count_run"}
+    assert {name for name, _ in seen} == {"_encode", "_count"}
     assert max(n for _, n in seen) >= 3
 
 
@@ -459,7 +463,7 @@ def test_rewrite_output_identical(seed, mutations):
     hires, NULLs, negative TIMEs, MINIMAL after images, a table without legacy columns
     whose events move), mutated: the compiled rewrite writes the pure one's output
     binlog and position map byte for byte, or fails the same way."""
-    diff.check_rewrite(seed[:1] + target.mutate(seed[1:], mutations), _TMP / "rewrite.binlog")
+    rw.check_rewrite(seed[:1] + target.mutate(seed[1:], mutations), _TMP / "rewrite.binlog")
 
 
 @settings(max_examples=60, **_SETTINGS)
@@ -468,7 +472,7 @@ def test_rewrite_output_identical(seed, mutations):
 def test_rewrite_of_sample_windows_identical(seed, options, mutations):
     """Windows of the sample binlogs (every event type, compressed events, legacy
     temporals with their DDL), mutated, rewritten both ways."""
-    diff.check_rewrite(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "rewrite-window.binlog")
+    rw.check_rewrite(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "rewrite-window.binlog")
 
 
 SAMPLE_BINLOGS = [REPO / name for name in diff.SAMPLES] + \
@@ -481,7 +485,7 @@ def test_rewrite_of_whole_samples_identical(path, options):
     """Each sample binlog whole (its DDL before its rows, so the legacy columns'
     precisions are known and their values re-encoded), rewritten both ways: the mutated
     windows above seldom hold a legacy value with the DDL that gives its precision."""
-    diff.check_rewrite(bytes([options]) + path.read_bytes(), _TMP / "rewrite-sample.binlog")
+    rw.check_rewrite(bytes([options]) + path.read_bytes(), _TMP / "rewrite-sample.binlog")
 
 
 def test_whole_legacy_samples_reach_the_compiled_walk():
@@ -489,7 +493,7 @@ def test_whole_legacy_samples_reach_the_compiled_walk():
     values are re-encoded by the compiled walk."""
     for name in ("legacy_temporal.binlog", "temporal_cells.binlog", "temporal_alter.binlog"):
         data = bytes([0]) + (REPO / "samples" / "mariadb-10.11" / name).read_bytes()
-        called = diff.compiled_calls(lambda data=data: diff.cli_rewrite(data, _TMP / "rewrite-sample.binlog"))
+        called = pure_paths.compiled_calls(lambda data=data: rw.cli_rewrite(data, _TMP / "rewrite-sample.binlog"))
         assert "binlog._speedups.rewrite_rows" in called or "binlog._speedups.rewrite_run" in called, name
 
 
@@ -497,21 +501,21 @@ def test_rewrite_runs_reach_the_compiled_walk(monkeypatch):
     """test_rewrite_output_identical compares something: the legacy runs binlog is
     rewritten in runs (several events in one call) and event by event through the
     compiled walk, and pure() switches both off."""
-    from binlog.stream import EventStream
+    from binlog.stream_runs import RunModes
 
-    data = bytes([0]) + diff.legacy_runs_binlog()
-    called = diff.compiled_calls(lambda: diff.cli_rewrite(data, _TMP / "rewrite-calls.binlog"))
+    data = bytes([0]) + rw.legacy_runs_binlog()
+    called = pure_paths.compiled_calls(lambda: rw.cli_rewrite(data, _TMP / "rewrite-calls.binlog"))
     assert {"binlog._speedups.rewrite_run", "binlog._speedups.rewrite_rows"} <= called
-    with diff.pure():
-        assert diff.compiled_calls(lambda: diff.cli_rewrite(data, _TMP / "rewrite-calls.binlog")) == set()
+    with pure_paths.pure():
+        assert pure_paths.compiled_calls(lambda: rw.cli_rewrite(data, _TMP / "rewrite-calls.binlog")) == set()
     runs = []
-    original = EventStream.rewrite_run
+    original = RunModes._rewrite
 
     def spy(self, *args):
-        run = original(self, *args)
-        if run is not None:
-            runs.append(run.events)
-        return run
-    monkeypatch.setattr(EventStream, "rewrite_run", spy)
-    status, out, _, _ = diff.cli_rewrite(data, _TMP / "rewrite-runs.binlog")
+        got = original(self, *args)
+        if got is not None:
+            runs.append(got[0].events)
+        return got
+    monkeypatch.setattr(RunModes, "_rewrite", spy)
+    status, out, _, _ = rw.cli_rewrite(data, _TMP / "rewrite-runs.binlog")
     assert status == 0 and out is not None and max(runs) >= 6 and sum(runs) >= 40
