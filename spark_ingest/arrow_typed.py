@@ -26,6 +26,7 @@ from functools import lru_cache
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
@@ -37,11 +38,15 @@ from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
                 ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))
 TYPED_OPS = ("insert", "update", "delete")
+_TYPED_OPS = pa.array(TYPED_OPS)
 # A table's rows are written as a row group at this many rows, or at GROUP_BYTES of
 # typed columns, whichever comes first; past MAX_BUFFERED_BYTES over all of a split's
-# tables the largest is written (memory bounded by row groups, not by the input)
+# tables the largest is written (memory bounded by row groups, not by the input).  16 MB:
+# the string columns of a table no schema describes reach it before 65,536 rows (the
+# bench binlog's peak RSS 285 MiB, 374 MiB at 32 MB, the same CPU; typed tables of it
+# stay under both)
 ROWS_PER_GROUP = 65_536
-GROUP_BYTES = 32 << 20
+GROUP_BYTES = 16 << 20
 MAX_BUFFERED_BYTES = 32 << 20
 # a row held as Python values (its image dicts, the typed values): ~4 KiB measured for
 # the bench tables' 12 mixed columns (65,536 such rows held ~270 MiB), for that bound
@@ -501,6 +506,12 @@ class TableRows:
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
+def _columns_of(schema: pa.Schema) -> list[str]:
+    """The table's own columns in a typed table's schema (no META_COLUMNS, no _before)."""
+    names = schema.names[len(META_COLUMNS):]
+    return names[:-1] if names else names
+
+
 def _utc_day(ts: int) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
 
@@ -531,6 +542,9 @@ class TypedWriter:
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
+        # (db, table) -> shredded.TableKeys of a table no schema describes, typed from its
+        # images as the batches of changes/ are written (add_part)
+        self.shredded: dict = {}
         self._last_ts: int | None = None
         self._last_day = ""
 
@@ -547,7 +561,8 @@ class TypedWriter:
         return self.tables[key]
 
     def add(self, change) -> None:
-        """A decoded row change (``reader.RowChange``): its images are rendered and typed
+        """A decoded row change (``reader.RowChange``; with ``plan`` None, its images
+        already rendered, as JSON read back gives them): its images are rendered and typed
         column by column when its rows are written."""
         if change.op not in TYPED_OPS:
             return
@@ -624,6 +639,35 @@ class TypedWriter:
         for key, rows in touched.items():
             self._written(key, rows)
 
+    def add_part(self, db, table, day, part) -> None:
+        """Rows of a batch of changes/ of one (db, table, day) (``writer.PartitionedWriter``'s
+        tap): a table no schema describes is typed from their JSON images
+        (``shredded.ShreddedRows``); the others were typed from their events."""
+        if self._table(db, table) is not None:
+            return
+        from .shredded import ShreddedRows, TableKeys
+
+        self.schemaless.add((db, table))
+        ops = part.column("op")
+        typed = pc.is_in(ops, value_set=_TYPED_OPS)
+        if not pc.all(typed).as_py():
+            part = part.filter(typed)
+            if not part.num_rows:
+                return
+        key = (db, table, day)
+        rows = self.rows.get(key)
+        if rows is None:
+            keys = self.shredded.get((db, table))
+            if keys is None:
+                keys = self.shredded[(db, table)] = TableKeys()
+            rows = self.rows[key] = ShreddedRows(keys)
+        rows.add(part)
+        self._written(key, rows)
+
+    def shredded_result(self) -> list:
+        """[(db, table, ``TableKeys.result()``)] of the tables typed from their images."""
+        return [(db, table, keys.result()) for (db, table), keys in sorted(self.shredded.items(), key=repr)]
+
     def _python_rows(self, key, db, table):
         rows = self.rows.get(key)
         if type(rows) is not TableRows:
@@ -653,10 +697,6 @@ class TypedWriter:
             if sum(sizes.values()) > MAX_BUFFERED_BYTES:
                 self._flush(max(sizes, key=sizes.__getitem__))
 
-    def add_images(self, change, before, after) -> None:
-        """A change with rendered images (``render_row``'s, or JSON read back)."""
-        self._add(change, before, after, None)
-
     def _day(self, ts: int) -> str:
         if ts != self._last_ts:
             self._last_ts, self._last_day = ts, _utc_day(ts)
@@ -676,6 +716,11 @@ class TypedWriter:
         if not tables:
             return
         writer = self.writers.get(key)
+        keys = self.shredded.get(key[:2])
+        if writer is not None and keys is not None and writer[0].schema != tables[0].schema:
+            # a table no schema describes showed keys its file does not have: a new file
+            self.background.submit(finish_file, *writer)
+            writer = None
         if writer is None:
             db, table, day = key
             # the directory is named from untrusted identifiers: encoded, then checked (paths.py)
@@ -688,6 +733,8 @@ class TypedWriter:
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
             schema = tables[0].schema
             writer = self.writers[key] = (parquet_writer(temp, schema, False), temp, final)
+            if keys is not None:
+                keys.files.append((final, _columns_of(schema)))
         self.background.submit(writer[0].write_table,
                                tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 

@@ -41,7 +41,8 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     """One split decoded once: changes/ (``writer``) and, when ``columns`` is given, its
     typed tables (``arrow_typed``); ``keys``: the plan's key ring as a dict (encrypted
     binlogs).  The result of ``writer.write_records`` plus ``schemaless``: the tables no
-    schema describes, typed later by the driver.  A decoding error with on-error=fail
+    schema describes, typed from their images, with the keys and files the driver
+    conforms at the end (``shredded.conform_files``).  A decoding error with on-error=fail
     is a RuntimeError with ``SplitFailed``'s text (it crosses process pools and Spark)."""
     from binlog.crypt import KeyRing
 
@@ -57,11 +58,12 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     # the Parquet writes run in a thread while the next rows decode (background.py)
     background = Background()
     try:
-        writer = SplitWriter(run_dir, split.index, background)
         typed = None
         if columns is not None:
             typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
                                 zone=opts.zone, binary_encoding=opts.binary_encoding, background=background)
+        # the tables no schema describes are typed from the images as changes/ is written
+        writer = SplitWriter(run_dir, split.index, background, None if typed is None else typed.add_part)
         ring = KeyRing.from_dict(keys) if keys is not None else None
         try:
             for batch in read_split(split, opts, snapshot, keys=ring, batch_size=LOCAL_BATCH_ROWS,
@@ -78,5 +80,5 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
         background.close()
     result = writer.result()
     if typed is not None:
-        result["schemaless"] = sorted(typed.schemaless, key=repr)
+        result["schemaless"] = typed.shredded_result()
     return result

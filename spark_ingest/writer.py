@@ -115,14 +115,17 @@ class PartitionedWriter:
 
     Buffers each partition's rows up to MIN_ROWS_PER_GROUP (one row group), keeps at most
     MAX_OPEN_FILES files open (the least recently used is closed; the partition's next
-    rows go to a new file) and at most MAX_BUFFERED_BYTES buffered in all."""
+    rows go to a new file) and at most MAX_BUFFERED_BYTES buffered in all.  ``tap(db,
+    table, day, rows)`` is given each partition's rows of a batch as they are buffered
+    (``arrow_typed.TypedWriter.add_part``)."""
 
-    def __init__(self, target: str, index: int, background=None):
+    def __init__(self, target: str, index: int, background=None, tap=None):
         from .records import ARROW_SCHEMA
 
         self.target = target
         self.index = index
         self.background = background or Inline()   # runs the writes (background.Background)
+        self.tap = tap
         self.columns = [n for n in ARROW_SCHEMA.names if n not in ("db", "table")]
         self.schema = pa.schema([ARROW_SCHEMA.field(n) for n in self.columns])
         self.buffers: dict[str, list] = {}
@@ -153,8 +156,10 @@ class PartitionedWriter:
         bounds = [0, *starts.tolist(), batch.num_rows]
         for start, stop in zip(bounds, bounds[1:], strict=False):
             day = None if days[start] == _NO_DAY else str(np.datetime64(int(days[start]), "D"))
-            self._buffer(partition_dir(dbs[start].as_py(), tables[start].as_py(), day),
-                         data.slice(start, stop - start))
+            db, table, part = dbs[start].as_py(), tables[start].as_py(), data.slice(start, stop - start)
+            self._buffer(partition_dir(db, table, day), part)
+            if self.tap is not None:
+                self.tap(db, table, day, part)
 
     def _buffer(self, key: str, part: pa.RecordBatch) -> None:
         self.buffers.setdefault(key, []).append(part)
@@ -214,10 +219,11 @@ def finish_file(writer, temp: str, final: str) -> None:
 
 
 class SplitWriter:
-    """A split's record batches: error records kept aside, the rest counted and written."""
+    """A split's record batches: error records kept aside, the rest counted and written
+    (``tap``: as ``PartitionedWriter``'s)."""
 
-    def __init__(self, target: str, index: int, background=None):
-        self.files = PartitionedWriter(target, index, background)
+    def __init__(self, target: str, index: int, background=None, tap=None):
+        self.files = PartitionedWriter(target, index, background, tap)
         self.counts: Counter = Counter()
         self.errors: list[dict] = []
         self.rows = 0

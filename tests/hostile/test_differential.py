@@ -411,6 +411,34 @@ def test_ingest_runs_identical(checksums, mutations):
     diff.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
 
 
+@settings(max_examples=40, **_SETTINGS)
+@given(checksums=st.booleans(), mutations=st.lists(_mutation, max_size=3))
+def test_ingest_schemaless_identical(checksums, mutations):
+    """The same binlog, mutated, no schema given: the typed tables its images give
+    (``_speedups.shred_add``) equal those the pure path gives, errors included."""
+    pytest.importorskip("pyarrow")
+    diff.check_ingest_schemaless(target.mutate(diff.runs_binlog(checksums), mutations),
+                                 _TMP / "ingest-schemaless.binlog")
+
+
+def test_ingest_schemaless_types_the_runs_binlog():
+    """test_ingest_schemaless_identical compares something: the runs binlog, whole, gives
+    typed tables of every row change through the compiled shredder."""
+    pytest.importorskip("pyarrow")
+    from binlog import rows as rows_module
+
+    calls = diff.compiled_calls(lambda: diff._ingest_schemaless(_write(_TMP / "schemaless-plain.binlog"),
+                                                                 _TMP / "schemaless-plain"))
+    assert "binlog._speedups.shred_add" in calls
+    tables = diff._ingest_schemaless(_TMP / "schemaless-plain.binlog", _TMP / "schemaless-plain-2")
+    assert sum(len(rows) for _, rows in tables) > 100 and rows_module._speedups is not None
+
+
+def _write(path):
+    path.write_bytes(diff.runs_binlog())
+    return path
+
+
 def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
     """test_ingest_runs_identical compares something: most events of the runs binlog go
     in runs, typed too."""

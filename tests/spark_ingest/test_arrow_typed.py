@@ -1,14 +1,14 @@
-"""spark_ingest.arrow_typed.TypedWriter's bound on rows held as Python values (the
-schemaless tables' path, ``add_images``): a table's rows are written as a row group once
-they reach GROUP_BYTES by their estimated size, not only at ROWS_PER_GROUP rows, so a
-table with no schema is typed in memory bounded by that, whatever its length."""
+"""spark_ingest.arrow_typed.TypedWriter's bound on rows held as Python values (the events
+the compiled walk does not take, and rendered images): a table's rows are written as a
+row group once they reach GROUP_BYTES by their estimated size, not only at ROWS_PER_GROUP
+rows, so they are typed in memory bounded by that, whatever their number."""
 from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+from schemaless_reference import Change
 
 from spark_ingest import arrow_typed
-from spark_ingest.local import _Change
 
 COLUMNS = [("@1", "string"), ("@2", "string"), ("@3", "string")]
 
@@ -19,8 +19,8 @@ def test_rows_held_as_python_values_stay_under_the_group_bytes(tmp_path, rows):
     limit = arrow_typed.GROUP_BYTES // arrow_typed._PYTHON_ROW_BYTES
     held = 0
     for i in range(rows):
-        change = _Change("mariadb-bin.000001", 4 + i, 1_700_000_000, 1, None, "insert", "d", "t")
-        writer.add_images(change, None, {"@1": str(i), "@2": "x" * 40, "@3": None})
+        writer.add(Change("mariadb-bin.000001", 4 + i, 1_700_000_000, 1, None, "insert", "d", "t", None,
+                          {"@1": str(i), "@2": "x" * 40, "@3": None}))
         held = max(held, sum(len(r) for r in writer.rows.values()))
     writer.close()
     assert held <= limit < arrow_typed.ROWS_PER_GROUP
