@@ -33,7 +33,8 @@ from binlog.output.values import _render_bytes, _render_keys, json_default
 
 from .arrow_columns import ArrowRows
 from .background import parquet_writer
-from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
+from .partitions import DEFAULT_PARTITION, escape_path_name
+from .writer import finish_file
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
                 ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))

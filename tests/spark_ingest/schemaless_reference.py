@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from spark_ingest.arrow_typed import TypedWriter
+from spark_ingest.partitions import partition_dir
 from spark_ingest.typed import image_key_order
-from spark_ingest.writer import partition_dir
 
 TYPED_OPS = ("insert", "update", "delete")
 

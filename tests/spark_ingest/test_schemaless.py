@@ -28,7 +28,7 @@ from schemaless_reference import write_schemaless_table  # noqa: E402
 from binlog import rows  # noqa: E402
 from binlog.cli import main  # noqa: E402
 from spark_ingest import shredded  # noqa: E402
-from spark_ingest.writer import partition_value  # noqa: E402
+from spark_ingest.partitions import partition_value  # noqa: E402
 
 MIDNIGHT = 1_700_006_400          # 2023-11-15 00:00:00 UTC
 
