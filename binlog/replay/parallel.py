@@ -69,7 +69,7 @@ class Mark:
 class Job:
     """One unit of the source (a transaction, or a statement group) to apply whole."""
     unit: Any
-    parts: list | None              # rendered statements (None: nothing to execute)
+    parts: list | PartStream | None     # rendered statements (None: nothing to execute)
     keys: frozenset | None          # conflict keys; None: a barrier
     end: Position
     resume: Position
@@ -187,7 +187,7 @@ class Tracker:
         self.done: set[int] = set()         # committed seqs above low
         self.jobs: dict[int, Job] = {}      # seqs above low
         self.mark = start
-        self.gtid_domains: dict[int, str] = _domains(start.gtid_pos)
+        self.gtid_pos = GtidPos(start.gtid_pos)
         self.last: dict = {}                # conflict key -> (seq, worker)
         self.pending = [0]                  # jobs given to each worker, not committed
         self.committed = 0                  # transactions committed by this run
@@ -216,10 +216,9 @@ class Tracker:
             self.low += 1
             self.done.discard(self.low)
             job = self.jobs.pop(self.low)
-            _note_gtid(self.gtid_domains, job.gtid)
+            self.gtid_pos.note(job.gtid)
         if job is not None:
-            pos = ",".join(self.gtid_domains[d] for d in sorted(self.gtid_domains)) or None
-            self.mark = Mark(job.end, job.resume, job.gtid, pos, job.ts)
+            self.mark = Mark(job.end, job.resume, job.gtid, self.gtid_pos.text(), job.ts)
         if len(self.last) > 4 * WINDOW:
             self.last = {k: v for k, v in self.last.items() if v[0] > self.low}
 
@@ -240,16 +239,21 @@ class Tracker:
             self.cond.notify_all()
 
 
-def _domains(gtid_pos: str | None) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for g in (gtid_pos or "").split(","):
-        _note_gtid(out, g.strip())
-    return out
+class GtidPos:
+    """The last GTID of each domain committed: MariaDB's gtid_pos (``0-1-5,1-2-9``),
+    what a checkpoint row records beside its binlog position."""
 
+    def __init__(self, text: str | None = None):
+        self.domains: dict[int, str] = {}
+        for g in (text or "").split(","):
+            self.note(g.strip())
 
-def _note_gtid(domains: dict[int, str], gtid: str | None) -> None:
-    if gtid and gtid.count("-") == 2 and gtid.replace("-", "").isdigit():
-        domains[int(gtid.split("-")[0])] = gtid
+    def note(self, gtid: str | None) -> None:
+        if gtid and gtid.count("-") == 2 and gtid.replace("-", "").isdigit():
+            self.domains[int(gtid.split("-")[0])] = gtid
+
+    def text(self) -> str | None:
+        return ",".join(self.domains[d] for d in sorted(self.domains)) or None
 
 
 # -- the pool -----------------------------------------------------------------------------
