@@ -93,6 +93,7 @@ class PartitionedWriter:
         self.schema = pa.schema([ARROW_SCHEMA.field(n) for n in self.columns])
         self.buffers: dict[str, list] = {}
         self.buffered: Counter = Counter()        # rows per partition
+        self.sizes: Counter = Counter()           # bytes per partition
         self.buffered_bytes = 0
         self.open: OrderedDict = OrderedDict()    # partition -> (writer, temp path, final path)
         self.opened = 0                           # files, for their names
@@ -116,18 +117,22 @@ class PartitionedWriter:
             starts = _changes(keys)
         dbs, tables, days = batch.column("db"), batch.column("table"), keys[2]
         data = batch.select(self.columns)
+        # a part's bytes as its share of the rows (a slice's own nbytes walks its buffers:
+        # ~50 us a slice, 1.7 s of 23 on the Spark bench's interleaved tables)
+        row_bytes = data.nbytes / max(1, data.num_rows)
         bounds = [0, *starts.tolist(), batch.num_rows]
         for start, stop in zip(bounds, bounds[1:], strict=False):
             day = None if days[start] == _NO_DAY else str(np.datetime64(int(days[start]), "D"))
             db, table, part = dbs[start].as_py(), tables[start].as_py(), data.slice(start, stop - start)
-            self._buffer(partition_dir(db, table, day), part)
+            self._buffer(partition_dir(db, table, day), part, int(row_bytes * (stop - start)))
             if self.tap is not None:
                 self.tap(db, table, day, part)
 
-    def _buffer(self, key: str, part: pa.RecordBatch) -> None:
+    def _buffer(self, key: str, part: pa.RecordBatch, size: int) -> None:
         self.buffers.setdefault(key, []).append(part)
         self.buffered[key] += part.num_rows
-        self.buffered_bytes += part.nbytes
+        self.sizes[key] += size
+        self.buffered_bytes += size
         if self.buffered[key] >= MIN_ROWS_PER_GROUP:
             self._flush(key)
         while self.buffered_bytes > MAX_BUFFERED_BYTES:
@@ -136,7 +141,7 @@ class PartitionedWriter:
     def _flush(self, key: str) -> None:
         parts = self.buffers.pop(key)
         self.buffered.pop(key)
-        self.buffered_bytes -= sum(p.nbytes for p in parts)
+        self.buffered_bytes -= self.sizes.pop(key)
         table = pa.Table.from_batches(parts, self.schema)
         if table.num_rows < SMALL_CHUNK_ROWS * len(parts):
             # small chunks (rows of partitions interleaved) as one: the writer takes many
