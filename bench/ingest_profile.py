@@ -85,7 +85,7 @@ def main(argv=None) -> None:
     timed(arrow_columns.ArrowRows, "table", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_typed.TableRows, "add_rows", "typed tables: Python typing")
     timed(arrow_typed.TableRows, "table", "typed tables: Python typing")
-    timed(arrow_typed.TypedWriter, "add_part", "typed tables no schema describes: from the JSON images")
+    timed(shredded.ShreddedTables, "add_part", "typed tables no schema describes: from the JSON images")
     timed(shredded.ShreddedRows, "table", "typed tables no schema describes: from the JSON images")
     timed(writer.SplitWriter, "add", "changes/ partitioning and counts")
     timed(pq.ParquetWriter, "write_table", "Parquet encoding + compression")

@@ -26,7 +26,6 @@ from functools import lru_cache
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
@@ -39,7 +38,6 @@ from .writer import finish_file
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
                 ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))
 TYPED_OPS = ("insert", "update", "delete")
-_TYPED_OPS = pa.array(TYPED_OPS)
 # A table's rows are written as a row group at this many rows, or at GROUP_BYTES of
 # typed columns, whichever comes first; past MAX_BUFFERED_BYTES over all of a split's
 # tables the largest is written (memory bounded by row groups, not by the input).  16 MB:
@@ -543,9 +541,7 @@ class TypedWriter:
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
-        # (db, table) -> shredded.TableKeys of a table no schema describes, typed from its
-        # images as the batches of changes/ are written (add_part)
-        self.shredded: dict = {}
+        self.files: dict = {}            # (db, table) -> [(final path, its table's columns)]
         self._last_ts: int | None = None
         self._last_day = ""
 
@@ -640,34 +636,21 @@ class TypedWriter:
         for key, rows in touched.items():
             self._written(key, rows)
 
-    def add_part(self, db, table, day, part) -> None:
-        """Rows of a batch of changes/ of one (db, table, day) (``writer.PartitionedWriter``'s
-        tap): a table no schema describes is typed from their JSON images
-        (``shredded.ShreddedRows``); the others were typed from their events."""
-        if self._table(db, table) is not None:
-            return
-        from .shredded import ShreddedRows, TableKeys
+    def known(self, db, table) -> bool:
+        """Whether ``columns_of`` gives the table's columns."""
+        return self._table(db, table) is not None
 
-        self.schemaless.add((db, table))
-        ops = part.column("op")
-        typed = pc.is_in(ops, value_set=_TYPED_OPS)
-        if not pc.all(typed).as_py():
-            part = part.filter(typed)
-            if not part.num_rows:
-                return
-        key = (db, table, day)
+    def rows_of(self, key, make):
+        """The rows held for ``key`` (db, table, day), made by ``make()`` when none are:
+        rows of another kind (``shredded.ShreddedRows``) written with the others."""
         rows = self.rows.get(key)
         if rows is None:
-            keys = self.shredded.get((db, table))
-            if keys is None:
-                keys = self.shredded[(db, table)] = TableKeys()
-            rows = self.rows[key] = ShreddedRows(keys)
-        rows.add(part)
-        self._written(key, rows)
+            rows = self.rows[key] = make()
+        return rows
 
-    def shredded_result(self) -> list:
-        """[(db, table, ``TableKeys.result()``)] of the tables typed from their images."""
-        return [(db, table, keys.result()) for (db, table), keys in sorted(self.shredded.items(), key=repr)]
+    def written(self, key, rows) -> None:
+        """``rows`` (``rows_of``'s) took rows: a row group is written when they fill one."""
+        self._written(key, rows)
 
     def _python_rows(self, key, db, table):
         rows = self.rows.get(key)
@@ -717,8 +700,7 @@ class TypedWriter:
         if not tables:
             return
         writer = self.writers.get(key)
-        keys = self.shredded.get(key[:2])
-        if writer is not None and keys is not None and writer[0].schema != tables[0].schema:
+        if writer is not None and writer[0].schema != tables[0].schema:
             # a table no schema describes showed keys its file does not have: a new file
             self.background.submit(finish_file, *writer)
             writer = None
@@ -734,8 +716,7 @@ class TypedWriter:
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
             schema = tables[0].schema
             writer = self.writers[key] = (parquet_writer(temp, schema, False), temp, final)
-            if keys is not None:
-                keys.files.append((final, _columns_of(schema)))
+            self.files.setdefault(key[:2], []).append((final, _columns_of(schema)))
         self.background.submit(writer[0].write_table,
                                tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 

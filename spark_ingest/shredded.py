@@ -34,6 +34,7 @@ META_FIELDS = ("file", "pos", "ts", "server_id", "gtid", "op")
 # their bytes per row, about (three 8-byte numbers, three short strings): a slice's own
 # nbytes walks its buffers, ~50 us each time
 _META_ROW_BYTES = 64
+_TYPED_OPS = pa.array(["insert", "update", "delete"])
 
 
 def _parts(array: pa.Array) -> tuple:
@@ -92,11 +93,10 @@ class _PythonShred:
 
 
 class TableKeys:
-    """The keys a task has seen of one table no schema describes, and its files so far."""
+    """The keys a task has seen of one table no schema describes."""
 
     def __init__(self):
         self.primary: dict[str, bool] = {}    # key -> seen in a row's typed image
-        self.files: list[tuple[str, list[str]]] = []     # (final path, its columns)
 
     def merge(self, columns) -> None:
         for key, primary, _, _ in columns:
@@ -105,9 +105,38 @@ class TableKeys:
     def names(self) -> list[str]:
         return sorted(self.primary, key=image_key_order)
 
-    def result(self) -> dict:
-        """What the driver needs of it (``conform_files``)."""
-        return {"keys": sorted(k for k, seen in self.primary.items() if seen), "files": self.files}
+
+class ShreddedTables:
+    """A task's tables no schema describes: ``add_part`` is ``writer.PartitionedWriter``'s
+    tap (each partition's rows of a batch of changes/); their rows go into ``typed``'s
+    (an ``arrow_typed.TypedWriter``) row groups and files with its other tables'."""
+
+    def __init__(self, typed):
+        self.typed = typed
+        self.keys: dict[tuple[str, str], TableKeys] = {}
+
+    def add_part(self, db, table, day, part: pa.RecordBatch) -> None:
+        if self.typed.known(db, table):
+            return                   # (typed from its events: arrow_typed)
+        typed = pc.is_in(part.column("op"), value_set=_TYPED_OPS)
+        if not pc.all(typed).as_py():
+            part = part.filter(typed)
+            if not part.num_rows:
+                return
+        keys = self.keys.get((db, table))
+        if keys is None:
+            keys = self.keys[(db, table)] = TableKeys()
+        key = (db, table, day)
+        rows = self.typed.rows_of(key, lambda: ShreddedRows(keys))
+        rows.add(part)
+        self.typed.written(key, rows)
+
+    def result(self) -> list:
+        """[(db, table, {"keys": the keys of rows' typed images, "files": [(path, columns)]})]
+        per table, for the driver (``conform_files``), once ``typed`` is closed."""
+        return [(db, table, {"keys": sorted(k for k, seen in keys.primary.items() if seen),
+                             "files": self.typed.files.get((db, table), [])})
+                for (db, table), keys in sorted(self.keys.items(), key=repr)]
 
 
 class ShreddedRows:

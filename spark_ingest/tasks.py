@@ -49,6 +49,7 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     from .arrow_typed import TypedWriter
     from .background import Background
     from .records import SplitFailed, read_split
+    from .shredded import ShreddedTables
     from .writer import SplitWriter
 
     use_returning_pool()
@@ -58,12 +59,13 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     # the Parquet writes run in a thread while the next rows decode (background.py)
     background = Background()
     try:
-        typed = None
+        typed = shredded = None
         if columns is not None:
             typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
                                 zone=opts.zone, binary_encoding=opts.binary_encoding, background=background)
-        # the tables no schema describes are typed from the images as changes/ is written
-        writer = SplitWriter(run_dir, split.index, background, None if typed is None else typed.add_part)
+            # the tables no schema describes: typed from their images as changes/ is written
+            shredded = ShreddedTables(typed)
+        writer = SplitWriter(run_dir, split.index, background, None if shredded is None else shredded.add_part)
         ring = KeyRing.from_dict(keys) if keys is not None else None
         try:
             for batch in read_split(split, opts, snapshot, keys=ring, batch_size=LOCAL_BATCH_ROWS,
@@ -79,6 +81,6 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     finally:
         background.close()
     result = writer.result()
-    if typed is not None:
-        result["schemaless"] = typed.shredded_result()
+    if shredded is not None:
+        result["schemaless"] = shredded.result()
     return result

@@ -80,7 +80,7 @@ class PartitionedWriter:
     MAX_OPEN_FILES files open (the least recently used is closed; the partition's next
     rows go to a new file) and at most MAX_BUFFERED_BYTES buffered in all.  ``tap(db,
     table, day, rows)`` is given each partition's rows of a batch as they are buffered
-    (``arrow_typed.TypedWriter.add_part``)."""
+    (``shredded.ShreddedTables.add_part``)."""
 
     def __init__(self, target: str, index: int, background=None, tap=None):
         from .records import ARROW_SCHEMA

@@ -78,7 +78,7 @@ def _shredded(parts: list, compiled: bool, monkeypatch):
             rows_ = shredded.ShreddedRows(keys)
             for part in parts:
                 rows_.add(part)
-            return rows_.table(), sorted(keys.result()["keys"])
+            return rows_.table(), sorted(key for key, seen in keys.primary.items() if seen)
         except (ValueError, AttributeError, TypeError) as exc:
             return type(exc)
 

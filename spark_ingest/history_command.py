@@ -1,16 +1,16 @@
 """``binlog history LAKE``: the changes of one row (``--table``, ``--key``), one
 transaction (``--gtid``) or one time range (``--start-datetime``, ``--stop-datetime``)
 in a lake ``binlog ingest`` wrote, read from its ``changes/`` with DuckDB (the
-``duckdb`` extra; ``spark_ingest.history``), printed as ``binlog dump --format json``
-prints them, in binlog order.
+``duckdb`` extra; ``history``), printed as ``binlog dump --format json`` prints them, in
+binlog order.  (``binlog.cli`` loads this, as ``command`` for ``binlog ingest``.)
 """
 from __future__ import annotations
 
 import sys
 
-from ..exitcodes import Exit
-from ..options import build
-from ..user_values import parse_epoch, parse_zone
+from binlog.exitcodes import Exit
+from binlog.options import build
+from binlog.user_values import parse_epoch, parse_zone
 
 
 def add_parser(sub) -> None:
@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from spark_ingest.history import json_line, query
+    from .history import json_line, query
 
     zone = parse_zone(args.timezone)
     out = sys.stdout.buffer
