@@ -30,6 +30,9 @@ Contenders, each pinned to CPU 0 with taskset, output to /dev/null, wall and CPU
     ingest-noschema the same without --schema-ddl: the binlog holds no DDL (its tables were
                     made before it), so every table is one no schema describes (typed from
                     its images, spark_ingest/shredded.py) - the forensics case
+    json-nometa, ingest-nometa  (when bench/data/nometa/ exists) the JSON dump and the
+                    ingest without a schema of the same rows written with
+                    binlog_row_metadata=NO_LOG (keys @N, text as {"bytes_hex": ...})
     ingest-delta    the same with --format delta
     datasource      what a Spark task of spark.read.format("binlog") runs (its decode stage:
                     records.read_split over the plan's splits, Arrow batches, no JVM)
@@ -271,6 +274,12 @@ def ingest_contenders(record, cli, binlog: Path, schema_sql: Path, rows: int) ->
         bare = [arg for arg in ingest if arg not in ("--schema-ddl", str(schema_sql))]
         record("ingest-noschema", run(bare + ["--to", f"{tmp}/noschema", str(binlog)]), rows,
                "binlog ingest --engine local --parallelism 1 --to DIR FILE (no schema)")
+        nometa = next((binlog.parent.parent / "nometa").glob("mariadb-bin.0*"), None)
+        if nometa is not None:
+            record("json-nometa", run(cli + ["dump", "--format", "json", str(nometa)]), rows,
+                   "binlog dump --format json NOMETA_FILE > /dev/null")
+            record("ingest-nometa", run(bare + ["--to", f"{tmp}/nometa", str(nometa)]), rows,
+                   "binlog ingest --engine local --parallelism 1 --to DIR NOMETA_FILE (no schema)")
         record("ingest-delta", run(ingest + ["--format", "delta", "--to", f"{tmp}/delta", str(binlog)]), rows,
                "binlog ingest --engine local --parallelism 1 --format delta --schema-ddl schema.sql --to DIR FILE")
         record("datasource", run([sys.executable, "-c", DATASOURCE, str(binlog), str(schema_sql)]), rows,

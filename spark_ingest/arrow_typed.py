@@ -40,12 +40,13 @@ META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timesta
 TYPED_OPS = ("insert", "update", "delete")
 # A table's rows are written as a row group at this many rows, or at GROUP_BYTES of
 # typed columns, whichever comes first; past MAX_BUFFERED_BYTES over all of a split's
-# tables the largest is written (memory bounded by row groups, not by the input).  16 MB:
-# the string columns of a table no schema describes reach it before 65,536 rows (the
-# bench binlog's peak RSS 285 MiB, 374 MiB at 32 MB, the same CPU; typed tables of it
-# stay under both)
+# tables the largest is written (memory bounded by row groups, not by the input).  8 MB:
+# the string columns of a table no schema describes reach it long before 65,536 rows
+# (peak RSS of the 204.7 MB bench binlog without a schema: 374 MiB at 32 MB, 285 at 16;
+# written with binlog_row_metadata=NO_LOG, its text as {"bytes_hex": ...}: 301-319 MiB at
+# 16 MB, 287 at 8 and at 4, as with a schema; the same CPU)
 ROWS_PER_GROUP = 65_536
-GROUP_BYTES = 16 << 20
+GROUP_BYTES = 8 << 20
 MAX_BUFFERED_BYTES = 32 << 20
 # a row held as Python values (its image dicts, the typed values): ~4 KiB measured for
 # the bench tables' 12 mixed columns (65,536 such rows held ~270 MiB), for that bound
