@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 
-.PHONY: install install-dev server-deps peers demo lint docs test test-fast samples bench
+.PHONY: install install-dev server-deps peers compat demo lint docs test test-fast samples bench
 
 install:
 	$(PIP) install -q -e .
@@ -25,6 +25,12 @@ server-deps:
 # ($BINLOG_PEERS_CACHE) from the Go module proxy and Maven Central (tests/peers/build.py).
 peers:
 	$(PYTHON) tests/peers/build.py all
+
+# docs/compatibility.md: every peer (go-mysql as DM configures it, python-mysql-replication,
+# mariadb-binlog, a MariaDB replica, ...) on every cell of the temporal corpus, on the original
+# and on the rewritten binlog, from real runs (tests/peers/compat.py; about a minute).
+compat: peers
+	PATH="$$PATH:/usr/sbin" $(PYTHON) tests/peers/compat.py
 
 demo: install
 	@echo "== binlog dump --format text (first events and rows of $(DEMO_SAMPLE)) =="
@@ -55,7 +61,8 @@ docs:
 # The linters and the site first (either failing fails the target), then the suite.
 test: install-dev server-deps peers
 	$(MAKE) lint docs
-	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 $(PYTHON) -m pytest -q
+	PATH="$$PATH:/usr/sbin" BINLOG_REQUIRE_SERVER=1 BINLOG_REQUIRE_SPARK=1 BINLOG_REQUIRE_PEERS=1 \
+		BINLOG_REQUIRE_COMPILED=1 $(PYTHON) -m pytest -q
 
 # The tests that need neither a server nor the [spark] extra and are not slow (the kinds
 # are markers: docs/testing.md).
@@ -112,7 +119,7 @@ fuzz: fuzz-deps
 	$(PYTHON) fuzz/sanitize.py self-check $$build/broken; \
 	$(PYTHON) fuzz/sanitize.py run $$build/sanitized -- $(PYTHON) -m pytest -p sanitize -q -p no:cacheprovider \
 		tests/hostile/test_differential.py tests/hostile/test_mutation.py tests/hostile/test_names.py \
-		tests/hostile/test_protocol.py tests/binlog/test_rewrite_mutation.py tests/hostile/test_regressions.py \
+		tests/hostile/test_protocol.py tests/binlog/rewrite/test_rewrite_mutation.py tests/hostile/test_regressions.py \
 		tests/binlog/test_speedups.py tests/binlog/test_scan.py tests/binlog/test_checksum.py \
 		tests/spark_ingest/test_shredded.py; \
 	for target in $(FUZZ_TARGETS); do \

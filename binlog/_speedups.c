@@ -84,7 +84,7 @@ typedef struct {
 /* An event whose output would pass this is left to the per-row path (which streams rows
  * out one by one): a hostile event of tiny rows must not make one huge buffer. */
 #define MAX_OUTPUT ((Py_ssize_t)256 << 20)
-/* json_lines.LARGE_VALUE: a binary value this large is written in pieces by Python. */
+/* types/strings.py LARGE_VALUE: a binary value this large is written in pieces by Python. */
 #define LARGE_VALUE ((Py_ssize_t)1 << 20)
 #define SAFE_INTEGER 9007199254740991LL     /* routing.SAFE_INTEGER, 2^53 - 1 */
 #define KEEP ((Py_ssize_t)4 << 20)       /* encode_rows keeps its buffer up to this size */

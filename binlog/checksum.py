@@ -30,7 +30,7 @@ from .charsets import CHARSET_CODECS, charset_of
 from .constants import ColumnType as T
 from .errors import BinlogError
 from .types.json_binary import json_text
-from .types.strings import LargeText
+from .types.strings import LARGE_VALUE, LargeText
 
 _INTS = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR})
 _TEXT_FORMS = frozenset({T.DATE, T.NEWDATE, T.TIME, T.TIME2, T.DATETIME, T.DATETIME2,
@@ -97,10 +97,9 @@ def _decimal_text(value) -> str:
     return format(value, "f")
 
 
-#: A value at least this large is checksummed in pieces, never encoded whole:
-#: bytes and views as they are, text encoded a piece of characters at a time
-#: (slicing a str cuts between characters, so the pieces' bytes are the whole's).
-LARGE_VALUE = 1 << 20
+# A value at least LARGE_VALUE large is checksummed in pieces, never encoded whole:
+# bytes and views as they are, text encoded a piece of characters at a time
+# (slicing a str cuts between characters, so the pieces' bytes are the whole's).
 _PIECE = 1 << 20
 
 

@@ -42,6 +42,26 @@ def kind_temporal_bytes(kind: int, n: int) -> int:
     return size(n) if size is not None and 0 <= n <= 6 else -1
 
 
+#: kind_width of a length-prefixed kind (VARCHAR, STRING, BLOB)
+VARIABLE = -2
+
+
+def kind_width(kind: int, n: int, length: int, precision: int, scale: int) -> int:
+    """Bytes of a value of ``kind`` (binlog/_speedups.c step_width): the fixed size;
+    VARIABLE for the length-prefixed kinds; -1 when the column's metadata gives none."""
+    if kind in KIND_FIXED_BYTES:
+        return KIND_FIXED_BYTES[kind]
+    if kind in _TEMPORAL_BYTES:
+        return kind_temporal_bytes(kind, n)
+    if kind == K_DECIMAL:
+        return decimal_bin_size(precision, scale)
+    if kind == K_BIT:
+        return length if 0 <= length <= 8 else -1
+    if kind == K_ENUM:
+        return length if length in (1, 2) else -1
+    return VARIABLE if kind in (K_VARCHAR, K_STRING, K_BLOB) else -1
+
+
 def decimal_bin_size(precision: int, scale: int) -> int:
     """Bytes of a DECIMAL(precision, scale) value; -1 for metadata no server writes."""
     if not (0 < precision <= 65 and 0 <= scale <= 30 and scale <= precision):

@@ -1,4 +1,5 @@
-"""Decompression of MariaDB compressed events and MySQL transaction payloads.
+"""Decompression of MariaDB compressed events and MySQL transaction payloads (and the
+MariaDB compression ``binlog rewrite --keep-compressed`` writes).
 
 MariaDB block (``sql/log_event.cc`` binlog_buf_compress / binlog_get_uncompress_len /
 binlog_buf_uncompress): byte0 = 0x80 | (algorithm << 4) | lenlen, algorithm 0 = zlib,
@@ -42,6 +43,15 @@ def mariadb_uncompress(data: bytes, pos: int, end: int, what: str, limit: int = 
         raise TruncatedError(f"need {lenlen} bytes for {what} uncompressed length, {end - pos - 1} left")
     size = int.from_bytes(data[pos + 1:pos + 1 + lenlen], "big")
     return zlib_exact(bytes(data[pos + 1 + lenlen:end]), size, what, limit)
+
+
+def mariadb_compress(data: bytes) -> bytes:
+    """The block ``mariadb_uncompress`` reads (sql/log_event.cc binlog_buf_compress):
+    0x80 | lenlen, the uncompressed length big-endian in lenlen (1..4) bytes, then a zlib
+    stream (compress())."""
+    n = len(data)
+    lenlen = 4 if n >> 24 else 3 if n >> 16 else 2 if n >> 8 else 1
+    return bytes((0x80 | lenlen,)) + n.to_bytes(lenlen, "big") + zlib.compress(data)
 
 
 def check_declared_size(size: int, compressed_len: int, what: str, limit: int = MAX_UNCOMPRESSED,

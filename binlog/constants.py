@@ -144,14 +144,20 @@ NO_FOREIGN_KEY_CHECKS_F = 0x2
 RELAXED_UNIQUE_CHECKS_F = 0x4
 COMPLETE_ROWS_F = 0x8
 
-# Common header flags.
+# Common header flags (sql/log_event.h).
 LOG_EVENT_BINLOG_IN_USE_F = 0x1
+LOG_EVENT_THREAD_SPECIFIC_F = 0x4      # the statement uses temporary tables (pseudo_thread_id)
+LOG_EVENT_SUPPRESS_USE_F = 0x8         # no USE before the statement (CREATE/DROP DATABASE...)
 LOG_EVENT_ARTIFICIAL_F = 0x20
 LOG_EVENT_IGNORABLE_F = 0x80
 
 BINLOG_MAGIC = b"\xfebin"
 HEADER_LEN = 19
 CHECKSUM_LEN = 4
+#: The largest event read: max_allowed_packet's ceiling (1 GiB) and room for a header
+#: (binlog/_rows_frame.h FRAME_MAX_EVENT says it again for the C walks: tests/binlog/
+#: test_c_constants.py holds the two together).
+MAX_EVENT_SIZE = (1 << 30) + 4096
 
 # FORMAT_DESCRIPTION checksum_alg byte.
 CHECKSUM_OFF = 0

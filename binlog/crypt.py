@@ -41,11 +41,11 @@ one that decrypts it.  Nothing here prints key bytes or secrets.
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass, field
 
-from .constants import HEADER_LEN, LOG_EVENT_BINLOG_IN_USE_F
+from .constants import HEADER_LEN
 from .errors import DecryptionError, KeyFileError, MissingKeyError, UsageError
+from .header import event_crc
 
 SYSTEM_KEY_ID = 1               # ENCRYPTION_KEY_SYSTEM_DATA: the binlog's key id
 NONCE_LEN = 12                  # BINLOG_NONCE_LENGTH
@@ -364,10 +364,7 @@ def crc_ok(plain) -> bool:
     """The CRC32 footer of a plain event (FDE in-use flag cleared, as written)."""
     if len(plain) < HEADER_LEN + 4:
         return False
-    data = bytes(plain[:-4])
-    if plain[4] == 15 and plain[17] & LOG_EVENT_BINLOG_IN_USE_F:
-        data = data[:17] + bytes([plain[17] & ~LOG_EVENT_BINLOG_IN_USE_F & 0xFF]) + data[18:]
-    return zlib.crc32(data) == int.from_bytes(plain[-4:], "little")
+    return event_crc(plain) == int.from_bytes(plain[-4:], "little")
 
 
 def describe_key(key_id: int, key_version: int) -> str:

@@ -1,7 +1,12 @@
 """Common event header (19 bytes) and the FORMAT_DESCRIPTION_EVENT that frames everything else.
 
 Header layout (``sql/log_event.h``, all LE): timestamp u32, type u8, server_id u32,
-event_size u32, log_pos u32, flags u16.
+event_size u32, log_pos u32, flags u16.  With checksums on, an event ends with the CRC32
+of all its bytes before it, an FDE's computed with LOG_EVENT_BINLOG_IN_USE_F dropped
+(sql/log_event_server.cc Log_event_writer::write_header; the reader drops it too).
+``frame_event`` is the one writer of headers and footers (serve's artificial and
+replaced events, rewrite, the BINLOG statements of apply); ``event_crc`` the one rule
+both the writer and the stream's check use.
 
 FORMAT_DESCRIPTION body (``sql/log_event.cc`` Format_description_log_event ctor):
 binlog_version u16, server_version char[50], create_timestamp u32,
@@ -13,13 +18,27 @@ from __future__ import annotations
 
 import re
 import struct
+import zlib
 from dataclasses import dataclass, field
 
-from .constants import CHECKSUM_CRC32, CHECKSUM_OFF, CHECKSUM_UNDEF, HEADER_LEN, event_type_name
+from .constants import (
+    CHECKSUM_CRC32,
+    CHECKSUM_LEN,
+    CHECKSUM_OFF,
+    CHECKSUM_UNDEF,
+    HEADER_LEN,
+    LOG_EVENT_BINLOG_IN_USE_F,
+    EventType,
+    event_type_name,
+)
 from .cursor import Cursor
 from .errors import MalformedEventError
 
-_HEADER = struct.Struct("<IBIIIH")
+#: timestamp, type, server_id, event_size, log_pos, flags
+HEADER = struct.Struct("<IBIIIH")
+#: where a field is in the header, for an event edited in place
+TYPE_AT, SIZE_AT, LOG_POS_AT, FLAGS_AT = 4, 9, 13, 17
+_FDE = EventType.FORMAT_DESCRIPTION_EVENT
 
 
 @dataclass(slots=True)
@@ -43,8 +62,40 @@ class EventHeader:
 
 def parse_header(data: bytes | bytearray | memoryview, pos: int, offset: int) -> EventHeader:
     """Parse the 19 header bytes at data[pos]; the caller checked there are 19."""
-    ts, type_code, server_id, size, log_pos, flags = _HEADER.unpack_from(data, pos)
+    ts, type_code, server_id, size, log_pos, flags = HEADER.unpack_from(data, pos)
     return EventHeader(ts, type_code, server_id, size, log_pos, flags, offset)
+
+
+def event_crc(data: bytes | bytearray | memoryview) -> int:
+    """The CRC32 of one whole event's bytes before its 4-byte footer, as the server
+    computes it: a FORMAT_DESCRIPTION's with LOG_EVENT_BINLOG_IN_USE_F dropped."""
+    return _crc(memoryview(data)[:-CHECKSUM_LEN])
+
+
+def _crc(view: memoryview) -> int:
+    """``event_crc`` of an event's bytes without their footer."""
+    if view[TYPE_AT] != _FDE or not view[FLAGS_AT] & LOG_EVENT_BINLOG_IN_USE_F:
+        return zlib.crc32(view)
+    head = bytes(view[:FLAGS_AT]) + bytes((view[FLAGS_AT] & ~LOG_EVENT_BINLOG_IN_USE_F,))
+    return zlib.crc32(view[FLAGS_AT + 1:], zlib.crc32(head))
+
+
+def frame_event(type_code: int, body: bytes | bytearray | memoryview, *, checksum: bool,
+                timestamp: int = 0, server_id: int = 0, log_pos: int = 0, flags: int = 0) -> bytes:
+    """One event: the header (its size counts the body and the footer), the body, and,
+    with ``checksum``, the CRC32 footer (``event_crc``)."""
+    size = HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
+    data = HEADER.pack(timestamp, type_code, server_id, size, log_pos & 0xFFFFFFFF, flags) + body
+    if not checksum:
+        return data
+    return data + _crc(memoryview(data)).to_bytes(CHECKSUM_LEN, "little")
+
+
+def set_checksum(data: bytearray) -> bytearray:
+    """``data`` (one event, its CRC32 footer last) with the footer made right again
+    after its bytes were edited in place."""
+    data[-CHECKSUM_LEN:] = event_crc(data).to_bytes(CHECKSUM_LEN, "little")
+    return data
 
 
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterator, Protocol
 
 from .column import CHARACTER_TYPES
-from .constants import LEGACY_TEMPORAL_TYPES, EventType, event_type_name
+from .constants import LEGACY_TEMPORAL_TYPES, MAX_EVENT_SIZE, EventType, event_type_name
 from .continuity import Continuity
 from .errors import (
     BinlogError,
@@ -48,7 +48,7 @@ from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
 from .infer import infer_precisions, unknown_legacy_columns
 from .rows import DecodePlan, EncodedRows, build_plan, count_rows, count_walk, decode_rows
-from .scan import COUNT_RUN_CODES, MAX_EVENT_SIZE, count_key
+from .scan import COUNT_RUN_CODES, count_key
 from .sources.base import BinlogSource, Heartbeat, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept

@@ -26,23 +26,10 @@ from __future__ import annotations
 import struct
 import zlib
 
-from .column_kinds import (
-    K_BIT,
-    K_BLOB,
-    K_DECIMAL,
-    K_ENUM,
-    K_STRING,
-    K_TIME2,
-    K_TS_HIRES,
-    K_VARCHAR,
-    KIND_FIXED_BYTES,
-    decimal_bin_size,
-    kind_temporal_bytes,
-)
+from .column_kinds import K_BLOB, VARIABLE, kind_width
+from .constants import HEADER_LEN, MAX_EVENT_SIZE
 from .extensions import load_extension
 
-HEADER_LEN = 19
-MAX_EVENT_SIZE = (1 << 30) + 4096
 _U32 = 0xFFFFFFFF
 
 
@@ -208,22 +195,6 @@ def count_run(*args):
 
 # --- row counts -------------------------------------------------------------------
 SPEC = struct.Struct("<7i")    # null_byte, mask, kind, n, length, precision, scale
-_VARIABLE = -2
-
-
-def _size(kind: int, n: int, length: int, precision: int, scale: int) -> int:
-    """Bytes of a fixed-size value; _VARIABLE for length-prefixed kinds; -1 unknown."""
-    if kind in KIND_FIXED_BYTES:
-        return KIND_FIXED_BYTES[kind]
-    if K_TS_HIRES <= kind <= K_TIME2:
-        return kind_temporal_bytes(kind, n)
-    if kind == K_DECIMAL:
-        return decimal_bin_size(precision, scale)
-    if kind == K_BIT:
-        return length if 0 <= length <= 8 else -1
-    if kind == K_ENUM:
-        return length if length in (1, 2) else -1
-    return _VARIABLE if kind in (K_VARCHAR, K_STRING, K_BLOB) else -1
 
 
 def _image_end(data, pos: int, end: int, specs: list, nbytes: int) -> int:
@@ -236,10 +207,10 @@ def _image_end(data, pos: int, end: int, specs: list, nbytes: int) -> int:
             return -1
         if nulls[null_byte] & mask:
             continue
-        size = _size(kind, n, length, precision, scale)
+        size = kind_width(kind, n, length, precision, scale)
         if size == -1:
             return -1
-        if size != _VARIABLE:
+        if size != VARIABLE:
             if end - pos < size:
                 return -1
             pos += size

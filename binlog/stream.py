@@ -47,7 +47,6 @@ a damaged event, the encrypted rest unreadable); the decryption holds the keys a
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
@@ -60,7 +59,7 @@ from .constants import (
     CHECKSUM_CRC32,
     CHECKSUM_OFF,
     HEADER_LEN,
-    LOG_EVENT_BINLOG_IN_USE_F,
+    MAX_EVENT_SIZE,
     EventType,
     event_type_name,
 )
@@ -77,7 +76,7 @@ from .errors import (
 from .events import FormatDescriptionEvent, StartEncryptionEvent, TransactionPayloadEvent, UnknownEvent
 from .events.base import Event, SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
-from .header import EventHeader, FormatDescription, parse_format_description, parse_header
+from .header import EventHeader, FormatDescription, event_crc, parse_format_description, parse_header
 from .registry import EVENT_DECODERS
 
 if TYPE_CHECKING:                # both imported when a binlog turns out encrypted
@@ -91,9 +90,6 @@ class _NeedData:
 
 
 NEED_DATA = _NeedData()
-
-# An event may be as large as max_allowed_packet (1 GiB) plus its header.
-MAX_EVENT_SIZE = (1 << 30) + 4096
 
 # The smallest FORMAT_DESCRIPTION: header, binlog_version, server_version, timestamp,
 # common_header_len.
@@ -1029,24 +1025,12 @@ def _follows(prev: EventHeader, nxt: EventHeader) -> bool:
 def _crc_ok(raw, header: EventHeader) -> bool:
     if header.event_size < HEADER_LEN + 4:
         return False
-    computed = zlib.crc32(raw[:-4])
-    if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT and header.flags & LOG_EVENT_BINLOG_IN_USE_F:
-        computed = zlib.crc32(_without_in_use(raw)[:-4])
-    return computed == int.from_bytes(raw[-4:], "little")
-
-
-def _without_in_use(raw) -> bytes:
-    """The FDE's CRC is computed with LOG_EVENT_BINLOG_IN_USE_F cleared."""
-    raw = bytes(raw)
-    flags = int.from_bytes(raw[17:19], "little") & ~LOG_EVENT_BINLOG_IN_USE_F
-    return raw[:17] + flags.to_bytes(2, "little") + raw[19:]
+    return event_crc(raw) == int.from_bytes(raw[-4:], "little")
 
 
 def verify_crc(raw: bytes | bytearray, header: EventHeader) -> None:
-    if header.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
-        raw = _without_in_use(raw)
     stored = int.from_bytes(raw[-4:], "little")
-    computed = zlib.crc32(memoryview(raw)[:-4])
+    computed = event_crc(raw)
     if stored != computed:
         raise ChecksumMismatchError(
             f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}",

@@ -33,11 +33,10 @@ from binlog.events import QueryEvent
 from binlog.events.gtid import FL_STANDALONE
 from binlog.events.query import BEGIN, COMMIT, ROLLBACK, XA_COMMIT, XA_PREPARE, XA_ROLLBACK, transaction_control
 from binlog.events.rows import ROWS_EVENT_TYPES
-from binlog.header import EventHeader
+from binlog.header import HEADER, EventHeader
 from binlog.reader import FILE_HEADER_EVENTS
 from binlog.stream import EventStream, check_event_size
 
-_HEADER = struct.Struct("<IBIIIH")
 GTID_TYPES = frozenset({E.GTID_EVENT, E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT,
                         E.GTID_TAGGED_LOG_EVENT})
 QUERY_TYPES = frozenset({E.QUERY_EVENT, E.QUERY_COMPRESSED_EVENT, E.EXECUTE_LOAD_QUERY_EVENT})
@@ -167,7 +166,7 @@ class _Scanner:
 
     def walk(self, stop, stop_datetime, tolerate_tail: bool) -> None:
         mm, scan, name, size = self.mm, self.scan, self.scan.name, self.scan.size
-        unpack = _HEADER.unpack_from
+        unpack = HEADER.unpack_from
         while self.off < size and (stop is None or self.off < stop):
             off = self.off
             if size - off < HEADER_LEN:

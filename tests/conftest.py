@@ -4,7 +4,8 @@ Real-server fixtures (``mariadb_server``, ``mariadb_factory``, ``two_servers``) 
 private ``mariadbd`` on loopback from ``tests/support/mariadb_server.py``; every test that
 uses one is marked ``server`` here. They are skipped (not failed) when no MariaDB server
 binary is installed, unless ``BINLOG_REQUIRE_SERVER=1`` is set (then a missing server is
-an error). The kinds of tests are markers, never folders (``pyproject.toml`` registers
+an error); so are the tests of the compiled extensions (the ``compiled`` fixture) without
+them, unless ``BINLOG_REQUIRE_COMPILED=1``. The kinds of tests are markers, never folders (``pyproject.toml`` registers
 them; docs/testing.md): ``server`` and ``spark`` are given by the fixtures a test uses
 (``FIXTURE_KINDS``), and a module declares the others (``live``, ``fuzz``, ``slow``) in its
 ``pytestmark``. ``pytest -m "not server and not spark"`` runs what needs neither.
@@ -90,6 +91,44 @@ def peers() -> Callable[[str], Path]:
     from support.peers import peer_dir
 
     return peer_dir
+
+
+#: The TiDB peer (tests/peers/build.py PEERS) the TiDB fixtures run.
+TIDB_PEER = "tidb-8.5"
+
+
+@pytest.fixture
+def tidb_factory(peers) -> Iterator[Callable[..., Any]]:
+    """Factory: ``tidb = tidb_factory()`` (or ``tidb_factory({"performance":
+    {"txn-total-size-limit": N}})``: TiDB config-file settings) gives a started, fresh
+    ``tidb-server -store unistore`` on loopback (tests/support/tidb_server.py), root without
+    a password at ``tidb.dsn``; each is stopped and removed at the end of the test.  Marked
+    ``peers`` (it uses that fixture): the binary is the ``tidb-8.5`` peer."""
+    from support.tidb_server import TiDBServer
+
+    binary = peers(TIDB_PEER) / "tidb-server"
+    made: list[TiDBServer] = []
+
+    def make(config: Mapping[str, Any] | None = None, **kw: Any) -> TiDBServer:
+        server = TiDBServer(binary, config, **kw)
+        made.append(server)
+        return server.start()
+
+    try:
+        yield make
+    finally:
+        for server in made:
+            server.cleanup()
+
+
+@pytest.fixture
+def compiled() -> None:
+    """The compiled extensions, built from their current sources: a test (or a module's
+    ``pytestmark = pytest.mark.usefixtures("compiled")``) using it is skipped without them,
+    unless ``BINLOG_REQUIRE_COMPILED=1`` (support/compiled.py)."""
+    from support.compiled import require_compiled
+
+    require_compiled()
 
 
 @pytest.fixture

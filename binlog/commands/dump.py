@@ -89,8 +89,7 @@ def run(args) -> int:
     if args.format in ("json", "sql", "flashback", "text", "debezium"):
         # these writers write large values in pieces: a LONGBLOB can stay a view of the
         # rows data instead of a copy of it
-        from ..output.values import LARGE_VALUE
-        from ..types.strings import LARGE_VIEWS
+        from ..types.strings import LARGE_VALUE, LARGE_VIEWS
 
         views = LARGE_VIEWS.set(LARGE_VALUE)
     if args.output_dir is None and os.environ.get("BINLOG_BATCH", "1") != "0":
@@ -146,7 +145,7 @@ def run(args) -> int:
 
 def record_writer(args, out, schema=None):
     """The writer of --format json|text|debezium, with --bigint-as-string and --output-dir."""
-    from ..assembly.rewrite import DbRewrite
+    from ..assembly.rewrite_db import DbRewrite
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
@@ -197,7 +196,7 @@ def sql_writer(args, out, schema):
 
 def json_writer(args, out, schema):
     """The JSON writer of ``binlog dump --split-updates`` (with --checksum: checksums)."""
-    from ..assembly.rewrite import DbRewrite
+    from ..assembly.rewrite_db import DbRewrite
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog

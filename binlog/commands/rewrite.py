@@ -81,7 +81,7 @@ class _Job:
     def rewrite(self, binlog, source) -> str | None:
         """Rewrite one binlog (continuing its output); the next binlog's name when it
         ended with a ROTATE."""
-        from ..rewrite import Rewriter, map_entry
+        from ..rewrite import Rewriter
         from ..sources.base import ReadState, read_events
         from ..sources.rewritten import index_name
         from ..stream import EventStream
@@ -113,7 +113,7 @@ class _Job:
                                     header.timestamp)
                 if written is None:
                     continue
-                self.out.write(written.data, map_entry(written, event.header.event_size))
+                self.out.write(written.data, written.entry(event.header.event_size))
                 self.written += 1
                 self.bytes_out += len(written.data)
         except IncompleteEventError as exc:

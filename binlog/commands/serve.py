@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..protocol.serving import native_hash
+    from ..protocol.server_side import native_hash
 
     if args.hash_password:
         password = sys.stdin.readline().rstrip("\n")

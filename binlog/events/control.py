@@ -76,6 +76,12 @@ class HeartbeatEvent(Event):
     log_file: str
 
 
+def encode_rotate(position: int, name: str) -> bytes:
+    """A ROTATE body: the position in the next binlog u64, its name to the end
+    (sql/log_event_server.cc Rotate_log_event::write)."""
+    return position.to_bytes(8, "little") + name.encode("ascii")
+
+
 @register(E.ROTATE_EVENT)
 def decode_rotate(cur, ctx, header):
     position = cur.u64("position") if ctx.fde.post_header(E.ROTATE_EVENT, 8) >= 8 else 4
@@ -108,6 +114,12 @@ def decode_rand(cur, ctx, header):
     seed1, seed2 = cur.u64("seed1"), cur.u64("seed2")
     cur.expect_end("RAND")
     return RandEvent(header, seed1, seed2)
+
+
+def encode_null_user_var(name: bytes) -> bytes:
+    """A USER_VAR body setting ``name`` to NULL: name length u32, name, is_null 1
+    (sql/log_event_server.cc User_var_log_event::write)."""
+    return len(name).to_bytes(4, "little") + name + b"\x01"
 
 
 @register(E.USER_VAR_EVENT)

@@ -28,6 +28,9 @@ from ..errors import MalformedEventError
 from ..registry import register
 from .base import Event
 
+#: a MariaDB GTID body without its optional parts: seq_no u64, domain_id u32, flags2 u8,
+#: 6 bytes of padding (sql/log_event.h Gtid_log_event::GTID_HEADER_LEN)
+GTID_HEADER_LEN = 19
 FL_STANDALONE = 1        # no BEGIN/COMMIT around the statement (DDL): a group of its own
 FL_GROUP_COMMIT_ID = 2
 FL_PREPARED_XA = 64

@@ -20,6 +20,7 @@ thd->variables.collation_server->number)``).  A CREATE DATABASE naming no charse
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 
 from ..compression import mariadb_uncompress
@@ -58,6 +59,9 @@ class QueryEvent(Event):
 
 
 Q_CHARSET_CODE = 4
+Q_TIME_ZONE_CODE = 5
+#: thread_id u32, exec_time u32, db_len u8, error_code u16, status_vars_len u16
+QUERY_POST_HEADER = struct.Struct("<IIBHH")
 # Status var code -> its fixed length; codes with a length prefix are handled in
 # _var_length.  Codes 0-13 as MySQL and MariaDB log_event.h define them.
 _FIXED_LENGTHS = {0: 4, 1: 8, 3: 4, 4: 6, 7: 2, 8: 2, 9: 8, 10: 4, 13: 3}
@@ -166,6 +170,15 @@ def _decode_query(cur, ctx, header, compressed: bool, extra_post: int = 0):
         raw = cur.rest()
     return QueryEvent(header, thread_id, exec_time, error_code, status_vars, _text(db), _text(raw),
                       bytes(raw), status_offset)
+
+
+def encode_query(query: bytes, *, db: bytes = b"", status_vars: bytes = b"", thread_id: int = 0,
+                 exec_time: int = 0, error_code: int = 0) -> bytes:
+    """A QUERY body as ``decode_query`` reads it with a 13-byte post-header (what every
+    server since binlog v4 writes): the post-header, the status vars, the db and its NUL,
+    the statement (sql/log_event_server.cc Query_log_event::write)."""
+    return (QUERY_POST_HEADER.pack(thread_id, exec_time, len(db), error_code, len(status_vars))
+            + status_vars + db + b"\0" + query)
 
 
 @register(E.QUERY_EVENT)

@@ -7,6 +7,9 @@ column count; one type byte per column; packed metadata length and the metadata 
 (0-2 bytes per column by type, read by ``binlog.types.METADATA_READERS``); nullability
 bitmap; then optional metadata TLVs to the end of the event (binlog_row_metadata
 MINIMAL/FULL; MySQL ``libs/mysql/binlog/event/rows_event.h`` Optional_metadata_field_type).
+
+``full_metadata_tlvs`` writes the TLVs of binlog_row_metadata=FULL (``binlog rewrite
+--full-metadata``) that ``decode_table_map`` reads back.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..column import Column
 from ..constants import MARIADB_NUMERIC_TYPES, NUMERIC_TYPES, ColumnType as T, EventType as E
-from ..cursor import Cursor, bit_set
+from ..cursor import Cursor, bit_set, pack_lenenc
 from ..errors import BinlogError, MalformedEventError, UnsupportedTypeError
 from ..registry import register
 from .base import Event
@@ -269,3 +272,64 @@ _OPTIONAL_HANDLERS = {
     COLUMN_VISIBILITY: _visibility,
     VECTOR_DIMENSIONALITY: _vector_dims,
 }
+
+
+# --- the encoder: binlog_row_metadata=FULL (binlog rewrite --full-metadata) -----------
+
+def full_metadata_tlvs(columns: list[Column], meta: dict, present: set[int]) -> bytes:
+    """The optional metadata TLVs binlog_row_metadata=FULL writes, in the server's order
+    (sql/log_event_server.cc Table_map_log_event::init_metadata_fields: SIGNEDNESS,
+    charsets, [GEOMETRY_TYPE], COLUMN_NAME, ENUM/SET charsets, SET_STR_VALUE,
+    ENUM_STR_VALUE, primary key), from ``meta`` (the schema resolver's
+    ``full_metadata``); a field the TABLE_MAP has already (``present``) or the schema
+    cannot give (a charset it does not name, a geometry's real type) is left out."""
+    specs = meta["columns"]
+    out = bytearray()
+
+    def tlv(kind: int, value: bytes) -> None:
+        if kind not in present:        # write_tlv_field: type, packed length, value
+            out.extend(bytes((kind,)) + pack_lenenc(len(value)) + value)
+
+    numeric = [specs[c.index]["unsigned"] for c in columns if c.type in MARIADB_NUMERIC_TYPES]
+    if numeric:                         # init_signedness_field: MSB first
+        bits = bytearray((len(numeric) + 7) // 8)
+        for i, unsigned in enumerate(numeric):
+            if unsigned:
+                bits[i >> 3] |= 0x80 >> (i & 7)
+        tlv(SIGNEDNESS, bytes(bits))
+    chars = [c.index for c in columns if is_character_column(c, True)]
+    enums = [c.index for c in columns if c.type in (T.ENUM, T.SET)]
+    if not present & {DEFAULT_CHARSET, COLUMN_CHARSET}:
+        out += _charset_tlv(chars, specs, DEFAULT_CHARSET, COLUMN_CHARSET)
+    tlv(COLUMN_NAME, b"".join(pack_lenenc(len(n)) + n
+                              for n in (s["name"].encode("utf-8") for s in specs)))
+    if not present & {ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET}:
+        out += _charset_tlv(enums, specs, ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARSET)
+    for kind, code in ((SET_STR_VALUE, T.SET), (ENUM_STR_VALUE, T.ENUM)):
+        labelled = [specs[c.index]["labels"] for c in columns if c.type == code]
+        if labelled:
+            tlv(kind, b"".join(pack_lenenc(len(labels)) + b"".join(
+                pack_lenenc(len(x)) + x for x in labels) for labels in labelled))
+    if meta["primary_key"]:
+        tlv(SIMPLE_PRIMARY_KEY, b"".join(pack_lenenc(i) for i in meta["primary_key"]))
+    return bytes(out)
+
+
+def _charset_tlv(indexes: list[int], specs: list[dict], default_kind: int, column_kind: int) -> bytes:
+    """init_charset_field: the most used collation as the default and the others by
+    index, or every column's collation when that is shorter; nothing when a collation
+    is unknown (a wrong charset would decode text wrongly)."""
+    ids = [specs[i]["collation"] for i in indexes]
+    if not ids or any(cid is None for cid in ids):
+        return b""
+    counts: dict[int, int] = {}
+    for cid in ids:
+        counts[cid] = counts.get(cid, 0) + 1
+    most = max(sorted(counts), key=lambda cid: counts[cid])    # std::map order, first max
+    if len(ids) < 1 + (len(ids) - counts[most]) * 2:
+        kind, value = column_kind, b"".join(pack_lenenc(cid) for cid in ids)
+    else:
+        kind = default_kind
+        value = pack_lenenc(most) + b"".join(pack_lenenc(k) + pack_lenenc(cid)
+                                            for k, cid in enumerate(ids) if cid != most)
+    return bytes((kind,)) + pack_lenenc(len(value)) + value

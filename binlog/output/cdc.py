@@ -145,7 +145,7 @@ class CdcJsonWriter(Writer):
 
     def __init__(self, out, binary_encoding: str = "hex", *, keys=None, with_types: bool = False,
                  rewrite_db=None, bigint_as_string: bool = False, checksum: bool = False):
-        from ..assembly.rewrite import DbRewrite
+        from ..assembly.rewrite_db import DbRewrite
 
         self.out = out
         # the batch path writes integers as --bigint-as-string does (routing.BigintsAsStrings

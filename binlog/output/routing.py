@@ -39,7 +39,7 @@ class BigintsAsStrings(Wrapping):
 class RewriteDb(Wrapping):
     """``--rewrite-db FROM->TO``: the records of FROM's tables name TO, and statement and
     DDL records their rewritten default database (``rewrite``: a
-    ``assembly.rewrite.DbRewrite``, mariadb-binlog's semantics; the schema was looked up
+    ``assembly.rewrite_db.DbRewrite``, mariadb-binlog's semantics; the schema was looked up
     under the binlog's own name before this)."""
 
     def __init__(self, writer, rewrite):

@@ -63,7 +63,7 @@ from decimal import Decimal
 from typing import Iterator
 
 from ..charsets import CHARSET_CODECS, charset_of
-from ..constants import ColumnType as T
+from ..constants import LOG_EVENT_SUPPRESS_USE_F, ColumnType as T
 from ..errors import BinlogError
 from ..events import QueryEvent
 from ..inert import escape
@@ -71,7 +71,7 @@ from ..interrupts import deferred
 from ..rows import EncodedRows, sql_values
 from ..statements import statement_kept
 from ..types.json_binary import json_text
-from ..types.strings import LargeText
+from ..types.strings import LARGE_VALUE, LargeText
 from .base import Writer
 
 INT_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG})
@@ -152,11 +152,10 @@ def text_literal(text: str, col) -> str:
     return f"_{charset} X'{data.hex()}'"
 
 
-#: A binary value at least this large is not rendered into the statement text: the writer
-#: that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a random
-#: nonce and a number) and writes the value's hex in pieces in its place, so a 200 MiB
-#: BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
-LARGE_VALUE = 1 << 20
+# A binary value at least LARGE_VALUE large is not rendered into the statement text: the
+# writer that set ``_LARGE`` gets a token (NUL, which SQL text here never holds raw, a
+# random nonce and a number) and writes the value's hex in pieces in its place, so a
+# 200 MiB BLOB is not held as bytes, hex, statement, block and UTF-8 at once.
 #: --extended-insert: the size a multi-row statement grows to (mysqldump's net_buffer_length
 #: is the same idea; well under the default max_allowed_packet of 16 MiB).
 EXTENDED_INSERT = 1 << 20
@@ -758,9 +757,9 @@ def query_sql_mode(event) -> str | None:
 def ddl_statements(statement) -> list[str]:
     """What replays a DDL statement: USE its database, its sql_mode, the text, our mode."""
     out = []
-    # LOG_EVENT_SUPPRESS_USE_F (0x8): CREATE/DROP DATABASE carry the database they create
+    # LOG_EVENT_SUPPRESS_USE_F: CREATE/DROP DATABASE carry the database they create
     # or drop as their db, not one to USE.
-    if statement.db and not statement.event.header.flags & 0x8:
+    if statement.db and not statement.event.header.flags & LOG_EVENT_SUPPRESS_USE_F:
         out.append(f"USE {quote_ident(statement.db)}")
     mode = query_sql_mode(statement.event)
     if mode is not None:
@@ -817,7 +816,7 @@ def statement_sql(statement) -> list:
                  "file on the target and start after this statement")
     s = event.session()
     out: list = []
-    if statement.db and not event.header.flags & 0x8:       # LOG_EVENT_SUPPRESS_USE_F
+    if statement.db and not event.header.flags & LOG_EVENT_SUPPRESS_USE_F:
         out.append(f"USE{quote_ident(statement.db)}")   # no space: not the client's `use`
     micro = s.microseconds
     out.append(f"SET TIMESTAMP = {statement.ts}" + (f".{micro:06d}" if micro else ""))
@@ -903,7 +902,7 @@ def ddl_script(statement) -> list[str]:
     except UnicodeEncodeError:      # bytes that are no UTF-8: passed on as they are
         text = hex_literal(query.encode("utf-8", "surrogateescape"))
     out = [f"SET @binlog_ddl = {text};"]
-    if statement.db and not statement.event.header.flags & 0x8:
+    if statement.db and not statement.event.header.flags & LOG_EVENT_SUPPRESS_USE_F:
         out.append(f"USE{quote_ident(statement.db)};")
     mode = query_sql_mode(statement.event)
     if mode is not None:
@@ -1054,7 +1053,7 @@ class SqlWriter(Writer):
                  split_updates: bool = False, on_warning=None, table_filter=None,
                  routines: bool = False, strip_definer: bool = False,
                  rewrite_db: dict | None = None, extended_insert: bool = False):
-        from ..assembly.rewrite import DbRewrite
+        from ..assembly.rewrite_db import DbRewrite
         from ..assembly.transactions import TxAssembler
 
         self.out = out

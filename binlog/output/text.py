@@ -147,7 +147,7 @@ class TextWriter(Writer):
         # for the batch path (encode_rows); the rows given one by one come through
         # routing.BigintsAsStrings and routing.RewriteDb instead
         self.bigint_as_string = bigint_as_string
-        self.rewrite = rewrite_db      # a assembly.rewrite.DbRewrite, or None
+        self.rewrite = rewrite_db      # a assembly.rewrite_db.DbRewrite, or None
         self._flags = (1 if bigint_as_string else 0) | (2 if binary_encoding == "base64" else 0)
         self._batch: dict = {}      # (id(plan), op, db) -> (plan, head line, renderer)
 

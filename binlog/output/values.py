@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Iterator
 
-from ..types.strings import LargeText
+from ..types.strings import LARGE_VALUE, LargeText
 
 
 class HexBytes:
@@ -108,11 +108,6 @@ def iso_ts(ts: int) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-#: A binary or text value at least this large is written in pieces, never rendered whole:
-#: a 200 MiB LONGBLOB would otherwise be held as bytes, hex text and JSON bytes at once
-#: (docs/troubleshooting.md "Hostile content: limits"). ``binlog dump`` sets
-#: ``types.strings.LARGE_VIEWS`` to it for the writers that take pieces.
-LARGE_VALUE = 1 << 20
 
 
 def is_large(value) -> bool:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from ..errors import ServerAccessError, ServerProtocolError, UsageError
 from ..inert import inert
+from .constants import NATIVE_PASSWORD
 
 STEP = "authenticating"
 
@@ -78,7 +79,7 @@ def _xor(a: bytes, b: bytes) -> bytes:
 
 class NativePassword(Method):
     """SHA1(password) XOR SHA1(scramble + SHA1(SHA1(password))) (sql/password.c scramble)."""
-    name = "mysql_native_password"
+    name = NATIVE_PASSWORD
 
     def start(self) -> bytes:
         if not self.cred.password:

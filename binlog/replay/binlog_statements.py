@@ -29,18 +29,17 @@ each rows event needs until its transaction is applied.
 from __future__ import annotations
 
 import base64
-import zlib
 from dataclasses import dataclass
 
-from ..constants import EventType
+from ..constants import HEADER_LEN, STMT_END_F, EventType
 from ..errors import BinlogError
 from ..events import FormatDescriptionEvent, RowsEvent, TableMapEvent
+from ..header import SIZE_AT, set_checksum
 from ..reader import CountedRows, SourceEvent
 
-STMT_END_F = 0x0001
 # FORMAT_DESCRIPTION body: binlog_version (2), server_version (50), created (4)
 # (sql/log_event.h ST_CREATED_OFFSET)
-_CREATED_AT = 19 + 2 + 50
+_CREATED_AT = HEADER_LEN + 2 + 50
 # TABLE_MAP body after its post-header: db name length (1), name, NUL (log_event.h)
 _ROWS_CODES = frozenset({23, 24, 25, 30, 31, 32, 166, 167, 168, 169, 170, 171})
 
@@ -70,17 +69,11 @@ class Chunk:
     events: list
 
 
-def with_crc(data: bytearray) -> bytearray:
-    """``data`` (one event, CRC32 last) with its CRC32 made right again."""
-    data[-4:] = (zlib.crc32(memoryview(data)[:-4]) & 0xFFFFFFFF).to_bytes(4, "little")
-    return data
-
-
 def fde_statement(raw: bytes, checksum: bool) -> bytes:
     """The BINLOG statement of a FORMAT_DESCRIPTION, ``created`` zeroed (see above)."""
     data = bytearray(raw)
     data[_CREATED_AT:_CREATED_AT + 4] = b"\0\0\0\0"
-    return statement(bytes(with_crc(data) if checksum else data))
+    return statement(bytes(set_checksum(data) if checksum else data))
 
 
 def statement(payload: bytes) -> bytes:
@@ -90,14 +83,14 @@ def statement(payload: bytes) -> bytes:
 def rewrite_table_map(raw: bytes, post_header: int, new_db: str, checksum: bool) -> bytes:
     """A TABLE_MAP with its database name replaced (``--rewrite-db``), its size and
     CRC32 made right (the layout: sql/log_event.h, Table_map_log_event)."""
-    at = 19 + post_header
+    at = HEADER_LEN + post_header
     old_len = raw[at]
     name = new_db.encode("utf-8")
     if len(name) > 255:
         raise RawEventsError(f"--rewrite-db name {new_db!r} is longer than a TABLE_MAP holds")
     data = bytearray(raw[:at]) + bytes([len(name)]) + name + raw[at + 1 + old_len:]
-    data[9:13] = len(data).to_bytes(4, "little")
-    return bytes(with_crc(data) if checksum else data)
+    data[SIZE_AT:SIZE_AT + 4] = len(data).to_bytes(4, "little")
+    return bytes(set_checksum(data) if checksum else data)
 
 
 class RawEvents:
@@ -158,7 +151,7 @@ class RawEvents:
             return
         fde = self.fde.fde
         code = raw[4]
-        flags_at = 19 + (4 if fde.post_header(code, 8) == 6 else 6)
+        flags_at = HEADER_LEN + (4 if fde.post_header(code, 8) == 6 else 6)
         self.rows[(file, pos)] = RawRows(self.fde_sql, self.group, tuple(self.maps), raw,
                                          flags_at, fde.checksum_len == 4)
         self.fresh += len(raw)
@@ -221,4 +214,4 @@ def _end_statement(out: bytearray, at: int, event: RawRows | None) -> None:
     out[i:i + 2] = (flags | STMT_END_F).to_bytes(2, "little")
     if event.checksum:
         end = at + len(event.raw)
-        out[at:end] = with_crc(bytearray(out[at:end]))
+        out[at:end] = set_checksum(bytearray(out[at:end]))

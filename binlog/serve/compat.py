@@ -16,26 +16,26 @@ recomputed.
 """
 from __future__ import annotations
 
-import struct
-import zlib
+from ..constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    LOG_EVENT_SUPPRESS_USE_F,
+    LOG_EVENT_THREAD_SPECIFIC_F,
+    EventType,
+)
+from ..events.control import encode_null_user_var
+from ..events.gtid import FL_STANDALONE, GTID_HEADER_LEN
+from ..events.query import Q_TIME_ZONE_CODE, QUERY_POST_HEADER, encode_query
+from ..header import TYPE_AT, frame_event, parse_header
+from ..protocol.constants import (
+    MARIA_SLAVE_CAPABILITY_ANNOTATE,
+    MARIA_SLAVE_CAPABILITY_BINLOG_CHECKPOINT,
+    MARIA_SLAVE_CAPABILITY_GTID,
+    MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES,
+)
 
-from ..constants import HEADER_LEN, EventType
-
-CAPABILITY_ANNOTATE = 1
-CAPABILITY_TOLERATE_HOLES = 2
-CAPABILITY_BINLOG_CHECKPOINT = 3
-CAPABILITY_GTID = 4
-
-_TYPE = 4
-_FLAGS = 17
-LOG_EVENT_THREAD_SPECIFIC_F = 0x4
-LOG_EVENT_SUPPRESS_USE_F = 0x8
-FL_STANDALONE = 1
-QUERY_HEADER_LEN = 13                   # thread id, exec time, db length, error code, status length
-GTID_HEADER_LEN = 19
-Q_TIME_ZONE_CODE = 5
-MIN_USER_VAR = HEADER_LEN + 4 + 1 + 1   # 25
-MIN_QUERY = HEADER_LEN + QUERY_HEADER_LEN + 1 + 1   # 34
+MIN_USER_VAR = HEADER_LEN + 4 + 1 + 1   # 25: a name of one byte
+MIN_QUERY = HEADER_LEN + QUERY_POST_HEADER.size + 1 + 1   # 34: a statement of one byte
 _DUMMY = "# Dummy event replacing event type {} that slave cannot handle."
 
 
@@ -45,72 +45,54 @@ class CompatError(ValueError):
 
 def for_client(data: bytes, capability: int, *, annotate: bool, checksum: bool) -> bytes | None:
     """The event as a client of ``capability`` gets it; None when it is left out."""
-    code = data[_TYPE]
-    holes = capability >= CAPABILITY_TOLERATE_HOLES
+    code = data[TYPE_AT]
+    holes = capability >= MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES
     if code == EventType.ANNOTATE_ROWS_EVENT and not annotate:
         if holes:
             return None
-        return data if capability >= CAPABILITY_ANNOTATE else dummy(data, checksum)
-    if code == EventType.GTID_EVENT and capability < CAPABILITY_GTID:
+        return data if capability >= MARIA_SLAVE_CAPABILITY_ANNOTATE else dummy(data, checksum)
+    if code == EventType.GTID_EVENT and capability < MARIA_SLAVE_CAPABILITY_GTID:
         flags2 = data[HEADER_LEN + 12] if len(data) > HEADER_LEN + 12 else 0
         if flags2 & FL_STANDALONE:
             return None if holes else dummy(data, checksum)
         return begin(data, checksum)
-    if (code == EventType.BINLOG_CHECKPOINT_EVENT and capability < CAPABILITY_BINLOG_CHECKPOINT) or \
-            (code == EventType.GTID_LIST_EVENT and capability < CAPABILITY_GTID):
+    if (code == EventType.BINLOG_CHECKPOINT_EVENT and capability < MARIA_SLAVE_CAPABILITY_BINLOG_CHECKPOINT) or \
+            (code == EventType.GTID_LIST_EVENT and capability < MARIA_SLAVE_CAPABILITY_GTID):
         return None if holes else dummy(data, checksum)
     return data
 
 
-def _start(data: bytes, checksum: bool, type_code: int) -> tuple[bytearray, int]:
-    """A copy with the new type and the flags the server sets; the length without CRC."""
-    out = bytearray(data)
-    length = len(data) - (4 if checksum else 0)
-    flags = int.from_bytes(out[_FLAGS:_FLAGS + 2], "little")
-    flags = (flags & ~LOG_EVENT_THREAD_SPECIFIC_F) | LOG_EVENT_SUPPRESS_USE_F
-    out[_FLAGS:_FLAGS + 2] = flags.to_bytes(2, "little")
-    out[_TYPE] = type_code
-    return out, length
-
-
-def _finish(out: bytearray, length: int, checksum: bool) -> bytes:
-    if checksum:
-        out[length:length + 4] = struct.pack("<I", zlib.crc32(bytes(out[:length])))
-    return bytes(out)
+def _replace(data: bytes, checksum: bool, type_code: int, body: bytes) -> bytes:
+    """An event of ``type_code`` in place of ``data``: its header's timestamp, server id
+    and log_pos, the flags the server sets (Query_log_event::dummy_event), ``body``."""
+    header = parse_header(data, 0, 0)
+    flags = (header.flags & ~LOG_EVENT_THREAD_SPECIFIC_F) | LOG_EVENT_SUPPRESS_USE_F
+    return frame_event(type_code, body, checksum=checksum, timestamp=header.timestamp,
+                       server_id=header.server_id, log_pos=header.log_pos, flags=flags)
 
 
 def begin(data: bytes, checksum: bool) -> bytes:
     """A GTID event as a BEGIN QUERY of the same length (Query_log_event::begin_event)."""
-    length = len(data) - (4 if checksum else 0)
+    length = len(data) - (CHECKSUM_LEN if checksum else 0)
     if length not in (HEADER_LEN + GTID_HEADER_LEN, HEADER_LEN + GTID_HEADER_LEN + 2):
         raise CompatError(f"a GTID event of {length} bytes cannot be replaced by a BEGIN "
                           f"of the same length (as the server also refuses)")
-    out, length = _start(data, checksum, EventType.QUERY_EVENT)
-    body = struct.pack("<IIBH", 0, 0, 0, 0)
-    if length == HEADER_LEN + GTID_HEADER_LEN:
-        body += struct.pack("<H", 0) + b"\0"
-    else:       # an empty time zone status variable takes the 2 bytes more
-        body += struct.pack("<H", 2) + bytes([Q_TIME_ZONE_CODE, 0]) + b"\0"
-    body += b"BEGIN"
-    out[HEADER_LEN:length] = body
-    return _finish(out, length, checksum)
+    # an empty time zone status variable takes the 2 bytes more
+    status = b"" if length == HEADER_LEN + GTID_HEADER_LEN else bytes([Q_TIME_ZONE_CODE, 0])
+    return _replace(data, checksum, EventType.QUERY_EVENT, encode_query(b"BEGIN", status_vars=status))
 
 
 def dummy(data: bytes, checksum: bool) -> bytes:
     """An event a client cannot handle as a no-op of the same length
     (Query_log_event::dummy_event)."""
-    length = len(data) - (4 if checksum else 0)
+    length = len(data) - (CHECKSUM_LEN if checksum else 0)
     if length < MIN_USER_VAR:
         raise CompatError(f"an event of {length} bytes is too short to be replaced")
-    old_type = data[_TYPE]
+    old_type = data[TYPE_AT]
     if length < MIN_QUERY:
-        out, length = _start(data, checksum, EventType.USER_VAR_EVENT)
-        name_len = length - (MIN_USER_VAR - 1)
-        out[HEADER_LEN:length] = struct.pack("<I", name_len) + b"!dummyvar"[:name_len] + b"\x01"
-        return _finish(out, length, checksum)
-    out, length = _start(data, checksum, EventType.QUERY_EVENT)
+        name = b"!dummyvar"[:length - (MIN_USER_VAR - 1)]
+        return _replace(data, checksum, EventType.USER_VAR_EVENT, encode_null_user_var(name))
     comment_len = length - (MIN_QUERY - 1)
     text = _DUMMY.format(old_type).encode("ascii")
     comment = text[:comment_len] + b" " * (comment_len - len(text))
-    out[HEADER_LEN:length] = struct.pack("<IIBHH", 0, 0, 0, 0, 0) + b"\0" + comment
-    return _finish(out, length, checksum)
+    return _replace(data, checksum, EventType.QUERY_EVENT, encode_query(comment))

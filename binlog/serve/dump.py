@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..constants import HEADER_LEN, EventType
 from ..errors import MalformedEventError, ServerProtocolError
 from ..inert import inert
-from ..protocol import serving as s
+from ..protocol import constants as pc, server_side as s
 from . import compat, events
 
 
@@ -31,7 +31,6 @@ class Client(Protocol):
 
     def _fail(self, code: int, message: str) -> None: ...
 
-ER_MASTER_FATAL = 1236
 
 
 class ClientGone(Exception):
@@ -79,8 +78,9 @@ class Dump:
         session = self.session
         info = self.logs.info(self.name)
         if info.checksum and not self.aware:
-            session._fail(ER_MASTER_FATAL, "Slave can not handle replication events with the checksum "
-                                           "that master is configured to log")
+            session._fail(pc.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                          "Slave can not handle replication events with the checksum that master "
+                          "is configured to log")
             return None
         session.send(b"\x00" + events.fake_rotate(self.name, self.position, self.server_id, self.rotate_crc))
         offset, fde = next(iter(self.logs.events(self.name, 4, self.logs.size(self.name))))

@@ -4,35 +4,21 @@ timestamp 0, LOG_EVENT_ARTIFICIAL_F, a CRC32 footer when the binlog has checksum
 from __future__ import annotations
 
 import struct
-import zlib
 
 from ..constants import HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, LOG_EVENT_BINLOG_IN_USE_F, EventType
-
-_FLAGS = 17      # offset of the flags in the event header (u16)
-_LOG_POS = 13
-_TIMESTAMP = 0
-
-
-def _event(type_code: int, server_id: int, log_pos: int, flags: int, body: bytes, checksum: bool) -> bytes:
-    size = HEADER_LEN + len(body) + (4 if checksum else 0)
-    data = struct.pack("<IBIIIH", 0, type_code, server_id, size, log_pos & 0xFFFFFFFF, flags) + body
-    return with_crc(data) if checksum else data
-
-
-def with_crc(data: bytes) -> bytes:
-    return data + struct.pack("<I", zlib.crc32(data))
+from ..header import FLAGS_AT, LOG_POS_AT, frame_event, set_checksum
 
 
 def fake_rotate(name: str, position: int, server_id: int, checksum: bool) -> bytes:
     """ROTATE naming the file and position the dump continues at (log_pos 0)."""
-    return _event(EventType.ROTATE_EVENT, server_id, 0, LOG_EVENT_ARTIFICIAL_F,
-                  struct.pack("<Q", position) + name.encode("ascii"), checksum)
+    return frame_event(EventType.ROTATE_EVENT, struct.pack("<Q", position) + name.encode("ascii"),
+                       checksum=checksum, server_id=server_id, flags=LOG_EVENT_ARTIFICIAL_F)
 
 
 def heartbeat(name: str, position: int, server_id: int, checksum: bool) -> bytes:
     """HEARTBEAT: nothing new; log_pos is where the dump stands in ``name``."""
-    return _event(EventType.HEARTBEAT_LOG_EVENT, server_id, position, LOG_EVENT_ARTIFICIAL_F,
-                  name.encode("ascii"), checksum)
+    return frame_event(EventType.HEARTBEAT_LOG_EVENT, name.encode("ascii"), checksum=checksum,
+                       server_id=server_id, log_pos=position, flags=LOG_EVENT_ARTIFICIAL_F)
 
 
 def format_description_for_client(fde: bytes, *, resent: bool, checksum: bool) -> bytes:
@@ -41,12 +27,10 @@ def format_description_for_client(fde: bytes, *, resent: bool, checksum: bool) -
     starts inside the file, a copy with log_pos and the creation time 0, so the client
     does not count it as an event of the file (init_binlog_sender clear_initial_log_pos)."""
     data = bytearray(fde)
-    flags = int.from_bytes(data[_FLAGS:_FLAGS + 2], "little") & ~LOG_EVENT_BINLOG_IN_USE_F
-    data[_FLAGS:_FLAGS + 2] = flags.to_bytes(2, "little")
+    flags = int.from_bytes(data[FLAGS_AT:FLAGS_AT + 2], "little") & ~LOG_EVENT_BINLOG_IN_USE_F
+    data[FLAGS_AT:FLAGS_AT + 2] = flags.to_bytes(2, "little")
     if not resent:
         return bytes(data)
-    data[_LOG_POS:_LOG_POS + 4] = b"\0\0\0\0"
+    data[LOG_POS_AT:LOG_POS_AT + 4] = b"\0\0\0\0"
     data[HEADER_LEN + 52:HEADER_LEN + 56] = b"\0\0\0\0"      # created
-    if checksum:
-        return with_crc(bytes(data[:-4]))
-    return bytes(data)
+    return bytes(set_checksum(data) if checksum else data)

@@ -13,12 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import UsageError
-from ..protocol import serving as s
+from ..protocol import constants as pc, server_side as s
 from ..sources.served import ServedLogs
 from .queries import ServeState
 from .session import Limits, Session, SessionInfo
-
-ER_CON_COUNT = 1040
 
 
 def load_users(path: str | Path | None) -> dict[str, str]:
@@ -85,7 +83,8 @@ class Server:
             replicas = [(i.server_id, i.host, 0, self.server_id) for i in self.sessions.values() if i.server_id]
         state = ServeState(self.server_id, info.server_version if info else "10.11.0-MariaDB-log",
                            info.checksum if info else False, files, self.logs.gtid_state(),
-                           replicas=replicas, clients=self.status(), full_metadata=self.full_metadata)
+                           replicas=replicas, clients=self.status(), full_metadata=self.full_metadata,
+                           max_clients=self.max_clients)
         self._state_cache = (now, state)
         return state
 
@@ -141,7 +140,7 @@ class Server:
     def _refuse(self, sock: socket.socket) -> None:
         try:
             sock.settimeout(1.0)
-            data = s.error(ER_CON_COUNT, "Too many connections")
+            data = s.error(pc.ER_CON_COUNT_ERROR, "Too many connections")
             sock.sendall(len(data).to_bytes(3, "little") + b"\0" + data)
         except OSError:
             pass            # it is being refused: whether it heard why is its business

@@ -21,24 +21,20 @@ from dataclasses import dataclass, field
 
 from ..errors import BinlogError, ServerError, ServerProtocolError
 from ..inert import inert
-from ..protocol import messages as m, serving as s
+from ..protocol import client_side as m, constants as pc, server_side as s
 from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from ..sources.wire import WireConnection
 from .dump import ClientGone, Dump, gtid_position, to_int
-from .queries import Answers, ServeState
+from .queries import UPSTREAM_FIRST, Answers, ServeState, statement_of
 
 MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
-ER_ACCESS_DENIED = 1045
-ER_UNKNOWN_COM = 1047
-ER_MASTER_FATAL = 1236
-ER_NO_SUCH_THREAD = 1094
-ER_SPECIFIC_ACCESS_DENIED = 1227
-BINLOG_DUMP_NON_BLOCK = 1
-BINLOG_SEND_ANNOTATE_ROWS = 2
 MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
-SERVER_MORE_RESULTS_EXISTS = 8
 _GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
+_SESSION_SET = re.compile(r"SET\s", re.I)
+#: the whole list of variables (charsets, sql_mode) of a client that snapshots the upstream
+#: are the upstream's: its tables' text is in them
+_ALL_VARIABLES = re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES(?!\s+LIKE\b)", re.I)
 _MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
 
 
@@ -82,6 +78,7 @@ class Session:
         self.tls = tls
         self.upstream = upstream                # parsed DSN of --upstream (no user or password)
         self.upstream_session: WireConnection | None = None
+        self.upstream_status = pc.SERVER_STATUS_AUTOCOMMIT    # of the upstream session's last reply
         self.reader = PacketReader(MAX_COMMAND, step="reading from the client")
         self.seq = 0
         self.answers: Answers | None = None
@@ -186,7 +183,7 @@ class Session:
             self.log(f"client {self.info.id} ({self._who()}) sent a malformed packet: "
                      f"{inert(exc.message)}; session ended")
         except BinlogError as exc:
-            self._fail(ER_MASTER_FATAL, inert(exc.message))
+            self._fail(pc.ER_MASTER_FATAL_ERROR_READING_BINLOG, inert(exc.message))
         finally:
             self.sock.close()
             if self.upstream_session is not None:
@@ -220,9 +217,9 @@ class Session:
             response = s.parse_handshake_response(self.receive(self.limits.login_timeout))
         self.info.user = response.user
         reply = response.auth
-        if response.plugin not in ("", s.NATIVE):
+        if response.plugin not in ("", pc.NATIVE_PASSWORD):
             # the client's default method is another: ask for ours (AuthSwitchRequest)
-            self.send(b"\xfe" + s.NATIVE.encode() + b"\0" + scramble + b"\0")
+            self.send(s.auth_switch(pc.NATIVE_PASSWORD, scramble + b"\0"))
             reply = self.receive(self.limits.login_timeout)
         if not self._check(response.user, scramble, reply, upstream, caps):
             return False
@@ -256,13 +253,14 @@ class Session:
                 upstream.close()
             if stored is not None and s.native_check(stored, scramble, reply):
                 return True
-            self._fail(ER_ACCESS_DENIED, f"Access denied for user '{inert(user, limit=64)}'")
+            self._fail(pc.ER_ACCESS_DENIED_ERROR, f"Access denied for user '{inert(user, limit=64)}'")
             return False
         try:
             upstream.authenticate_as(user, reply, caps)
         except ServerError as exc:
             upstream.close()
-            code = exc.code if exc.code in (ER_ACCESS_DENIED, 1698) else ER_ACCESS_DENIED
+            refused = (pc.ER_ACCESS_DENIED_ERROR, pc.ER_ACCESS_DENIED_NO_PASSWORD_ERROR)
+            code = exc.code if exc.code in refused else pc.ER_ACCESS_DENIED_ERROR
             self._fail(code, f"Access denied for user '{inert(user, limit=64)}' (upstream: "
                              f"{inert(exc.message, limit=200)})")
             return False
@@ -277,46 +275,58 @@ class Session:
             if not packet:
                 raise ServerProtocolError("an empty command", step="command")
             code, body = packet[0], packet[1:]
-            if code == m.COM_QUIT:
+            if code == pc.COM_QUIT:
                 self.log(f"client {self.info.id} ({self._who()}) quit")
                 return
-            if code == m.COM_QUERY:
+            if code == pc.COM_QUERY:
                 self._query(body.decode("utf-8", "replace"))
-            elif code == m.COM_PING or code == 0x02:       # COM_INIT_DB: nothing to change
-                self.send(s.ok())
-            elif code == m.COM_REGISTER_SLAVE:
+            elif code in (pc.COM_PING, pc.COM_INIT_DB):     # COM_INIT_DB: nothing to change
+                self.send_all(self._served([s.ok()]))
+            elif code == pc.COM_REGISTER_SLAVE:
                 self.info.server_id = s.parse_register_slave(body)
                 self.send(s.ok())
-            elif code == m.COM_BINLOG_DUMP:
+            elif code == pc.COM_BINLOG_DUMP:
                 self._dump(s.parse_binlog_dump(body))
                 return
             else:
-                self.send(s.error(ER_UNKNOWN_COM, f"command {code} is not served"))
+                self.send(s.error(pc.ER_UNKNOWN_COM_ERROR, f"command {code} is not served"))
 
     def _query(self, sql: str) -> None:
         assert self.answers is not None
         kill = re.fullmatch(r"\s*KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d{1,10})\s*;?\s*", sql, re.I)
         if kill:
             done = self.kill(int(kill.group(1)), self.info.user)
-            self.send(s.ok() if done else s.error(ER_NO_SUCH_THREAD, f"Unknown thread id: {kill.group(1)}"))
+            self.send(s.ok() if done else s.error(pc.ER_NO_SUCH_THREAD, f"Unknown thread id: {kill.group(1)}"))
             return
         self.answers.state = self.state()
-        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(sql):
+        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(statement_of(sql)):
             try:
-                self.send_all(self._translated_master_status())
+                self.send_all(self._served(self._translated_master_status()))
             except ServerError as exc:      # the upstream refused it: its refusal, in its words
-                self.send(s.error(exc.code or ER_MASTER_FATAL, inert(exc.message, limit=300)))
+                self.send(s.error(exc.code or pc.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                                  inert(exc.message, limit=300)))
             return
-        if self.upstream_session is not None and _GTID_POSITION.search(sql):
-            self._passthrough(sql)      # the snapshot's GTID, the upstream's (GTIDs are not rewritten)
+        if self.upstream_session is not None and (
+                _GTID_POSITION.search(sql) or any(p.fullmatch(statement_of(sql)) for p in UPSTREAM_FIRST)):
+            self._passthrough(sql)      # the snapshot's GTID (GTIDs are not rewritten), the upstream's zone
             return
         answer = self.answers.answer(sql)
-        if answer and answer[0][:1] == b"\xff":
-            if self.upstream_session is not None:
-                self._passthrough(sql)
-                return
+        refused = bool(answer) and answer[0][:1] == bytes([pc.ERR])
+        if self.upstream_session is not None and (refused or _SESSION_SET.match(statement_of(sql))
+                                                  or _ALL_VARIABLES.match(statement_of(sql))):
+            # what serve does not answer runs on the upstream; so does a SET (kept here
+            # too, for the dump's @variables): the snapshot's queries then run with the
+            # client's time_zone, sql_mode, names and isolation, as on a primary
+            self._passthrough(sql)
+            return
+        if refused:
             self.log(f"client {self.info.id} ({self._who()}) asked what is not served: {inert(sql, limit=200)}")
-        self.send_all(answer)
+        self.send_all(self._served(answer))
+
+    def _served(self, answer: list[bytes]) -> list[bytes]:
+        """An answer of serve's own, with the status flags of the client's upstream
+        session when it has one (its autocommit, its open transaction)."""
+        return answer if self.upstream_session is None else s.with_status(answer, self.upstream_status)
 
     # -- queries for the upstream -----------------------------------------------------
     def _passthrough(self, sql: str) -> None:
@@ -327,10 +337,14 @@ class Session:
         assert conn is not None
         deadline = time.monotonic() + self.limits.passthrough_timeout
         conn.reader.limit = MAX_PASSTHROUGH
-        conn.send_command(m.COM_QUERY, sql.encode("utf-8"), deadline)
+        conn.send_command(pc.COM_QUERY, sql.encode("utf-8"), deadline)
         self.info.command = "Query (upstream)"
+        last = b""
         for payload in _reply(conn, deadline):
             self.send(payload)
+            last = payload
+        if last[:1] == bytes([pc.OK]) or m.is_eof(last):
+            self.upstream_status = m.status_flags(last, ok=last[:1] == bytes([pc.OK]))
 
     def _translated_master_status(self) -> list[bytes]:
         """SHOW MASTER STATUS of the upstream in this session (after a FLUSH TABLES WITH
@@ -376,7 +390,7 @@ class Session:
         capability = to_int(variables.get("mariadb_slave_capability"))
         period = to_int(variables.get("master_heartbeat_period")) / 1e9
         want = gtid_position(variables.get("slave_connect_state"))
-        names = self._first_names(blocking=not request.flags & BINLOG_DUMP_NON_BLOCK)
+        names = self._first_names(blocking=not request.flags & pc.BINLOG_DUMP_NON_BLOCK)
         if want is not None and not want:
             name, position = (names[0] if names else ""), 4     # an empty GTID state: the start
         elif want is not None:
@@ -384,21 +398,23 @@ class Session:
         else:
             name, position = request.file or (names[0] if names else ""), request.position
         if name not in names:
-            self._fail(ER_MASTER_FATAL, "Could not find first log file name in binary log index file")
+            self._fail(pc.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                       "Could not find first log file name in binary log index file")
             return
         if not 4 <= position <= self.logs.size(name):
-            self._fail(ER_MASTER_FATAL, "Client requested master to start replication from impossible position")
+            self._fail(pc.ER_MASTER_FATAL_ERROR_READING_BINLOG,
+                       "Client requested master to start replication from impossible position")
             return
         if not self._may_dump():
-            self._fail(ER_SPECIFIC_ACCESS_DENIED, "Access denied; you need (at least one of) the "
+            self._fail(pc.ER_SPECIFIC_ACCESS_DENIED_ERROR, "Access denied; you need (at least one of) the "
                                                   "REPLICATION SLAVE privilege(s) for this operation")
             return
         self.info.command = "Binlog Dump"
         self.log(f"client {self.info.id} ({self._who()}, server id {request.server_id}) dumps from "
                  f"{name}:{position}" + (f" (GTID {variables.get('slave_connect_state')})" if want else ""))
         dump = Dump(self, name, position, aware=aware, rotate_crc=at_connect, capability=capability,
-                    annotate=bool(request.flags & BINLOG_SEND_ANNOTATE_ROWS), want=want,
-                    blocking=not request.flags & BINLOG_DUMP_NON_BLOCK, heartbeat=period)
+                    annotate=bool(request.flags & pc.BINLOG_SEND_ANNOTATE_ROWS_EVENT), want=want,
+                    blocking=not request.flags & pc.BINLOG_DUMP_NON_BLOCK, heartbeat=period)
         dump.run()
 
 
@@ -410,13 +426,13 @@ def _reply(conn: WireConnection, deadline: float) -> Iterator[bytes]:
     while True:
         first = conn.read_payload(deadline, step)
         yield first
-        if first[:1] == b"\xff":
+        if first[:1] == bytes([pc.ERR]):
             return
-        if first[:1] == b"\x00":
-            if not _status(first, ok=True) & SERVER_MORE_RESULTS_EXISTS:
+        if first[:1] == bytes([pc.OK]):
+            if not m.status_flags(first, ok=True) & pc.SERVER_MORE_RESULTS_EXISTS:
                 return
             continue
-        if first[:1] == b"\xfb":
+        if first[:1] == bytes([pc.NULL_VALUE]):
             raise ServerProtocolError("the upstream asks for a LOCAL INFILE: not passed on",
                                       step=step)
         count = m.column_count(first, step)
@@ -429,22 +445,9 @@ def _reply(conn: WireConnection, deadline: float) -> Iterator[bytes]:
         while True:
             row = conn.read_payload(deadline, step)
             yield row
-            if row[:1] == b"\xff":
+            if row[:1] == bytes([pc.ERR]):
                 return
             if m.is_eof(row):
                 break
-        if not _status(row, ok=False) & SERVER_MORE_RESULTS_EXISTS:
+        if not m.status_flags(row, ok=False) & pc.SERVER_MORE_RESULTS_EXISTS:
             return
-
-
-def _status(payload: bytes, *, ok: bool) -> int:
-    """The status flags of an OK (after two length-encoded integers) or EOF packet."""
-    from ..cursor import Cursor
-
-    cur = Cursor(payload, 1)
-    if ok:
-        cur.lenenc("affected rows")
-        cur.lenenc("insert id")
-    else:
-        cur.skip(2, "warnings")
-    return cur.u16("status") if cur.remaining >= 2 else 0

@@ -1,6 +1,6 @@
 """The directory ``binlog rewrite`` writes: rewritten binlogs under their input names,
-a position map beside each (``<name>.map``, format in binlog/rewrite.py), and an index
-(``<base>.index``, one name per line, as the server writes its own).
+a position map beside each (``<name>.map``, format in binlog/rewrite/position_map.py),
+and an index (``<base>.index``, one name per line, as the server writes its own).
 
 A rerun continues where the output ends: ``resume(name)`` cuts a partial last event
 (and map lines naming bytes the output does not hold, or output the map does not
@@ -15,7 +15,7 @@ from typing import IO
 
 from ..constants import BINLOG_MAGIC, HEADER_LEN
 from ..errors import InputError, MalformedEventError
-from ..rewrite import MAP_HEADER, MapEntry, parse_map
+from ..rewrite.position_map import MAP_HEADER, MapEntry, parse_map
 from .base import event_heads
 
 

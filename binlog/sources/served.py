@@ -21,7 +21,7 @@ from ..cursor import Cursor
 from ..errors import BinlogError, MalformedEventError, RelayError, UsageError
 from ..events.gtid import decode_gtid_list, decode_maria_gtid
 from ..header import parse_header
-from ..rewrite import lookup, parse_map
+from ..rewrite.position_map import lookup, parse_map
 from .base import event_heads
 
 #: A served file's name: a binlog name, never a path.

@@ -22,7 +22,7 @@ python-mysql-replication (``pymysqlreplication/binlogstream.py``) and ``mariadb-
    server picks the file (sql_repl.cc init_binlog_sender, gtid_find_binlog_file) and
    skips the event groups before the position.
 5. COM_REGISTER_SLAVE (server id, empty host/user/password: nothing secret is sent),
-   then COM_BINLOG_DUMP: position u32, flags u16 (BINLOG_DUMP_NON_BLOCK = 1: end of the
+   then pc.COM_BINLOG_DUMP: position u32, flags u16 (pc.BINLOG_DUMP_NON_BLOCK = 1: end of the
    stream at the end of the last binlog instead of waiting; BINLOG_SEND_ANNOTATE_ROWS_EVENT
    = 2: without it the server leaves ANNOTATE_ROWS out, a hole in the file), server id
    u32, file name (https://mariadb.com/kb/en/com_binlog_dump/).
@@ -54,13 +54,19 @@ these apart from the events of the file and gives each file event its file and o
 from __future__ import annotations
 
 import re
-import struct
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, CHECKSUM_LEN, HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
+from ..constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_CRC32,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    LOG_EVENT_ARTIFICIAL_F,
+    MAX_EVENT_SIZE,
+    EventType,
+)
 from ..errors import (
     ChecksumMismatchError,
     GtidPositionError,
@@ -74,31 +80,15 @@ from ..errors import (
     UsageError,
 )
 from ..gtids import is_mysql_set
-from ..header import EventHeader, parse_header
+from ..header import EventHeader, event_crc, parse_header
 from ..inert import inert
+from ..protocol import client_side as m, constants as pc
 from ..protocol.packets import frame
-from ..stream import MAX_EVENT_SIZE, verify_crc
+from ..stream import verify_crc
 from ..user_values import dsn_address, parse_dsn
 from .base import Binlog, BinlogSource, Heartbeat, Position
 from .progress import Progress
 from .wire import WireConnection
-
-COM_BINLOG_DUMP = 0x12
-COM_REGISTER_SLAVE = 0x15
-BINLOG_DUMP_NON_BLOCK = 1
-BINLOG_SEND_ANNOTATE_ROWS_EVENT = 2
-MARIA_SLAVE_CAPABILITY_GTID = 4
-SEMI_SYNC_MAGIC = 0xEF          # k_packet_magic_num (sql/semisync.h)
-SEMI_SYNC_NEED_ACK = 0x01       # k_packet_flag_sync
-
-
-# Server errors: include/mysqld_error.h.
-ER_ACCESS_DENIED = {1044, 1045, 1142, 1227, 1698}
-ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
-ER_GTID_ERRORS = {1945, 1947, 1948, 1950, 1951, 1955}
-# Client-side codes PyMySQL raises for a connection that failed or went away
-# (include/errmsg.h): can't connect, gone away, lost, server shutdown (1053), killed (1927).
-CONNECTION_ERRORS = {1053, 1927, 2002, 2003, 2006, 2013, 2055}
 
 HEARTBEAT_TYPES = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
 
@@ -259,7 +249,7 @@ def _fde_checksum(data: bytes, file: str, position: int) -> bool:
 
 def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
     stored = int.from_bytes(data[-4:], "little")
-    if zlib.crc32(data[:-4]) != stored:
+    if event_crc(data) != stored:
         raise MalformedEventError(f"the CRC32 of the server's artificial {header.type_name} "
                                   f"does not match its bytes",
                                   source=file or None, event_type=header.type_name)
@@ -335,13 +325,13 @@ class ReplicationClient:
         else:
             self._register()
         self.blocking = blocking
-        flags = BINLOG_SEND_ANNOTATE_ROWS_EVENT | (0 if blocking else BINLOG_DUMP_NON_BLOCK)
+        flags = pc.BINLOG_SEND_ANNOTATE_ROWS_EVENT | (0 if blocking else pc.BINLOG_DUMP_NON_BLOCK)
         self._read_clock()
         if gtid is not None:
             file, position = "", 4
-        payload = struct.pack("<IHI", position, flags, self.options.server_id) + file.encode()
         conn = self._connection()
-        conn.send_command(COM_BINLOG_DUMP, payload, time.monotonic() + conn.read_timeout)
+        conn.send_command(pc.COM_BINLOG_DUMP, m.binlog_dump(position, flags, self.options.server_id, file),
+                          time.monotonic() + conn.read_timeout)
         conn.reader.limit = MAX_EVENT_SIZE + 3
         conn.reader.bound = self._event_bound
         conn.reader.bound_bytes = 3 + HEADER_LEN
@@ -361,7 +351,7 @@ class ReplicationClient:
                               hint="start the server with log_bin (and binlog_format=ROW)")
         self.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
         self.checksum = alg.upper() == "CRC32"
-        self.execute(f"SET @mariadb_slave_capability = {MARIA_SLAVE_CAPABILITY_GTID}")
+        self.execute(f"SET @mariadb_slave_capability = {pc.MARIA_SLAVE_CAPABILITY_GTID}")
         self.execute(f"SET @master_heartbeat_period = {int(self.options.heartbeat * 1e9)}")
         if self.options.semi_sync:
             self._ask_semi_sync()
@@ -422,18 +412,14 @@ class ReplicationClient:
     def ack(self, file: str, position: int) -> None:
         """Semi-sync acknowledgement: the events of ``file`` up to ``position`` are safe
         with us (Repl_semi_sync_slave::slave_reply; sequence number 0, net_clear)."""
-        payload = bytes([SEMI_SYNC_MAGIC]) + struct.pack("<Q", position) + file.encode()
         conn = self._connection()
-        conn.send_raw(frame(payload, 0)[0], time.monotonic() + conn.read_timeout)
+        conn.send_raw(frame(m.semi_sync_ack(file, position), 0)[0], time.monotonic() + conn.read_timeout)
 
     def _register(self) -> None:
-        """COM_REGISTER_SLAVE: server_id u32, hostname, user, password (each a length byte
-        and text: all empty here), port u16, rank u32, master_id u32
-        (https://mariadb.com/kb/en/com_register_slave/)."""
-        payload = struct.pack("<IBBBHII", self.options.server_id, 0, 0, 0, 0, 0, 0)
+        """COM_REGISTER_SLAVE (``client_side.register_slave``: nothing secret is sent)."""
         conn = self._connection()
         deadline = time.monotonic() + conn.read_timeout
-        conn.send_command(COM_REGISTER_SLAVE, payload, deadline)
+        conn.send_command(pc.COM_REGISTER_SLAVE, m.register_slave(self.options.server_id), deadline)
         conn.read_ok(deadline, "registering as a replica")
 
     def caught_up(self) -> bool:
@@ -485,13 +471,13 @@ class ReplicationClient:
     def _read_event(self) -> bytes | None:
         packet = self._read_packet()
         kind = packet[0] if packet else None
-        if kind == 0x00:
+        if kind == pc.OK:
             if self.options.semi_sync:
                 return self._semi_sync_payload(packet)
             return packet[1:]
-        if kind == 0xFE and len(packet) < 9:
+        if m.is_eof(packet):
             return None                 # EOF: the end of the binlog (non-blocking dump)
-        if kind == 0xFF:
+        if kind == pc.ERR:
             raise self._server_error(packet)
         raise MalformedEventError(f"unexpected packet from the server: starts with "
                                   f"{packet[:4].hex(' ')} ({len(packet)} bytes)",
@@ -500,11 +486,11 @@ class ReplicationClient:
 
     def _semi_sync_payload(self, packet: bytes) -> bytes:
         """The event after the semi-sync header (Repl_semi_sync_slave::slave_read_sync_header)."""
-        if len(packet) < 3 or packet[1] != SEMI_SYNC_MAGIC:
+        if len(packet) < 3 or packet[1] != pc.SEMI_SYNC_MAGIC:
             raise MalformedEventError(f"semi-sync packet without its magic number 0xEF "
                                       f"({len(packet)} bytes)", source=self._tracker().file or None,
                                       event_offset=self._tracker().position)
-        self.need_ack = bool(packet[2] & SEMI_SYNC_NEED_ACK)
+        self.need_ack = bool(packet[2] & pc.SEMI_SYNC_NEED_ACK)
         if self.need_ack:
             self._connection().reader.reset(1)     # semisync_master.cc flush_net
         return packet[3:]
@@ -535,19 +521,20 @@ class ReplicationClient:
         where = tracker.file if tracker is not None and tracker.file else None
         pos = tracker.position if tracker is not None and where else None
         message = f"source {self.where}, {doing}: {text}" + (f" (error {code})" if code else "")
-        if code in ER_ACCESS_DENIED:
+        if code in pc.ER_ACCESS_DENIED:
             # Once logged in, "access denied" (1045 to COM_REGISTER_SLAVE) is a privilege.
             hint = ("check the user and password of the DSN"
-                    if code in (1045, 1698) and doing == "connecting" else
+                    if code in (pc.ER_ACCESS_DENIED_ERROR, pc.ER_ACCESS_DENIED_NO_PASSWORD_ERROR)
+                    and doing == "connecting" else
                     "the user needs REPLICATION SLAVE (and, to list binlogs, BINLOG MONITOR or "
                     "REPLICATION CLIENT): GRANT REPLICATION SLAVE ON *.* TO ...")
             return ServerAccessError(message, code=code, hint=hint)
-        if code in ER_GTID_ERRORS or (code == ER_MASTER_FATAL_ERROR_READING_BINLOG and "GTID" in text):
+        if code in pc.ER_GTID_ERRORS or (code == pc.ER_MASTER_FATAL_ERROR_READING_BINLOG and "GTID" in text):
             return GtidPositionError(message, code=code, source=where, event_offset=pos,
                                      hint="the GTID is not in the server's binlogs (purged, or "
                                           "from another server): start at a later GTID or at "
                                           "a file the server has (SHOW BINARY LOGS)")
-        if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+        if code == pc.ER_MASTER_FATAL_ERROR_READING_BINLOG:
             lowered = text.lower()
             if "could not find first log" in lowered or "purged" in lowered:
                 return PurgedLogError(message, code=code, source=where, event_offset=pos,
@@ -558,7 +545,7 @@ class ReplicationClient:
             return ServerPositionError(message, code=code, source=where, event_offset=pos,
                                        hint="the position is not an event boundary of a file "
                                             "the server has (SHOW BINLOG EVENTS lists them)")
-        if code is None or code in CONNECTION_ERRORS:
+        if code is None or code in pc.CONNECTION_ERRORS:
             return ServerConnectionError(message, code=code)
         return ServerError(message, code=code)
 

@@ -34,7 +34,7 @@ from ..errors import (
     UsageError,
 )
 from ..inert import inert
-from ..protocol import auth, messages as m
+from ..protocol import auth, client_side as m, constants as pc
 from ..protocol.packets import PacketReader, frame
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -89,9 +89,9 @@ class WireConnection:
         deadline = time.monotonic() + self.connect_timeout
         self.send(m.handshake_response(user, proof, auth.NativePassword.name, caps), deadline)
         payload = self.read_payload(deadline, auth.STEP)
-        if payload[:1] == bytes([m.ERR]):
+        if payload[:1] == bytes([pc.ERR]):
             raise self.server_error(payload, "connecting")
-        if payload[:1] != bytes([m.OK]):
+        if payload[:1] != bytes([pc.OK]):
             raise ServerAccessError("the upstream asks for another authentication method than "
                                     "mysql_native_password for this account")
         self.logged_in = True
@@ -102,12 +102,12 @@ class WireConnection:
         self.sock = sock if sock is not None else self._socket(deadline)
         step = "reading the server greeting"
         payload = self.read_payload(deadline, step)
-        if payload[:1] == bytes([m.ERR]):
+        if payload[:1] == bytes([pc.ERR]):
             raise self.server_error(payload, step)
         self.greeting = m.parse_greeting(payload)
         caps = m.CLIENT_CAPS & self.greeting.capabilities
         if self.kw.get("database"):
-            caps |= m.CLIENT_CONNECT_WITH_DB & self.greeting.capabilities
+            caps |= pc.CLIENT_CONNECT_WITH_DB & self.greeting.capabilities
         return self._tls(caps, deadline)
 
     def _socket(self, deadline: float) -> socket.socket:
@@ -133,15 +133,15 @@ class WireConnection:
         context = tls_context(self.kw)
         if context is None:
             self.secure = bool(self.unix_socket)
-            return caps & ~m.CLIENT_SSL
+            return caps & ~pc.CLIENT_SSL
         assert self.greeting is not None and self.sock is not None
-        if not self.greeting.capabilities & m.CLIENT_SSL:
+        if not self.greeting.capabilities & pc.CLIENT_SSL:
             raise ServerAccessError("the DSN asks for TLS (?ssl_...) but the server does not "
                                     "offer it: refused rather than sent in clear")
         if self.reader.buffered:
             # bytes sent after the greeting would be read as if they came over TLS
             raise ServerProtocolError("the server sent data before TLS started", step="starting TLS")
-        caps |= m.CLIENT_SSL
+        caps |= pc.CLIENT_SSL
         self.send(m.ssl_request(caps), deadline)
         try:
             self.sock.settimeout(self._left(deadline, "starting TLS"))
@@ -167,18 +167,18 @@ class WireConnection:
         while True:
             payload = self.read_payload(deadline, step)
             kind = payload[:1]
-            if kind == bytes([m.OK]):
+            if kind == bytes([pc.OK]):
                 self.logged_in = True
                 return
-            if kind == bytes([m.ERR]):
+            if kind == bytes([pc.ERR]):
                 raise self.server_error(payload, "connecting")
-            if kind == bytes([m.SWITCH]) and not switched:
+            if kind == bytes([pc.SWITCH]) and not switched:
                 switched = True
                 request = m.parse_auth_switch(payload, step)
                 # whole: 20 bytes and a NUL for the SHA methods (each takes [:20]), 32 for ed25519
                 method = auth.method(request.plugin, cred, request.data)
                 self.send(method.start(), deadline)
-            elif kind == bytes([m.MORE_DATA]):
+            elif kind == bytes([pc.MORE_DATA]):
                 reply = method.more(payload[1:])
                 if reply is not None:
                     self.send(reply, deadline)
@@ -191,11 +191,11 @@ class WireConnection:
         """The rows of a query that returns a result set of ``columns`` columns."""
         step = f"query {sql!r}"
         deadline = time.monotonic() + self.read_timeout
-        self.send_command(m.COM_QUERY, sql.encode("utf-8"), deadline)
+        self.send_command(pc.COM_QUERY, sql.encode("utf-8"), deadline)
         first = self.read_payload(deadline, step)
-        if first[:1] == bytes([m.ERR]):
+        if first[:1] == bytes([pc.ERR]):
             raise self.server_error(first, step)
-        if first[:1] == bytes([m.OK]):
+        if first[:1] == bytes([pc.OK]):
             raise ServerProtocolError(f"{step}: an OK packet where rows were expected", step=step)
         count = m.column_count(first, step)
         if count != columns:
@@ -209,7 +209,7 @@ class WireConnection:
             payload = self.read_payload(deadline, step)
             if m.is_eof(payload):
                 return rows
-            if payload[:1] == bytes([m.ERR]):
+            if payload[:1] == bytes([pc.ERR]):
                 raise self.server_error(payload, step)
             if len(rows) >= m.MAX_ROWS:
                 raise ServerProtocolError(f"{step}: more than {m.MAX_ROWS} rows", step=step)
@@ -219,14 +219,14 @@ class WireConnection:
         """A statement that returns no rows (SET ...): its OK."""
         step = f"query {sql!r}"
         deadline = time.monotonic() + self.read_timeout
-        self.send_command(m.COM_QUERY, sql.encode("utf-8"), deadline)
+        self.send_command(pc.COM_QUERY, sql.encode("utf-8"), deadline)
         self.read_ok(deadline, step)
 
     def read_ok(self, deadline: float, step: str) -> None:
         payload = self.read_payload(deadline, step)
-        if payload[:1] == bytes([m.ERR]):
+        if payload[:1] == bytes([pc.ERR]):
             raise self.server_error(payload, step)
-        if payload[:1] != bytes([m.OK]):
+        if payload[:1] != bytes([pc.OK]):
             raise ServerProtocolError(f"{step}: expected an OK packet, got {len(payload)} bytes "
                                       f"starting with {payload[:1].hex() or 'nothing'}", step=step)
 
@@ -307,7 +307,7 @@ class WireConnection:
             return
         try:
             sock.settimeout(0.5)
-            sock.sendall(frame(m.command(m.COM_QUIT), 0)[0])
+            sock.sendall(frame(m.command(pc.COM_QUIT), 0)[0])
         except OSError:
             pass            # the server went away first: nothing to say goodbye to
         finally:

@@ -26,10 +26,9 @@ from contextvars import ContextVar
 from typing import Iterator
 
 from ..charsets import COLLATIONS
+from ..compression import MAX_UNCOMPRESSED
 from ..constants import BINARY_COLLATION
 from ._common import malformed, read_framed, read_length, truncated
-
-MAX_UNCOMPRESSED = 1 << 30  # refuse to inflate more than 1 GiB
 
 #: Binary BLOB values at least this large are given as a read-only ``memoryview`` of the
 #: rows data instead of a copy, so a 200 MiB LONGBLOB exists once in memory, not as the
@@ -38,6 +37,14 @@ MAX_UNCOMPRESSED = 1 << 30  # refuse to inflate more than 1 GiB
 #: Set by the outputs that write large values in pieces (``binlog dump --format json|sql``,
 #: ``--checksum``): every other consumer keeps getting ``bytes``.
 LARGE_VIEWS: ContextVar[int | None] = ContextVar("binlog_large_blob_views", default=None)
+
+#: A binary or text value at least this large is written in pieces, never rendered whole
+#: (the JSON, text and SQL writers) nor encoded whole (the checksums): a 200 MiB LONGBLOB
+#: would otherwise be held as bytes, hex text and JSON bytes at once
+#: (docs/troubleshooting.md "Hostile content: limits").  ``binlog dump`` sets
+#: ``LARGE_VIEWS`` to it for the writers that take pieces.  binlog/_speedups.c says it
+#: again (tests/binlog/test_c_constants.py holds the two together).
+LARGE_VALUE = 1 << 20
 
 
 #: Characters' bytes decoded at a time by ``LargeText`` (a multi-byte character cut at a

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from support.compiled import require_compiled
 
 from binlog import scan
 
@@ -10,8 +11,7 @@ from binlog import scan
 def scan_mode(request, monkeypatch):
     """Run once with binlog._scan's compiled walks and once with the pure-Python reference."""
     if request.param == "compiled":
-        if scan.compiled is None:
-            pytest.skip("binlog._scan is not built")
+        require_compiled()
     else:
         monkeypatch.setattr(scan, "compiled", None)
     return request.param

@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from binlog import rows
-
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11" / "checksum_none.binlog"
 pytestmark = [
-    pytest.mark.skipif(rows._speedups is None, reason="compiled module not built (BINLOG_PURE=1)"),
+    pytest.mark.usefixtures("compiled"),
     pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the tuning is glibc's mallopt"),
 ]
 

@@ -8,11 +8,10 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from binlog import rows
 from binlog.checksum import RowChecksum
 from binlog.commands.verify import pseudo_columns, target_converter, text_checksum
 
-pytestmark = pytest.mark.skipif(rows._speedups is None, reason="compiled module not built (BINLOG_PURE=1)")
+pytestmark = pytest.mark.usefixtures("compiled")
 
 # (information_schema DATA_TYPE, COLUMN_TYPE, charset) -> texts a server writes (must
 # compile) and other forms (may fall back, must not differ)

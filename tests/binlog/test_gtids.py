@@ -36,12 +36,9 @@ def cli(*args) -> subprocess.CompletedProcess:
 
 def ignorable_events(path: Path) -> list[tuple[int, int]]:
     """(offset, type code) of the MySQL-only events mariadb-binlog lists in the file."""
-    from support.mariadb_server import MariaDBNotFoundError, find_tool
+    from support.mariadb_server import require_tool
 
-    try:
-        tool = find_tool("mariadb-binlog", "mysqlbinlog")
-    except MariaDBNotFoundError as exc:
-        pytest.skip(f"no mariadb-binlog: {exc}")
+    tool = require_tool("mariadb-binlog", "mysqlbinlog")
     # it exits 1 at a MySQL 8 TRANSACTION_PAYLOAD event, after listing the events before it
     out = subprocess.run([tool, str(path)], capture_output=True, text=True).stdout
     found, at = [], None

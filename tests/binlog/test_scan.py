@@ -22,7 +22,7 @@ from binlog.reader import BinlogReader, RowChange, RowCount
 SAMPLES = sorted((REPO / "samples" / "mariadb-10.11").glob("*.binlog")) + sorted(
     p for p in CORPUS.glob("*") if p.name != "README.md")
 
-needs_compiled = pytest.mark.skipif(scan.compiled is None, reason="binlog._scan is not built")
+needs_compiled = pytest.mark.usefixtures("compiled")
 
 
 def outcome(path: Path, *, count: bool) -> tuple[Counter, tuple | None]:

@@ -14,7 +14,7 @@ from schema_store.resolver import SchemaResolver
 from schema_store.store import SchemaStore
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11").glob("*.binlog"))
-pytestmark = pytest.mark.skipif(rows._speedups is None, reason="compiled walk not built (BINLOG_PURE=1)")
+pytestmark = pytest.mark.usefixtures("compiled")
 
 
 def decode(path):

@@ -5,22 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.corpus import DAMAGED
 from support.paths import CORPUS
 
-from binlog.errors import BinlogError, IncompleteEventError, MalformedEventError, TruncatedError
+from binlog.errors import BinlogError, IncompleteEventError
 from binlog.reader import BinlogReader, RowChange
 
 FILES = sorted(p for p in CORPUS.glob("*") if p.name != "README.md")
-
-# file -> (error class, event offset, event type or None): from the corpus README, with
-# offsets read off the files' own headers.
-DAMAGED = {
-    "binlog_truncated_event.000001": (IncompleteEventError, 4, None),
-    "binlog_truncated_prev_gtid_event.000001": (IncompleteEventError, 120, None),
-    "ver_5_1-wl2325_r.001": (MalformedEventError, 428, "XID_EVENT"),
-    "corrupt-relay-bin.000624": (TruncatedError, 91204, "QUERY_EVENT"),
-}
-
 
 def read_all(path: Path) -> list:
     return list(BinlogReader([path]).items())

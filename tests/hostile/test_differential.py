@@ -32,11 +32,7 @@ from binlog import rows  # noqa: E402
 from binlog.column_kinds import FSP_BYTES as _FSP_BYTES  # noqa: E402
 from binlog.constants import MARIADB_NUMERIC_TYPES, NUMERIC_TYPES, ColumnType as T  # noqa: E402
 
-pytestmark = [pytest.mark.skipif(not diff.compiled_available(),
-                                 reason="no compiled module built (BINLOG_PURE=1 or no compiler)"),
-              pytest.mark.skipif(bool(diff.stale_builds()),
-                                 reason=f"compiled modules older than their source: {diff.stale_builds()} "
-                                        "(rebuild: python setup.py build_ext --inplace)"), pytest.mark.fuzz]
+pytestmark = [pytest.mark.usefixtures("compiled"), pytest.mark.fuzz]
 
 REGRESSIONS = sorted((Path(__file__).parent / "differential_regressions").glob("*.bin"))
 SEEDS = diff.seed_inputs()

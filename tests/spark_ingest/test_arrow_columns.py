@@ -16,7 +16,7 @@ import differential as diff  # noqa: E402
 from binlog import rows  # noqa: E402
 from binlog.reader import RowChange  # noqa: E402
 
-pytestmark = pytest.mark.skipif(rows._speedups is None, reason="no compiled module")
+pytestmark = pytest.mark.usefixtures("compiled")
 
 INT, VARCHAR = 3, 15
 COLUMNS = [(INT, b""), (VARCHAR, (20).to_bytes(2, "little"))]

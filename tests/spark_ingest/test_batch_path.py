@@ -24,6 +24,7 @@ import orjson
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 from spark_helpers import SAMPLES, SCHEMA_DDL
+from support.compiled import require_compiled
 
 from binlog.output.values import bytes_renderer, render_row
 from binlog.reader import BinlogReader, RowBatch, RowChange
@@ -98,10 +99,8 @@ def test_change_records_equal_the_dump_records(path, size):
 def test_the_encoder_writes_the_images_of_the_samples():
     """The compiled encoder is what the data source's images come from (not every
     event left to the Python path), unless there is no compiled module."""
-    from binlog import rows as rows_module
+    require_compiled()
 
-    if rows_module._speedups is None:
-        pytest.skip("no compiled module (BINLOG_PURE=1 or not built): the Python path is tested")
     encoded = decoded = 0
     for path in BINLOGS:
         reader = _reader(path)
@@ -308,11 +307,9 @@ _IMAGE = st.one_of(st.none(), st.text(max_size=12).map(lambda t: orjson.dumps({"
 def test_image_columns_hand_over_their_first_rows_and_keep_the_rest(steps):
     """The compiled image columns (``images_put``, ``images_finish`` of a prefix: the rows
     after it stay for the next batch) give the columns the pure ones (lists) give."""
-    from binlog import rows as rows_module
+    require_compiled()
     from spark_ingest.records import ImageColumns
 
-    if rows_module._speedups is None:
-        pytest.skip("no compiled module (BINLOG_PURE=1 or not built)")
     compiled, pure = ImageColumns(), ImageColumns()
     pure.builder = None                 # (the lists of a run without the compiled module)
     held = 0
@@ -332,11 +329,10 @@ def test_image_columns_hand_over_their_first_rows_and_keep_the_rest(steps):
 
 
 def test_images_put_refuses_what_is_not_utf8_and_adds_nothing():
+    require_compiled()
     from binlog import rows as rows_module
     from spark_ingest.records import ImageColumns
 
-    if rows_module._speedups is None:
-        pytest.skip("no compiled module (BINLOG_PURE=1 or not built)")
     columns = ImageColumns()
     columns.put([None], [b'{"a":1}'])
     with pytest.raises(ValueError, match="UTF-8"):
@@ -350,10 +346,8 @@ def test_images_put_refuses_what_is_not_utf8_and_adds_nothing():
 def test_an_event_the_typed_columns_refuse_leaves_no_image_behind():
     """``also`` (the typed tables) saying no makes the encoder give None, and the images
     it wrote are taken out again: the reader decodes the event, whose rows come again."""
-    from binlog import rows as rows_module
+    require_compiled()
 
-    if rows_module._speedups is None:
-        pytest.skip("no compiled module (BINLOG_PURE=1 or not built)")
     from binlog.replay.keys import KeyCatalog
 
     path = SAMPLES / "signedness.binlog"

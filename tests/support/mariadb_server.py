@@ -89,14 +89,21 @@ def find_tool(*names: str, env: str | None = None) -> str:
 def require_mariadbd() -> None:
     """Skip the calling test when no mariadbd is installed, unless
     ``BINLOG_REQUIRE_SERVER=1`` (then a missing server is an error)."""
+    require_tool("mariadbd", "mysqld", env="MARIADBD")
+
+
+def require_tool(*names: str, env: str | None = None) -> str:
+    """``find_tool``, for a test: a tool of the MariaDB packages (the server, mariadb-binlog)
+    that is missing skips the calling test, unless ``BINLOG_REQUIRE_SERVER=1`` (then it is
+    an error, as a missing server is)."""
     import pytest
 
     try:
-        find_mariadbd()
+        return find_tool(*names, env=env)
     except MariaDBNotFoundError as exc:
         if os.environ.get("BINLOG_REQUIRE_SERVER") == "1":
             raise
-        pytest.skip(f"no MariaDB server: {exc}")
+        pytest.skip(f"no {names[0]}: {exc}")
 
 
 def find_mariadbd() -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from ...assembly.rewrite import DbRewrite
+from ...assembly.rewrite_db import DbRewrite
 from ...assembly.transactions import in_binlog_order
 from ...filters import TableFilter
 from ...output.sql import SqlRenderer

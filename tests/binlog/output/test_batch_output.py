@@ -30,8 +30,7 @@ REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "samples"
 SCHEMA = SAMPLES / "mariadb-10.11" / "seed_tt_test2.schema.sql"
 
-pytestmark = pytest.mark.skipif(rows._speedups is None,
-                                reason="no compiled module (BINLOG_PURE=1 or no compiler)")
+pytestmark = pytest.mark.usefixtures("compiled")
 
 
 def _binlogs() -> list[Path]:

@@ -179,43 +179,34 @@ def load_schema(target, dump: str) -> None:
         conn.close()
 
 
-def apply_transactions(paths, renderer, encode=True, statements=False, *, schema_ddl=None,
-                       tolerant=False) -> list:
+def apply_transactions(paths, renderer, encode=True, statements=False, *, schema_ddl=None) -> list:
     """[(changes, statements)] of each transaction of ``paths`` as ``binlog apply --method
     sql`` reads them (the key catalog fed the TABLE_MAPs; with ``encode`` the rows events
     the compiled walk renders come as EncodedInserts/EncodedKeyeds), its multi-row
     statements (``statements``) made at its COMMIT, with the key catalog of that moment.
-    ``schema_ddl``: a --schema-ddl file; ``tolerant``: a decoding error ends the list (a
-    sample that needs a schema: the transactions before it)."""
+    The schema is apply's: the binlog's own DDL followed, and ``schema_ddl`` (a
+    --schema-ddl file) as of its start."""
     from functools import partial
 
     from binlog.assembly.transactions import Transaction, TxAssembler
-    from binlog.errors import BinlogError
-    from binlog.output.sql import SqlRenderError
     from binlog.reader import BinlogReader, SourceEvent
     from binlog.replay.batch import encode_event, row_numbers, row_statements
     from schema_store.loading import load_resolver
 
-    schema = load_resolver(ddl_paths=[schema_ddl], required=True) if schema_ddl else None
+    schema = load_resolver(ddl_paths=[schema_ddl] if schema_ddl else [], required=True)
     reader = BinlogReader(list(paths), schema=schema)
     if encode:
         reader.set_output_paths(row_encoder=partial(encode_event, renderer))
     assembler = TxAssembler()
     out = []
-    try:
-        for item in reader.items():
-            if isinstance(item, SourceEvent):
-                renderer.keys.observe(item.event)
-            for unit in assembler.feed(item):
-                if isinstance(unit, Transaction) and unit.changes:
-                    made = (list(row_statements(renderer, unit.changes, row_numbers(unit.changes, 0)))
-                            if statements else None)
-                    out.append((unit.changes, made))
-    except SqlRenderError:
-        raise
-    except BinlogError:
-        if not tolerant:
-            raise
+    for item in reader.items():
+        if isinstance(item, SourceEvent):
+            renderer.keys.observe(item.event)
+        for unit in assembler.feed(item):
+            if isinstance(unit, Transaction) and unit.changes:
+                made = (list(row_statements(renderer, unit.changes, row_numbers(unit.changes, 0)))
+                        if statements else None)
+                out.append((unit.changes, made))
     return out
 
 

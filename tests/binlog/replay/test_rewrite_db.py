@@ -1,4 +1,4 @@
-"""``--rewrite-db FROM->TO`` with mariadb-binlog's semantics (binlog/assembly/rewrite.py):
+"""``--rewrite-db FROM->TO`` with mariadb-binlog's semantics (binlog/assembly/rewrite_db.py):
 rows (the TABLE_MAP's database) and the default database of statements and DDL go to TO;
 qualified names in statement text and CREATE/DROP DATABASE stay as they are, with a
 warning.  ``binlog apply`` into a real server: the rows land in TO; ``mariadb-binlog

@@ -12,8 +12,8 @@ import zlib
 import pytest
 from support.serve_process import PASSWORD, Serve, copy_binlogs, workload
 
-from binlog.constants import EventType
-from binlog.protocol import messages as m
+from binlog.constants import LOG_EVENT_SUPPRESS_USE_F, EventType
+from binlog.protocol import client_side as m, constants as pc
 from binlog.serve import compat
 from binlog.sources.wire import WireConnection
 
@@ -29,7 +29,7 @@ def dump_events(port: int, name: str, capability: int | None) -> list[bytes]:
         if capability is not None:
             conn.execute(f"SET @mariadb_slave_capability = {capability}")
         deadline = time.monotonic() + 30
-        conn.send_command(m.COM_BINLOG_DUMP, struct.pack("<IHI", 4, 1, 77) + name.encode(), deadline)
+        conn.send_command(pc.COM_BINLOG_DUMP, struct.pack("<IHI", 4, 1, 77) + name.encode(), deadline)
         conn.reader.limit = 1 << 30
         events = []
         while True:
@@ -87,7 +87,7 @@ def test_begin_keeps_the_length_and_the_checksum(extra):
     gtid = _event(EventType.GTID_EVENT, struct.pack("<QIB", 7, 0, 0) + b"\0" * (6 + extra))
     out = compat.begin(gtid, True)
     assert len(out) == len(gtid) and out[4] == EventType.QUERY_EVENT and out[-9:-4] == b"BEGIN"
-    assert struct.unpack("<H", out[17:19])[0] & compat.LOG_EVENT_SUPPRESS_USE_F
+    assert struct.unpack("<H", out[17:19])[0] & LOG_EVENT_SUPPRESS_USE_F
     assert struct.unpack("<I", out[-4:])[0] == zlib.crc32(out[:-4])
     assert out[13:17] == gtid[13:17]        # the position stays
 

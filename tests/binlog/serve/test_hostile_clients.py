@@ -13,7 +13,7 @@ import pymysql
 import pytest
 from support.serve_process import PASSWORD, Serve, copy_binlogs, follow_raw, workload
 
-from binlog.protocol import messages as m
+from binlog.protocol import constants as pc
 from binlog.sources.wire import WireConnection
 
 pytestmark = pytest.mark.server
@@ -81,7 +81,7 @@ def test_garbage_and_huge_packets_end_only_that_session(served, tmp_path):
         conn.send_command(0x99, b"", time.monotonic() + 5)
         reply = conn.read_payload(time.monotonic() + 5, "odd command")
         assert reply[:1] == b"\xff"
-        conn.send_command(m.COM_BINLOG_DUMP, b"\x04\x00", time.monotonic() + 5)
+        conn.send_command(pc.COM_BINLOG_DUMP, b"\x04\x00", time.monotonic() + 5)
         conn.sock.settimeout(5)
         assert conn.sock.recv(1024) == b""
         conn.close()
@@ -102,7 +102,7 @@ def test_a_client_that_never_reads_is_dropped_and_holds_nobody(served, tmp_path)
         stuck.execute("SET @master_binlog_checksum = @@global.binlog_checksum")
         stuck.execute("SET @mariadb_slave_capability = 4")
         payload = struct.pack("<IHI", 4, 0, 555) + source.binlog_names()[0].encode()
-        stuck.send_command(m.COM_BINLOG_DUMP, payload, time.monotonic() + 5)
+        stuck.send_command(pc.COM_BINLOG_DUMP, payload, time.monotonic() + 5)
         # ... and never reads: meanwhile another client gets everything
         done = mariadb_binlog_copy(serve.port, source.binlog_names()[0], tmp_path / "out")
         assert done.returncode == 0, done.stderr

@@ -1,8 +1,9 @@
-"""The server side's messages, sans-IO: what ``binlog serve`` sends (greeting, OK, ERR,
-EOF, text result sets) and reads (the handshake response, COM_BINLOG_DUMP,
-COM_REGISTER_SLAVE) from a client, which is untrusted input like a primary is.
+"""The server side of the MySQL/MariaDB protocol, sans-IO: what ``binlog serve`` sends
+(greeting, authentication switch, OK, ERR, EOF, text result sets) and reads (the
+handshake response, COM_BINLOG_DUMP, COM_REGISTER_SLAVE) from a client, which is
+untrusted input like a primary is.  The other side is ``client_side``.
 
-Layouts as ``messages`` (KB "Connection", "OK_Packet", "ERR_Packet", "Result Set
+Layouts as ``client_side`` (KB "Connection", "OK_Packet", "ERR_Packet", "Result Set
 Packets"; sql/sql_acl.cc send_server_handshake_packet and parse_client_handshake_packet,
 sql/protocol.cc net_send_ok / net_send_error_packet / send_result_set_metadata).
 """
@@ -14,18 +15,15 @@ import os
 import struct
 from dataclasses import dataclass
 
+from ..constants import ColumnType
 from ..cursor import Cursor, pack_lenenc
 from ..errors import BinlogError, ServerProtocolError
-from . import messages as m
+from . import constants as pc
 
 #: What ``binlog serve`` offers: protocol 4.1, secure connection, plugin authentication.
-SERVER_CAPS = (m.CLIENT_LONG_PASSWORD | m.CLIENT_LONG_FLAG | m.CLIENT_CONNECT_WITH_DB | m.CLIENT_PROTOCOL_41
-               | m.CLIENT_TRANSACTIONS | m.CLIENT_SECURE_CONNECTION | m.CLIENT_MULTI_RESULTS
-               | m.CLIENT_PLUGIN_AUTH | m.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
-SERVER_STATUS_AUTOCOMMIT = 2
-NATIVE = "mysql_native_password"
-MYSQL_TYPE_VAR_STRING = 0xFD
-MYSQL_TYPE_LONGLONG = 0x08
+SERVER_CAPS = (pc.CLIENT_LONG_PASSWORD | pc.CLIENT_LONG_FLAG | pc.CLIENT_CONNECT_WITH_DB | pc.CLIENT_PROTOCOL_41
+               | pc.CLIENT_TRANSACTIONS | pc.CLIENT_SECURE_CONNECTION | pc.CLIENT_MULTI_RESULTS
+               | pc.CLIENT_PLUGIN_AUTH | pc.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
 
 
 def new_scramble() -> bytes:
@@ -34,24 +32,30 @@ def new_scramble() -> bytes:
 
 
 def greeting(version: str, connection_id: int, scramble: bytes, *, ssl: bool = False) -> bytes:
-    caps = SERVER_CAPS | (m.CLIENT_SSL if ssl else 0)
+    caps = SERVER_CAPS | (pc.CLIENT_SSL if ssl else 0)
     return (b"\x0a" + version.encode("ascii") + b"\0" + struct.pack("<I", connection_id & 0xFFFFFFFF)
-            + scramble[:8] + b"\0" + struct.pack("<H", caps & 0xFFFF) + bytes([m.UTF8MB4_GENERAL_CI])
-            + struct.pack("<H", SERVER_STATUS_AUTOCOMMIT) + struct.pack("<H", caps >> 16)
-            + bytes([21]) + b"\0" * 10 + scramble[8:20] + b"\0" + NATIVE.encode() + b"\0")
+            + scramble[:8] + b"\0" + struct.pack("<H", caps & 0xFFFF) + bytes([pc.UTF8MB4_GENERAL_CI])
+            + struct.pack("<H", pc.SERVER_STATUS_AUTOCOMMIT) + struct.pack("<H", caps >> 16)
+            + bytes([21]) + b"\0" * 10 + scramble[8:20] + b"\0" + pc.NATIVE_PASSWORD.encode() + b"\0")
+
+
+def auth_switch(plugin: str, data: bytes) -> bytes:
+    """AuthSwitchRequest: 0xFE, the method's name NUL-terminated, its data (a scramble
+    and a NUL) (sql/sql_acl.cc send_plugin_request_packet)."""
+    return bytes([pc.SWITCH]) + plugin.encode("ascii") + b"\0" + data
 
 
 def ok(affected: int = 0, info: bytes = b"") -> bytes:
-    return (b"\x00" + pack_lenenc(affected) + pack_lenenc(0) + struct.pack("<HH", SERVER_STATUS_AUTOCOMMIT, 0)
+    return (bytes([pc.OK]) + pack_lenenc(affected) + pack_lenenc(0) + struct.pack("<HH", pc.SERVER_STATUS_AUTOCOMMIT, 0)
             + info)
 
 
 def eof() -> bytes:
-    return b"\xfe" + struct.pack("<HH", 0, SERVER_STATUS_AUTOCOMMIT)
+    return bytes([pc.EOF]) + struct.pack("<HH", 0, pc.SERVER_STATUS_AUTOCOMMIT)
 
 
 def error(code: int, message: str, state: str = "HY000") -> bytes:
-    return b"\xff" + struct.pack("<H", code) + b"#" + state.encode("ascii")[:5] + message.encode("utf-8")[:500]
+    return bytes([pc.ERR]) + struct.pack("<H", code) + b"#" + state.encode("ascii")[:5] + message.encode("utf-8")[:500]
 
 
 def _lenenc_str(data: bytes) -> bytes:
@@ -60,7 +64,7 @@ def _lenenc_str(data: bytes) -> bytes:
 
 def column_definition(name: str, *, numeric: bool = False) -> bytes:
     raw = name.encode("utf-8")
-    kind, charset, length = (MYSQL_TYPE_LONGLONG, 63, 21) if numeric else (MYSQL_TYPE_VAR_STRING, 33, 1024)
+    kind, charset, length = (ColumnType.LONGLONG, 63, 21) if numeric else (ColumnType.VAR_STRING, 33, 1024)
     return (_lenenc_str(b"def") + _lenenc_str(b"") + _lenenc_str(b"") + _lenenc_str(b"")
             + _lenenc_str(raw) + _lenenc_str(raw) + b"\x0c"
             + struct.pack("<HIBHB", charset, length, kind, 0, 0) + b"\0\0")
@@ -70,7 +74,7 @@ def text_row(values) -> bytes:
     out = bytearray()
     for value in values:
         if value is None:
-            out += b"\xfb"
+            out.append(pc.NULL_VALUE)
         else:
             out += _lenenc_str(str(value).encode("utf-8"))
     return bytes(out)
@@ -80,6 +84,24 @@ def result_set(names: list[str], rows: list[tuple], *, numeric: frozenset[int] =
     """The payloads of a text result set: column count, definitions, EOF, rows, EOF."""
     return ([pack_lenenc(len(names))] + [column_definition(n, numeric=i in numeric) for i, n in enumerate(names)]
             + [eof()] + [text_row(r) for r in rows] + [eof()])
+
+
+def with_status(answer: list[bytes], status: int) -> list[bytes]:
+    """An answer built here (``ok``, ``error`` or ``result_set``) with other status flags:
+    those of the upstream session a client's other queries run in.  A driver keeps its
+    autocommit and transaction state from every OK and EOF (MariaDB Connector/J
+    ``Connection.getAutoCommit`` reads SERVER_STATUS_AUTOCOMMIT), so a served answer must
+    not contradict the session's ``SET autocommit=0``."""
+    if not answer or answer[0][:1] == bytes([pc.ERR]):
+        return answer
+    flags = struct.pack("<H", status & 0xFFFF)
+    if answer[0][:1] == bytes([pc.OK]) and len(answer) == 1:     # OK: 0, two lenenc ints, status
+        cur = Cursor(answer[0], 1)
+        cur.lenenc("affected rows")
+        cur.lenenc("insert id")
+        return [answer[0][:cur.pos] + flags + answer[0][cur.pos + 2:]]
+    eofs = (Cursor(answer[0]).count("column count") + 1, len(answer) - 1)
+    return [p[:3] + flags + p[5:] if i in eofs else p for i, p in enumerate(answer)]    # EOF: fe, warnings, status
 
 
 @dataclass(frozen=True)
@@ -97,23 +119,23 @@ def parse_handshake_response(payload: bytes) -> HandshakeResponse:
     try:
         cur = Cursor(payload)
         caps = cur.u32("capabilities")
-        if not caps & m.CLIENT_PROTOCOL_41:
+        if not caps & pc.CLIENT_PROTOCOL_41:
             raise ServerProtocolError(f"{step}: a pre-4.1 client", step=step)
         cur.skip(4 + 1 + 23, "max packet, charset, filler")
-        if cur.at_end() and caps & m.CLIENT_SSL:
+        if cur.at_end() and caps & pc.CLIENT_SSL:
             return HandshakeResponse(caps, "", b"", None, "", ssl_only=True)
         user = cur.cstring("user").decode("utf-8", "replace")
-        if caps & m.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
+        if caps & pc.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
             auth = cur.lenenc_bytes("authentication data")
-        elif caps & m.CLIENT_SECURE_CONNECTION:
+        elif caps & pc.CLIENT_SECURE_CONNECTION:
             auth = cur.bytes(cur.u8("authentication data length"), "authentication data")
         else:
             auth = cur.cstring("authentication data")
         database = None
-        if caps & m.CLIENT_CONNECT_WITH_DB and not cur.at_end():
+        if caps & pc.CLIENT_CONNECT_WITH_DB and not cur.at_end():
             database = cur.cstring("database").decode("utf-8", "replace")
         plugin = ""
-        if caps & m.CLIENT_PLUGIN_AUTH and not cur.at_end():
+        if caps & pc.CLIENT_PLUGIN_AUTH and not cur.at_end():
             plugin = cur.cstring("authentication method").decode("ascii", "replace")
         # connection attributes (CLIENT_CONNECT_ATTRS) may follow: not needed
     except ServerProtocolError:

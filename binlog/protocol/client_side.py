@@ -1,6 +1,8 @@
-"""The client side's messages of the MySQL/MariaDB protocol, sans-IO: parsers of what a
-server sends (greeting, OK, ERR, EOF, authentication requests, result sets) and builders
-of what a client sends (handshake response, commands).
+"""The client side of the MySQL/MariaDB protocol, sans-IO: what a client or replica
+(``sources/``, and ``binlog serve`` towards its upstream) parses - the greeting, OK, ERR,
+EOF, authentication requests, result sets - and builds - the handshake response, commands,
+COM_REGISTER_SLAVE and COM_BINLOG_DUMP, the semi-sync acknowledgement.  The other side,
+what a server sends and parses, is ``server_side``.
 
 Every parser reads through the bounds-checked ``Cursor`` and raises
 ``ServerProtocolError`` naming the step; nothing a server sends becomes an exception of
@@ -16,35 +18,28 @@ from dataclasses import dataclass
 
 from ..cursor import Cursor, pack_lenenc
 from ..errors import BinlogError, ServerProtocolError
-
-# Capability flags (include/mysql_com.h).
-CLIENT_LONG_PASSWORD = 1
-CLIENT_LONG_FLAG = 4
-CLIENT_CONNECT_WITH_DB = 8
-CLIENT_PROTOCOL_41 = 0x200
-CLIENT_SSL = 0x800
-CLIENT_TRANSACTIONS = 0x2000
-CLIENT_SECURE_CONNECTION = 0x8000
-CLIENT_MULTI_RESULTS = 0x20000
-CLIENT_PLUGIN_AUTH = 0x80000
-CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA = 0x200000
-CLIENT_DEPRECATE_EOF = 0x1000000
+from .constants import (
+    CLIENT_CONNECT_WITH_DB,
+    CLIENT_LONG_FLAG,
+    CLIENT_LONG_PASSWORD,
+    CLIENT_MULTI_RESULTS,
+    CLIENT_PLUGIN_AUTH,
+    CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA,
+    CLIENT_PROTOCOL_41,
+    CLIENT_SECURE_CONNECTION,
+    CLIENT_TRANSACTIONS,
+    EOF,
+    ERR,
+    SEMI_SYNC_MAGIC,
+    UTF8MB4_GENERAL_CI,
+)
 
 #: What this client asks for; the server's greeting must offer the first two.
 REQUIRED_CAPS = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION
 CLIENT_CAPS = (CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | REQUIRED_CAPS | CLIENT_TRANSACTIONS
                | CLIENT_MULTI_RESULTS | CLIENT_PLUGIN_AUTH | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
 
-UTF8MB4_GENERAL_CI = 45
 MAX_PACKET_SIZE = 1 << 30       # what the client accepts (the server's own maximum)
-
-COM_QUIT = 0x01
-COM_QUERY = 0x03
-COM_PING = 0x0E
-COM_BINLOG_DUMP = 0x12
-COM_REGISTER_SLAVE = 0x15
-
-OK, EOF, ERR, MORE_DATA, SWITCH = 0x00, 0xFE, 0xFF, 0x01, 0xFE
 
 #: Bounds on a result set before the dump (the client only asks for a few variables).
 MAX_COLUMNS = 64
@@ -136,6 +131,18 @@ def parse_error(payload: bytes, step: str) -> ServerErrorPacket:
         raise _protocol(step, "malformed ERR packet", exc) from None
 
 
+def status_flags(payload: bytes, *, ok: bool) -> int:
+    """The server status flags of an OK packet (after its two length-encoded integers)
+    or an EOF packet (after its warning count); 0 when the packet ends before them."""
+    cur = Cursor(payload, 1)
+    if ok:
+        cur.lenenc("affected rows")
+        cur.lenenc("insert id")
+    else:
+        cur.skip(2, "warnings")
+    return cur.u16("status") if cur.remaining >= 2 else 0
+
+
 def is_eof(payload: bytes) -> bool:
     """An EOF packet (0xFE and at most 8 more bytes; a longer 0xFE payload is data)."""
     return payload[:1] == bytes([EOF]) and len(payload) < 9
@@ -185,6 +192,26 @@ def ssl_request(caps: int) -> bytes:
 
 def command(code: int, payload: bytes = b"") -> bytes:
     return bytes([code]) + payload
+
+
+# -- replication ----------------------------------------------------------------------
+def register_slave(server_id: int) -> bytes:
+    """COM_REGISTER_SLAVE after its command byte: server_id u32, hostname, user, password
+    (each a length byte and text: all empty here, nothing secret is sent), port u16, rank
+    u32, master_id u32 (https://mariadb.com/kb/en/com_register_slave/)."""
+    return struct.pack("<IBBBHII", server_id, 0, 0, 0, 0, 0, 0)
+
+
+def binlog_dump(position: int, flags: int, server_id: int, file: str) -> bytes:
+    """COM_BINLOG_DUMP after its command byte: position u32, flags u16, server id u32,
+    the file name to the end (https://mariadb.com/kb/en/com_binlog_dump/)."""
+    return struct.pack("<IHI", position, flags, server_id) + file.encode()
+
+
+def semi_sync_ack(file: str, position: int) -> bytes:
+    """The semi-sync acknowledgement: the magic number, the position after the event u64,
+    the binlog name (sql/semisync_slave.cc Repl_semi_sync_slave::slave_reply)."""
+    return bytes([SEMI_SYNC_MAGIC]) + struct.pack("<Q", position) + file.encode()
 
 
 # -- result sets ----------------------------------------------------------------------

@@ -13,14 +13,14 @@ DATABASE FROM``) still names FROM.  Table filters (``--database``, ``--table``) 
 binlog's own names, as mariadb-binlog's ``--database`` does (``shall_skip_database``
 runs before the rewrite).  Here the same, for row records, statement and DDL records,
 ``--format sql`` and ``binlog apply``; a statement whose text names FROM qualified, or
-whose database is FROM but not rewritable (SUPPRESS_USE), is named in a warning.
+whose database is FROM but not rewritable (LOG_EVENT_SUPPRESS_USE_F), is named in a warning.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-SUPPRESS_USE = 0x8          # LOG_EVENT_SUPPRESS_USE_F (log_event.h)
+from ..constants import LOG_EVENT_SUPPRESS_USE_F
 
 
 def _qualified(name: str) -> re.Pattern:
@@ -56,7 +56,7 @@ class DbRewrite:
         event = getattr(statement, "query_event", None) or getattr(statement, "event", None)
         sql = getattr(statement, "sql", None)
         text: str = getattr(statement, "query", "") if sql is None else sql
-        suppress = event is not None and event.header.flags & SUPPRESS_USE
+        suppress = event is not None and event.header.flags & LOG_EVENT_SUPPRESS_USE_F
         self._check_text(statement, text, suppress)
         target = self.rules.get(statement.db)
         if target is None or suppress:

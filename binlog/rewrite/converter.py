@@ -36,32 +36,28 @@ FORMAT_DESCRIPTION starts at 4 in both coordinate systems: it is kept.
 """
 from __future__ import annotations
 
-import bisect
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .column import Column
-from .column_kinds import FSP_BYTES, decimal_bin_size
-from .constants import (
+from ..column import Column
+from ..compression import mariadb_compress
+from ..constants import (
+    CHECKSUM_CRC32,
+    CHECKSUM_LEN,
     HEADER_LEN,
     LEGACY_TEMPORAL_TYPES,
-    LOG_EVENT_BINLOG_IN_USE_F,
-    MARIADB_NUMERIC_TYPES,
     ColumnType as T,
     EventType as E,
 )
-from .cursor import Cursor, pack_lenenc
-from .errors import (
+from ..cursor import Cursor, pack_lenenc
+from ..errors import (
     BinlogError,
     MalformedEventError,
     MissingTableMapError,
     PrecisionUnknownError,
-    TruncatedError,
     UnsupportedTypeError,
-    UsageError,
 )
-from .events import (
+from ..events import (
     FormatDescriptionEvent,
     MariaGtidEvent,
     MysqlGtidEvent,
@@ -71,10 +67,13 @@ from .events import (
     TableMapEvent,
     XidEvent,
 )
-from .header import FormatDescription
-from .rows import REMEDY, DecodePlan, build_plan, present_columns
-from .stream import NEED_DATA, EventStream
-from .types import LEGACY_TRANSCODERS, METADATA_READERS
+from ..events.table_map import full_metadata_tlvs
+from ..header import FormatDescription, frame_event
+from ..rows import REMEDY, DecodePlan, build_plan
+from ..stream import NEED_DATA, EventStream
+from ..types import METADATA_READERS
+from . import images
+from .position_map import MapEntry
 
 #: legacy type code -> the MySQL 5.6 type code that replaces it
 V2_TYPES = {int(T.TIMESTAMP): int(T.TIMESTAMP2), int(T.DATETIME): int(T.DATETIME2),
@@ -102,6 +101,11 @@ class Rewritten:
     data: bytes
     changed: bool
 
+    def entry(self, in_size: int) -> MapEntry:
+        """Its line of the position map, the event having been ``in_size`` bytes in the input."""
+        return MapEntry(self.in_offset, self.in_offset + in_size, self.out_offset,
+                        self.out_offset + len(self.data))
+
 
 @dataclass
 class RewriteOptions:
@@ -128,15 +132,6 @@ class _Table:
     plan: DecodePlan | None
     legacy: tuple[int, ...]
     walks: dict = field(default_factory=dict)
-
-
-# Steps of a row-image walk: (null byte, null mask, op, a, b, column); ops below.
-_FIXED, _PREFIX, _DECODE, _LEGACY = range(4)
-_FIXED_WIDTH: dict[int, int] = {
-    T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.FLOAT: 4, T.DOUBLE: 8,
-    T.YEAR: 1, T.DATE: 3, T.NEWDATE: 3, T.NULL: 0}
-_V2_BASE: dict[int, int] = {T.TIMESTAMP2: 4, T.DATETIME2: 5, T.TIME2: 3}
-_PREFIXED = frozenset({T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.GEOMETRY, T.JSON})
 
 
 class Rewriter:
@@ -311,7 +306,7 @@ class Rewriter:
         self.stats.rows_events += 1
         head = raw[HEADER_LEN:event.data_offset - event.offset]
         if compressed and self.options.keep_compressed:
-            return head + compress_block(data), None
+            return head + mariadb_compress(data), None
         if compressed:
             self.stats.uncompressed += 1
             return head + data, UNCOMPRESSED[code]
@@ -340,17 +335,9 @@ class Rewriter:
         if not before[0] and event.data and (after is None or not after[0]):
             raise MalformedEventError(f"{len(event.data)} bytes of rows data but no column is "
                                       f"present", table=plan.qualified_name)
-        data, end, pos = event.data, len(event.data), 0
-        out: list = []
-        count = 0
         try:
-            while pos < end:
-                pos, n = rewrite_image(data, pos, end, before, out)
-                count += n
-                if after is not None:
-                    pos, n = rewrite_image(data, pos, end, after, out)
-                    count += n
-        except _ImageError as failure:
+            out, count = images.rewrite_images(event.data, before, after)
+        except images.ImageError as failure:
             exc = failure.error
             exc.add_context(table=plan.qualified_name,
                             column=failure.col.label if failure.col is not None else None)
@@ -366,13 +353,8 @@ class Rewriter:
     def _walk(self, table: _Table, present: bytes):
         walk = table.walks.get(present)
         if walk is None:
-            plan = table.plan
-            assert plan is not None
-            cols = present_columns(present, len(plan.columns))
-            steps = tuple((k >> 3, 1 << (k & 7)) + _step(plan.columns[ci], plan.decoders[ci])
-                          for k, ci in enumerate(cols))
-            walk = ((len(cols) + 7) >> 3, steps, {})
-            table.walks[present] = walk
+            assert table.plan is not None
+            walk = table.walks[present] = images.walk(table.plan, present)
         return walk
 
     # --- framing ----------------------------------------------------------------------
@@ -381,133 +363,21 @@ class Rewriter:
         moved, else a new header (size, log_pos, type) and checksum."""
         checksum = self.fde.checksum_len
         if header.type_code == E.FORMAT_DESCRIPTION_EVENT:
-            checksum = 4 if self.fde.checksum_alg == 1 else 0
+            checksum = CHECKSUM_LEN if self.fde.checksum_alg == CHECKSUM_CRC32 else 0
         if body is None:
             if self.out_pos == header.offset:
                 return raw
             body = raw[HEADER_LEN:len(raw) - checksum]
-        size = HEADER_LEN + len(body) + checksum
         log_pos = header.log_pos
         if log_pos:
+            size = HEADER_LEN + len(body) + checksum
             log_pos = (log_pos + self.out_pos + size - header.offset - header.event_size) & _U32
-        head = (raw[:4] + bytes((type_code if type_code is not None else header.type_code,))
-                + raw[5:9] + size.to_bytes(4, "little") + log_pos.to_bytes(4, "little") + raw[17:19])
-        out = head + body
-        if checksum:
-            crc_head = head
-            if header.type_code == E.FORMAT_DESCRIPTION_EVENT:   # CRC with IN_USE cleared
-                flags = header.flags & ~LOG_EVENT_BINLOG_IN_USE_F
-                crc_head = head[:17] + flags.to_bytes(2, "little")
-            crc = zlib.crc32(body, zlib.crc32(crc_head))
-            out += crc.to_bytes(4, "little")
-        return out
+        return frame_event(type_code if type_code is not None else header.type_code, body,
+                           checksum=bool(checksum), timestamp=header.timestamp,
+                           server_id=header.server_id, log_pos=log_pos, flags=header.flags)
 
 
 _DROP = b"\0drop"     # a body sentinel: the event is not written
-
-
-class _ImageError(Exception):
-    def __init__(self, error: BinlogError, pos: int, col: Column | None):
-        self.error, self.pos, self.col = error, pos, col
-
-
-def _step(col: Column, decoder) -> tuple:
-    """(op, a, b) of one column in a row-image walk."""
-    t = col.type
-    if t in LEGACY_TEMPORAL_TYPES:
-        n = col.precision
-        if n is None or not 0 <= n <= 6:
-            raise MalformedEventError(f"invalid fractional precision {n}", column=col.label)
-        return (_LEGACY, LEGACY_TRANSCODERS[t], n, col)
-    if t in _FIXED_WIDTH:
-        return (_FIXED, _FIXED_WIDTH[t], None, col)
-    if t in _V2_BASE and col.precision is not None and 0 <= col.precision <= 6:
-        return (_FIXED, _V2_BASE[t] + FSP_BYTES[col.precision], None, col)
-    if t == T.NEWDECIMAL:
-        size = decimal_bin_size(col.precision or 0, col.scale)
-        if size < 0:
-            raise MalformedEventError(f"DECIMAL({col.precision},{col.scale}) metadata no server "
-                                      f"writes", column=col.label)
-        return (_FIXED, size, None, col)
-    if t in (T.BIT, T.ENUM, T.SET) and col.length:
-        return (_FIXED, col.length, None, col)
-    if t in (T.VARCHAR, T.VAR_STRING, T.STRING):
-        return (_PREFIX, 1 if col.length <= 255 else 2, None, col)
-    if t in _PREFIXED and 1 <= col.length <= 4:
-        return (_PREFIX, col.length, None, col)
-    return (_DECODE, decoder, col, col)
-
-
-def rewrite_image(data, pos: int, end: int, walk, out: list) -> tuple[int, int]:
-    """One row image from ``pos``: its bytes into ``out`` with each legacy value
-    re-encoded; returns (the position after it, legacy values re-encoded).  The walk's
-    steps for one NULL bitmap are compiled once (``_ops``): NULL columns dropped, runs of
-    fixed-width values one step."""
-    nbytes, steps, compiled = walk
-    if end - pos < nbytes:
-        raise _ImageError(TruncatedError(f"need {nbytes} bytes for the NULL bitmap, "
-                                         f"{end - pos} left"), pos, None)
-    nulls = data[pos:pos + nbytes]
-    ops = compiled.get(nulls)
-    if ops is None:
-        ops = _ops(steps, nulls)
-        if len(compiled) < 4096:        # NULL patterns of one table: few, but bounded
-            compiled[nulls] = ops
-    start = pos
-    pos += nbytes
-    count = 0
-    for op, a, b, col in ops:
-        at = pos
-        try:
-            if op == _FIXED:
-                pos += a
-            elif op == _PREFIX:
-                if end - pos < a:
-                    raise TruncatedError(f"need {a} bytes for a length, {end - pos} left")
-                pos += a + int.from_bytes(data[pos:pos + a], "little")
-            elif op == _LEGACY:
-                out.append(data[start:pos])
-                value, pos = a(data, pos, end, b)
-                out.append(value)
-                start = pos
-                count += 1
-            else:
-                _value, pos = a(data, pos, end, b)
-        except BinlogError as exc:
-            raise _ImageError(exc, at, col) from exc
-        if pos > end:
-            where, col = _overrun(op, b, col, at, end)
-            raise _ImageError(TruncatedError(f"the value runs {pos - end} bytes past the end "
-                                             f"of the rows data"), where, col)
-    out.append(data[start:pos])
-    return pos, count
-
-
-def _ops(steps, nulls) -> list:
-    """The steps of the non-NULL columns, consecutive fixed widths merged into one
-    (b: their (width, column) pairs, for the error that names the column)."""
-    ops: list = []
-    for byte, mask, op, a, b, col in steps:
-        if nulls[byte] & mask:
-            continue
-        if op == _FIXED and ops and ops[-1][0] == _FIXED:
-            _, size, parts, first = ops[-1]
-            ops[-1] = (_FIXED, size + a, parts + ((a, col),), first)
-        elif op == _FIXED:
-            ops.append((_FIXED, a, ((a, col),), col))
-        else:
-            ops.append((op, a, b, col))
-    return ops
-
-
-def _overrun(op, b, col, at, end) -> tuple[int, Column]:
-    """Where the value that runs past ``end`` starts, and its column."""
-    if op == _FIXED:
-        for size, part in b:
-            if at + size > end:
-                return at, part
-            at += size
-    return at, col
 
 
 def table_map_body(raw: bytes, fde: FormatDescription, columns: list[Column]) -> bytes:
@@ -536,14 +406,6 @@ def table_map_body(raw: bytes, fde: FormatDescription, columns: list[Column]) ->
             new_meta += raw[start:meta.pos]
     return (raw[HEADER_LEN:types_at] + bytes(new_types) + pack_lenenc(len(new_meta))
             + bytes(new_meta) + raw[rest_at:end])
-
-
-def compress_block(data: bytes) -> bytes:
-    """sql/log_event.cc binlog_buf_compress: 0x80 | lenlen, the uncompressed length
-    big-endian in lenlen (1..4) bytes, then a zlib stream (compress())."""
-    n = len(data)
-    lenlen = 4 if n >> 24 else 3 if n >> 16 else 2 if n >> 8 else 1
-    return bytes((0x80 | lenlen,)) + n.to_bytes(lenlen, "big") + zlib.compress(data)
 
 
 class StreamRewriter:
@@ -575,137 +437,3 @@ class StreamRewriter:
                 return out
 
 
-# --- the position map -------------------------------------------------------------------
-#
-# A text file beside each output binlog, ``<name>.map``: a first line naming the format,
-# then one line per event written, in order, four decimal numbers separated by one
-# space: its start and end offsets in the input, its start and end offsets in the
-# output ("in_start in_end out_start out_end").  An end offset is what the header's
-# log_pos holds (what a consumer's checkpoint stores); a start is where a reader may
-# begin.  Events not written (START_ENCRYPTION) have no line.
-
-MAP_HEADER = "# binlog rewrite position map v1: in_start in_end out_start out_end\n"
-
-
-@dataclass(frozen=True, slots=True)
-class MapEntry:
-    in_start: int
-    in_end: int
-    out_start: int
-    out_end: int
-
-    def line(self) -> str:
-        return f"{self.in_start} {self.in_end} {self.out_start} {self.out_end}\n"
-
-
-def map_entry(written: Rewritten, in_size: int) -> MapEntry:
-    return MapEntry(written.in_offset, written.in_offset + in_size, written.out_offset,
-                    written.out_offset + len(written.data))
-
-
-def parse_map(text: str, source: str) -> list[MapEntry]:
-    """The entries of a map file's text (a last line without its newline, cut by a
-    crash, is left out: the rerun writes its event again); MalformedEventError names a
-    bad line."""
-    if not text.startswith(MAP_HEADER):
-        raise MalformedEventError("not a binlog rewrite position map (first line)",
-                                  source=source, event_offset=0)
-    lines = text[len(MAP_HEADER):].split("\n")
-    entries = []
-    for number, line in enumerate(lines[:-1], 2):      # lines[-1]: after the last newline
-        parts = line.split(" ")
-        if len(parts) != 4 or not all(p.isdigit() for p in parts):
-            raise MalformedEventError(f"line {number} is not four offsets: {line[:80]!r}",
-                                      source=source)
-        entries.append(MapEntry(*map(int, parts)))
-    return entries
-
-
-def lookup(entries: list[MapEntry], position: int, *, from_output: bool = False) -> int:
-    """``position`` (an event's start or end, 4 for the first) in the other coordinate
-    system; UsageError when it is neither."""
-    starts = [e.out_start if from_output else e.in_start for e in entries]
-    i = bisect.bisect_right(starts, position) - 1
-    if i >= 0:
-        e = entries[i]
-        if position == starts[i]:
-            return e.in_start if from_output else e.out_start
-        if position == (e.out_end if from_output else e.in_end):
-            return e.in_end if from_output else e.out_end
-    side = "output" if from_output else "input"
-    raise UsageError(f"{side} position {position} is not the start or end of an event the "
-                     f"map lists")
-
-
-# --- binlog_row_metadata=FULL -----------------------------------------------------------
-
-def full_metadata_tlvs(columns: list[Column], meta: dict, present: set[int]) -> bytes:
-    """The optional metadata TLVs binlog_row_metadata=FULL writes, in the server's order
-    (sql/log_event_server.cc Table_map_log_event::init_metadata_fields: SIGNEDNESS,
-    charsets, [GEOMETRY_TYPE], COLUMN_NAME, ENUM/SET charsets, SET_STR_VALUE,
-    ENUM_STR_VALUE, primary key), from ``meta`` (the schema resolver's
-    ``full_metadata``); a field the TABLE_MAP has already (``present``) or the schema
-    cannot give (a charset it does not name, a geometry's real type) is left out."""
-    from .events.table_map import (
-        COLUMN_NAME,
-        ENUM_STR_VALUE,
-        SET_STR_VALUE,
-        SIGNEDNESS,
-        SIMPLE_PRIMARY_KEY,
-        is_character_column,
-    )
-
-    specs = meta["columns"]
-    out = bytearray()
-
-    def tlv(kind: int, value: bytes) -> None:
-        if kind not in present:        # write_tlv_field: type, packed length, value
-            out.extend(bytes((kind,)) + pack_lenenc(len(value)) + value)
-
-    numeric = [specs[c.index]["unsigned"] for c in columns if c.type in MARIADB_NUMERIC_TYPES]
-    if numeric:                         # init_signedness_field: MSB first
-        bits = bytearray((len(numeric) + 7) // 8)
-        for i, unsigned in enumerate(numeric):
-            if unsigned:
-                bits[i >> 3] |= 0x80 >> (i & 7)
-        tlv(SIGNEDNESS, bytes(bits))
-    chars = [c.index for c in columns if is_character_column(c, True)]
-    enums = [c.index for c in columns if c.type in (T.ENUM, T.SET)]
-    if not present & {DEFAULT_CHARSET_TLV, COLUMN_CHARSET_TLV}:
-        out += _charset_tlv(chars, specs, DEFAULT_CHARSET_TLV, COLUMN_CHARSET_TLV)
-    tlv(COLUMN_NAME, b"".join(pack_lenenc(len(n)) + n
-                              for n in (s["name"].encode("utf-8") for s in specs)))
-    if not present & {ENUM_SET_DEFAULT_CHARSET_TLV, ENUM_SET_COLUMN_CHARSET_TLV}:
-        out += _charset_tlv(enums, specs, ENUM_SET_DEFAULT_CHARSET_TLV, ENUM_SET_COLUMN_CHARSET_TLV)
-    for kind, code in ((SET_STR_VALUE, T.SET), (ENUM_STR_VALUE, T.ENUM)):
-        labelled = [specs[c.index]["labels"] for c in columns if c.type == code]
-        if labelled:
-            tlv(kind, b"".join(pack_lenenc(len(labels)) + b"".join(
-                pack_lenenc(len(x)) + x for x in labels) for labels in labelled))
-    if meta["primary_key"]:
-        tlv(SIMPLE_PRIMARY_KEY, b"".join(pack_lenenc(i) for i in meta["primary_key"]))
-    return bytes(out)
-
-
-DEFAULT_CHARSET_TLV, COLUMN_CHARSET_TLV = 2, 3
-ENUM_SET_DEFAULT_CHARSET_TLV, ENUM_SET_COLUMN_CHARSET_TLV = 10, 11
-
-
-def _charset_tlv(indexes: list[int], specs: list[dict], default_kind: int, column_kind: int) -> bytes:
-    """init_charset_field: the most used collation as the default and the others by
-    index, or every column's collation when that is shorter; nothing when a collation
-    is unknown (a wrong charset would decode text wrongly)."""
-    ids = [specs[i]["collation"] for i in indexes]
-    if not ids or any(cid is None for cid in ids):
-        return b""
-    counts: dict[int, int] = {}
-    for cid in ids:
-        counts[cid] = counts.get(cid, 0) + 1
-    most = max(sorted(counts), key=lambda cid: counts[cid])    # std::map order, first max
-    if len(ids) < 1 + (len(ids) - counts[most]) * 2:
-        kind, value = column_kind, b"".join(pack_lenenc(cid) for cid in ids)
-    else:
-        kind = default_kind
-        value = pack_lenenc(most) + b"".join(pack_lenenc(k) + pack_lenenc(cid)
-                                            for k, cid in enumerate(ids) if cid != most)
-    return bytes((kind,)) + pack_lenenc(len(value)) + value

@@ -16,7 +16,7 @@ from schema_store.loading import load_resolver
 
 pytestmark = pytest.mark.fuzz
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
+SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "mariadb-10.11"
 SEEDS = [(SAMPLES / "temporal_predump.binlog").read_bytes(),
          (SAMPLES / "compressed.binlog").read_bytes(),
          (SAMPLES / "temporal_cells.binlog").read_bytes()]
