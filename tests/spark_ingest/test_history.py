@@ -1,7 +1,7 @@
 """``binlog history`` over a lake (``spark_ingest.history``, DuckDB): the changes of one row,
 one transaction and one time range, as ``binlog dump --format json`` prints them.
 
-A real mariadbd writes the binlog; what each statement changed is what the server says
+A real mariadbd (the session's) writes the binlog; what each statement changed is what the server says
 (the affected rows, and the row read back after each statement with ``CAST(col AS
 CHAR)``).  Row 5 is inserted, updated, renamed to 1005 (its key changes: the history
 follows it), updated and deleted; another row takes key 5 afterwards (its history is
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from contextlib import redirect_stdout
 
 import pytest
@@ -60,15 +61,14 @@ def dump(binlog) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=["parquet", "delta"])
-def written(request, tmp_path_factory):
+def written(request, tmp_path_factory, mariadb_server):
     """(binlog, {statement index: (affected rows, row 5/1005 read back after it)}, lake,
-    (db, table)) of a fresh server, ingested as ``request.param``."""
-    from support.mariadb_server import MariaDBServer
-
+    (db, table)) of the session's server (binlog_row_metadata=FULL), its tables made
+    before the binlog, ingested as ``request.param``."""
     if request.param == "delta":
         pytest.importorskip("deltalake")
     db, table = NAMES[request.param]
-    server = MariaDBServer({"binlog_row_metadata": "FULL"}).start()
+    server = mariadb_server
     try:
         for sql in TABLES:
             server.execute(sql.format(db=db, t=table))
@@ -81,12 +81,14 @@ def written(request, tmp_path_factory):
                                "WHERE id IN (5, 1005) ORDER BY id")
             seen[at] = (affected, row)
         server.flush_logs()
-        binlog = server.binlog_files()[-2]
-        lake = tmp_path_factory.mktemp("history") / request.param
-        assert main(["ingest", "--no-progress", str(binlog), "--to", str(lake), "--format", request.param]) == 0
-        yield binlog, seen, lake, (db, table)
+        binlog = tmp_path_factory.mktemp("binlog") / "mariadb-bin.000001"
+        shutil.copyfile(server.binlog_files()[-2], binlog)
     finally:
-        server.cleanup()
+        server.execute("SET TIMESTAMP = DEFAULT")          # (a shared server: as it was)
+        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
+    lake = tmp_path_factory.mktemp("history") / request.param
+    assert main(["ingest", "--no-progress", str(binlog), "--to", str(lake), "--format", request.param]) == 0
+    return binlog, seen, lake, (db, table)
 
 
 def test_the_history_of_a_row_follows_its_key(written):
