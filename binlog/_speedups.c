@@ -3498,9 +3498,14 @@ static PyObject *shred_builder(PyObject *self, PyObject *noargs) {
     return cap;
 }
 
-/* A malformed image: ValueError naming the row and the byte (our writers never make one). */
+/* A malformed image: ValueError(text, row) naming the row and the byte (our writers never
+ * make one; the caller names the row's file and position). */
 static int shred_bad(Py_ssize_t row, Py_ssize_t at, const char *what) {
-    PyErr_Format(PyExc_ValueError, "image of row %zd: %s at byte %zd", row, what, at);
+    PyObject *args = Py_BuildValue("(Nn)", PyUnicode_FromFormat("%s at byte %zd of the image", what, at), row);
+    if (args) {
+        PyErr_SetObject(PyExc_ValueError, args);
+        Py_DECREF(args);
+    }
     return -1;
 }
 
@@ -4231,7 +4236,8 @@ static PyMethodDef methods[] = {
      "Rows of a batch of changes/ (each column an Arrow string array's (validity or None,\n"
      "offsets, data, offset, length); ops insert, update or delete) into the columns: each\n"
      "value the text Spark's from_json gives a STRING field (arrow_typed.jackson_text);\n"
-     "ValueError on an image that is not a JSON object (the builder is then not used again)."},
+     "ValueError(text, row) on an image that is not a JSON object (the builder is then not\n"
+     "used again)."},
     {"shred_finish", shred_finish, METH_O,
      "shred_finish(builder) -> (rows, [(key, primary, after, before), ...])\n\n"
      "Per key (bytes, the order first seen; primary: seen in a row's typed image) the\n"

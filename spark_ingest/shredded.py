@@ -128,7 +128,13 @@ class ShreddedTables:
             keys = self.keys[(db, table)] = TableKeys()
         key = (db, table, day)
         rows = self.typed.rows_of(key, lambda: ShreddedRows(keys))
-        rows.add(part)
+        try:
+            rows.add(part)
+        except ValueError as exc:
+            # not the JSON our writers write (a bug here, not bad input): the row named
+            at = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else 0
+            raise RuntimeError(f"{part.column('file')[at]} @ {part.column('pos')[at]} {db}.{table}: "
+                               f"its typed table cannot be made from its image: {exc.args[0]}") from exc
         self.typed.written(key, rows)
 
     def result(self) -> list:

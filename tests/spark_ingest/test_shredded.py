@@ -135,3 +135,15 @@ def test_a_key_given_twice_keeps_its_last_value(monkeypatch):
     table, _ = _shredded([_batch([("update", image, image)])], True, monkeypatch)
     assert table.column("a").to_pylist() == [None] and table.column("b").to_pylist() == ["y"]
     assert table.column("_before").to_pylist() == [{"a": None, "b": "y"}]
+
+
+def test_an_image_that_is_no_json_object_names_its_row(tmp_path):
+    """Our writers never write one; if one came, the error names the row's file, position
+    and table (the third row of the part here)."""
+    from spark_ingest.arrow_typed import TypedWriter
+
+    tables = shredded.ShreddedTables(TypedWriter(str(tmp_path), 1, 0, lambda *_: None))
+    part = _batch([("insert", None, '{"a":1}'), ("insert", None, '{"a":2}'), ("insert", None, '{"a":[1,}')])
+    with pytest.raises(RuntimeError, match=r"^f @ 2 d\.t: its typed table cannot be made from its image: "
+                                           r"value expected at byte 8 of the image"):
+        tables.add_part("d", "t", "2023-11-14", part)
