@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
-from schemaless_reference import Change
+from support.schemaless_reference import Change
 
 from spark_ingest import arrow_typed
 

@@ -23,7 +23,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from schemaless_reference import write_schemaless_table  # noqa: E402
+from support.schemaless_reference import write_schemaless_table  # noqa: E402
 
 from binlog import rows  # noqa: E402
 from binlog.cli import main  # noqa: E402
