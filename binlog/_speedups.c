@@ -3642,84 +3642,94 @@ static int junescape(JIn *in, Buf *b, const unsigned char *s, Py_ssize_t n) {
     return 0;
 }
 
-/* A JSON number at in->p as Jackson's text of it (arrow_typed._jackson_scalar of what
- * orjson.loads gives): an integer in [-2^63, 2^64 - 1] its digits ("-0": "0"), any other
- * number a double as java_double writes it.  out holds 64 bytes at least. */
-static int jnumber(JIn *in, char *out, int *outlen) {
-    const unsigned char *p = in->p, *end = in->end, *start = p;
-    int neg = 0, integral = 1;
-    if (p < end && *p == '-') { neg = 1; p++; }
-    const unsigned char *ip = p;
+/* A JSON number's parts: its sign, integer digits [ip, iend), fraction digits [fp, fend)
+ * (empty: none), exponent, and whether it is an integer (no fraction, no exponent). */
+typedef struct {
+    const unsigned char *start, *ip, *iend, *fp, *fend;
+    int neg, integral;
+    long exp10;
+} JNum;
+
+/* The number at in->p (JSON's grammar), in->p after it. */
+static int jnumber_scan(JIn *in, JNum *x) {
+    const unsigned char *p = in->p, *end = in->end;
+    memset(x, 0, sizeof *x);
+    x->start = p;
+    x->integral = 1;
+    if (p < end && *p == '-') { x->neg = 1; p++; }
+    x->ip = p;
     if (p < end && *p == '0') p++;
     else if (p < end && *p >= '1' && *p <= '9') while (p < end && *p >= '0' && *p <= '9') p++;
     else return jbad(in, "bad number");
-    const unsigned char *iend = p, *fp = p, *fend = p;
+    x->iend = x->fp = x->fend = p;
     if (p < end && *p == '.') {
-        integral = 0;
-        fp = ++p;
+        x->integral = 0;
+        x->fp = ++p;
         while (p < end && *p >= '0' && *p <= '9') p++;
-        fend = p;
-        if (fend == fp) { in->p = p; return jbad(in, "bad number"); }
+        x->fend = p;
+        if (x->fend == x->fp) { in->p = p; return jbad(in, "bad number"); }
     }
-    long exp10 = 0;
     if (p < end && (*p == 'e' || *p == 'E')) {
-        integral = 0;
+        x->integral = 0;
         p++;
         int eneg = 0;
         if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
         if (p >= end || *p < '0' || *p > '9') { in->p = p; return jbad(in, "bad number"); }
         while (p < end && *p >= '0' && *p <= '9') {
-            if (exp10 < 100000) exp10 = exp10 * 10 + (*p - '0');
+            if (x->exp10 < 100000) x->exp10 = x->exp10 * 10 + (*p - '0');
             p++;
         }
-        if (eneg) exp10 = -exp10;
+        if (eneg) x->exp10 = -x->exp10;
     }
     in->p = p;
-    Py_ssize_t ilen = iend - ip;
-    if (integral) {
-        /* orjson: an int within 64 bits (signed, or unsigned when positive), else a float */
-        int fits = ilen < 19;
-        if (!fits && ilen <= 20) {
-            char digits[24];
-            memcpy(digits, ip, ilen);
-            digits[ilen] = 0;
-            const char *limit = neg ? "9223372036854775808" : "18446744073709551615";
-            Py_ssize_t llen = (Py_ssize_t)strlen(limit);
-            fits = ilen < llen || (ilen == llen && strcmp(digits, limit) <= 0);
-        }
-        if (fits) {
-            if (ilen == 1 && *ip == '0') { out[0] = '0'; *outlen = 1; return 0; }
-            int n = 0;
-            if (neg) out[n++] = '-';
-            memcpy(out + n, ip, ilen);
-            *outlen = n + (int)ilen;
-            return 0;
-        }
+    return 0;
+}
+
+/* An integer orjson.loads keeps as an int (within 64 bits: signed, or unsigned when
+ * positive) as str() writes it ("-0": "0"): 1; 0 for one it reads as a double. */
+static int jnumber_int(const JNum *x, char *out, int *outlen) {
+    Py_ssize_t ilen = x->iend - x->ip;
+    int fits = ilen < 19;
+    if (!fits && ilen <= 20) {
+        char digits[24];
+        memcpy(digits, x->ip, ilen);
+        digits[ilen] = 0;
+        const char *limit = x->neg ? "9223372036854775808" : "18446744073709551615";
+        Py_ssize_t llen = (Py_ssize_t)strlen(limit);
+        fits = ilen < llen || (ilen == llen && strcmp(digits, limit) <= 0);
     }
-    /* the significant digits D and k, the number being 0.D x 10^k */
-    char D[40];
+    if (!fits) return 0;
+    int n = 0;
+    if (x->neg && !(ilen == 1 && *x->ip == '0')) out[n++] = '-';
+    memcpy(out + n, x->ip, ilen);
+    *outlen = n + (int)ilen;
+    return 1;
+}
+
+/* The double's significant digits D (at most 17; none for zero) and k, |value| being
+ * 0.D x 10^k: the number's own digits, our writers writing each double shortest (so they
+ * are repr's); a longer or far-off form goes through the double (PyOS_string_to_double,
+ * shortest: repr's digits). */
+static int jnumber_digits(JIn *in, const JNum *x, char *D, int *nd_out, long *k_out) {
     int nd = 0, lead = 1, dropped = 0;
     long k = 0;
-    for (const unsigned char *q = ip; q < fend; q++) {
-        if (q == iend) { q = fp - 1; continue; }            /* the point */
-        int digit = *q - '0';
-        int before_point = q < iend;
+    for (const unsigned char *q = x->ip; q < x->fend; q++) {
+        if (q == x->iend) { q = x->fp - 1; continue; }     /* the point */
+        int digit = *q - '0', before_point = q < x->iend;
         if (lead && digit == 0) { if (!before_point) k--; continue; }
         lead = 0;
         if (before_point) k++;
         if (nd < 20) D[nd++] = (char)('0' + digit); else dropped = 1;
     }
     while (nd > 0 && D[nd - 1] == '0') nd--;
-    k += exp10;
-    double value = 0;
+    k += x->exp10;
     if (dropped || nd > 17 || k > 300 || k < -300) {
-        /* not the shortest form our writers make: the double itself, its repr digits */
-        Py_ssize_t len = p - start;
+        Py_ssize_t len = in->p - x->start;
         char *text = PyMem_Malloc(len + 1);
         if (!text) { PyErr_NoMemory(); return -1; }
-        memcpy(text, start, len);
+        memcpy(text, x->start, len);
         text[len] = 0;
-        value = PyOS_string_to_double(text, NULL, NULL);
+        double value = PyOS_string_to_double(text, NULL, NULL);
         PyMem_Free(text);
         if (value == -1.0 && PyErr_Occurred()) return -1;
         if (isinf(value)) return jbad(in, "number is infinity as a double");    /* orjson: an error */
@@ -3730,15 +3740,22 @@ static int jnumber(JIn *in, char *out, int *outlen) {
             k = kk;
         }
     }
+    *nd_out = nd;
+    *k_out = k;
+    return 0;
+}
+
+/* Java's Double.toString of -/+0.D x 10^k (arrow_typed.java_double): 0.0 for no digit;
+ * plain for 1e-3 <= |v| < 1e7, else d.dddE[-]x.  Returns its length (out: 64 bytes). */
+static int java_double_text(int neg, const char *D, int nd, long k, char *out) {
     int n = 0;
     if (neg) out[n++] = '-';
-    if (nd == 0) {                        /* zero: 0.0 or -0.0 */
+    if (nd == 0) {
         memcpy(out + n, "0.0", 3);
-        *outlen = n + 3;
-        return 0;
+        return n + 3;
     }
     long e = k - 1;                       /* the first digit's exponent */
-    if (e >= -3 && e < 7) {               /* 1e-3 <= |v| < 1e7: plain */
+    if (e >= -3 && e < 7) {
         if (k <= 0) {
             out[n++] = '0'; out[n++] = '.';
             for (long i = 0; i < -k; i++) out[n++] = '0';
@@ -3752,15 +3769,28 @@ static int jnumber(JIn *in, char *out, int *outlen) {
             out[n++] = '.';
             memcpy(out + n, D + k, nd - k); n += nd - (int)k;
         }
-    } else {                              /* d.dddE[-]x */
-        out[n++] = D[0];
-        out[n++] = '.';
-        if (nd > 1) { memcpy(out + n, D + 1, nd - 1); n += nd - 1; } else out[n++] = '0';
-        out[n++] = 'E';
-        if (e < 0) { out[n++] = '-'; e = -e; }
-        n += udigits(out + n, (uint64_t)e, 1);
+        return n;
     }
-    *outlen = n;
+    out[n++] = D[0];
+    out[n++] = '.';
+    if (nd > 1) { memcpy(out + n, D + 1, nd - 1); n += nd - 1; } else out[n++] = '0';
+    out[n++] = 'E';
+    if (e < 0) { out[n++] = '-'; e = -e; }
+    return n + udigits(out + n, (uint64_t)e, 1);
+}
+
+/* A JSON number at in->p as Jackson's text of what orjson.loads gives for it
+ * (arrow_typed._jackson_scalar): an integer's digits, a double as java_double writes it.
+ * out holds 64 bytes at least. */
+static int jnumber(JIn *in, char *out, int *outlen) {
+    JNum x;
+    if (jnumber_scan(in, &x) < 0) return -1;
+    if (x.integral && jnumber_int(&x, out, outlen)) return 0;
+    char D[40];
+    int nd = 0;
+    long k = 0;
+    if (jnumber_digits(in, &x, D, &nd, &k) < 0) return -1;
+    *outlen = java_double_text(x.neg, D, nd, k, out);
     return 0;
 }
 
@@ -3927,6 +3957,71 @@ static inline int member_at(const JIn *in, const SCol *c) {
     return left >= c->mlen && memcmp(in->p, c->member, c->mlen) == 0;
 }
 
+/* The column of the key at in->p, the at-th of its image; in->p after the ':'. */
+static SCol *shred_key(Shred *sh, JIn *in, Py_ssize_t at) {
+    SCol *c = at < sh->norder ? &sh->cols[sh->order[at]] : NULL;
+    if (c && c->member && member_at(in, c)) {
+        in->p += c->mlen;                   /* the key of the last image's same place */
+        return c;
+    }
+    jws(in);
+    if (in->p >= in->end || *in->p != '"') { jbad(in, "key expected"); return NULL; }
+    const unsigned char *k;
+    Py_ssize_t kn;
+    int escaped;
+    if (jstring_span(in, &k, &kn, &escaped) < 0) return NULL;
+    if (escaped) {
+        sh->key.len = 0;
+        if (junescape(in, &sh->key, k, kn) < 0) return NULL;
+        k = (const unsigned char *)sh->key.p;
+        kn = sh->key.len;
+    }
+    Py_ssize_t ci = shred_column(sh, at, k, kn);
+    if (ci < 0) return NULL;
+    jws(in);
+    if (in->p >= in->end || *in->p != ':') { jbad(in, "':' expected"); return NULL; }
+    in->p++;
+    return &sh->cols[ci];
+}
+
+/* The value at in->p into a (NULL: read over it), as Jackson's text of it. */
+static int shred_value(Shred *sh, JIn *in, ACol *a) {
+    jws(in);
+    if (in->p >= in->end) return jbad(in, "value expected");
+    unsigned char v = *in->p;
+    if (v == '"') {
+        const unsigned char *s;
+        Py_ssize_t n;
+        int escaped;
+        if (jstring_span(in, &s, &n, &escaped) < 0) return -1;
+        if (!a) return 0;
+        if (!escaped) return scol_put(a, s, n, in->row);
+        sh->text.len = 0;
+        if (junescape(in, &sh->text, s, n) < 0) return -1;
+        return scol_put(a, sh->text.p, sh->text.len, in->row);
+    }
+    if (v == '-' || (v >= '0' && v <= '9')) {
+        char num[64];
+        int n;
+        if (jnumber(in, num, &n) < 0) return -1;
+        return a ? scol_put(a, num, n, in->row) : 0;
+    }
+    if (v == '{' || v == '[') {
+        sh->text.len = 0;
+        if (jnested(in, &sh->text, 1) < 0) return -1;
+        return a ? scol_put(a, sh->text.p, sh->text.len, in->row) : 0;
+    }
+    static const char *const WORDS[] = {"null", "true", "false"};
+    for (int i = 0; i < 3; i++) {
+        Py_ssize_t n = (Py_ssize_t)strlen(WORDS[i]);
+        if (in->end - in->p >= n && memcmp(in->p, WORDS[i], n) == 0) {
+            in->p += n;
+            return a ? scol_put(a, i ? WORDS[i] : NULL, n, in->row) : 0;
+        }
+    }
+    return jbad(in, "value expected");
+}
+
 /* One image object into side (0, 1; -1: its keys only), its keys marked primary. */
 static int shred_image(Shred *sh, JIn *in, int side, int primary) {
     Py_ssize_t stamp = sh->rows + 1;
@@ -3934,78 +4029,22 @@ static int shred_image(Shred *sh, JIn *in, int side, int primary) {
     if (in->p >= in->end || *in->p != '{') return jbad(in, "object expected");
     in->p++;
     jws(in);
-    if (in->p < in->end && *in->p == '}') { in->p++; goto done; }
-    for (Py_ssize_t at = 0;; at++) {
-        int escaped;
-        SCol *c = at < sh->norder ? &sh->cols[sh->order[at]] : NULL;
-        if (c && c->member && member_at(in, c)) {
-            in->p += c->mlen;               /* the key of the last image's same place */
-        } else {
+    if (in->p < in->end && *in->p == '}') in->p++;
+    else {
+        for (Py_ssize_t at = 0;; at++) {
+            SCol *c = shred_key(sh, in, at);
+            if (!c) return -1;
+            if (primary) c->primary = 1;
+            ACol *a = side >= 0 ? &c->col[side] : NULL;
+            if (a && c->stamp[side] == stamp) acol_unput(a);
+            if (shred_value(sh, in, a) < 0) return -1;
+            if (a) c->stamp[side] = stamp;
             jws(in);
-            if (in->p >= in->end || *in->p != '"') return jbad(in, "key expected");
-            const unsigned char *k;
-            Py_ssize_t kn;
-            if (jstring_span(in, &k, &kn, &escaped) < 0) return -1;
-            if (escaped) {
-                sh->key.len = 0;
-                if (junescape(in, &sh->key, k, kn) < 0) return -1;
-                k = (const unsigned char *)sh->key.p;
-                kn = sh->key.len;
-            }
-            Py_ssize_t ci = shred_column(sh, at, k, kn);
-            if (ci < 0) return -1;
-            c = &sh->cols[ci];
-            jws(in);
-            if (in->p >= in->end || *in->p != ':') return jbad(in, "':' expected");
-            in->p++;
+            if (in->p < in->end && *in->p == ',') { in->p++; continue; }
+            if (in->p < in->end && *in->p == '}') { in->p++; break; }
+            return jbad(in, "',' or '}' expected");
         }
-        if (primary) c->primary = 1;
-        jws(in);
-        if (in->p >= in->end) return jbad(in, "value expected");
-        ACol *a = side >= 0 ? &c->col[side] : NULL;
-        if (a && c->stamp[side] == stamp) acol_unput(a);
-        unsigned char v = *in->p;
-        int rc = 0;
-        if (v == '"') {
-            const unsigned char *s;
-            Py_ssize_t n;
-            if (jstring_span(in, &s, &n, &escaped) < 0) return -1;
-            if (!a) rc = 0;
-            else if (!escaped) rc = scol_put(a, s, n, in->row);
-            else {
-                sh->text.len = 0;
-                rc = junescape(in, &sh->text, s, n);
-                if (rc == 0) rc = scol_put(a, sh->text.p, sh->text.len, in->row);
-            }
-        } else if (v == '-' || (v >= '0' && v <= '9')) {
-            char num[64];
-            int n;
-            rc = jnumber(in, num, &n);
-            if (rc == 0 && a) rc = scol_put(a, num, n, in->row);
-        } else if (v == 'n' && in->end - in->p >= 4 && memcmp(in->p, "null", 4) == 0) {
-            in->p += 4;
-            if (a) rc = scol_put(a, NULL, 0, in->row);
-        } else if (v == 't' && in->end - in->p >= 4 && memcmp(in->p, "true", 4) == 0) {
-            in->p += 4;
-            if (a) rc = scol_put(a, "true", 4, in->row);
-        } else if (v == 'f' && in->end - in->p >= 5 && memcmp(in->p, "false", 5) == 0) {
-            in->p += 5;
-            if (a) rc = scol_put(a, "false", 5, in->row);
-        } else if (v == '{' || v == '[') {
-            sh->text.len = 0;
-            rc = jnested(in, &sh->text, 1);
-            if (rc == 0 && a) rc = scol_put(a, sh->text.p, sh->text.len, in->row);
-        } else {
-            return jbad(in, "value expected");
-        }
-        if (rc < 0) return -1;
-        if (a) c->stamp[side] = stamp;
-        jws(in);
-        if (in->p < in->end && *in->p == ',') { in->p++; continue; }
-        if (in->p < in->end && *in->p == '}') { in->p++; break; }
-        return jbad(in, "',' or '}' expected");
     }
-done:
     jws(in);
     if (in->p != in->end) return jbad(in, "data after the image");
     return 0;
