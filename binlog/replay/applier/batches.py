@@ -11,7 +11,7 @@ from typing import Any
 
 from ...assembly.transactions import DDL, Statement, Transaction
 from ...errors import BinlogError, TargetError
-from ...output.sql import _short
+from ...output.sql.literals import short
 from ..parallel import GtidPos
 from .checkpoint import CheckpointStore, pos_key
 from .ddl import DdlPolicy
@@ -141,7 +141,7 @@ class Batches:
                                  server_id=unit.server_id, statements=[unit])
                 self._apply_unit(tx)
             else:
-                self.warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                self.warn(f"{unit.file} @ {unit.pos}: not replayed: {short(unit.query)}")
                 self._advance(unit.end, unit.gtid, rows=0)
             self.first_unit = False
             return

@@ -14,7 +14,7 @@ from pymysql.constants import CLIENT
 
 from ...assembly.transactions import DDL, Statement, Transaction
 from ...errors import TargetError
-from ...output.sql import _short
+from ...output.sql.literals import short
 from ...reader import SourceEvent
 from ..packets import execute_packet
 from ..parallel import Job, Mark, Options, PartStream, Pool, Resume, Retryable, Stopped, Tracker, conflict_keys
@@ -81,7 +81,7 @@ class WorkerSession:
                 executor.apply(Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end,
                                            ts=unit.ts, server_id=unit.server_id, statements=[unit]))
             else:
-                executor.warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                executor.warn(f"{unit.file} @ {unit.pos}: not replayed: {short(unit.query)}")
         except ConnectionLost as exc:
             code = getattr(exc.__cause__, "args", (None,))[0] if exc.__cause__ else None
             if code in RETRYABLE_ERRORS and not job.streamed:
