@@ -4,8 +4,8 @@ MariaDB 10.11 source whose tables were created with ``mysql56_temporal_format=OF
 DELETEs, ALTERs mid-stream, compressed events), into TiDB (the ``tidb-8.5`` peer):
 
 - through ``binlog serve --upstream --relay`` with the source.yaml and task.yaml of
-  docs/serve.md, ``task-mode: all``: DM's dump (its checker's, dumpling's and the loader's
-  queries pass through serve to the source) then its binlog replication, under a write load
+  docs/serve.md, ``task-mode: all``: DM's dump (its checker's and dumpling's queries pass
+  through serve to the source, the loader writes TiDB) then its binlog replication, under a write load
   during the incremental phase, end with every table in TiDB equal to the source's row by
   row (``CAST(col AS CHAR)`` on both servers); the only values that differ are ones TiDB or
   DM make of any MySQL 5.6-format column too, each checked against the servers: a TIME
@@ -131,7 +131,8 @@ def wait_for(dm: DMCluster, done, what: str, timeout: float = 300) -> dict:
         time.sleep(1)
 
 
-def synced(status: dict) -> bool:
+def replicating(status: dict) -> bool:
+    """In DM's incremental phase (its Sync unit), running."""
     return status["stage"] == "Running" and status["unit"] == "Sync"
 
 
@@ -140,7 +141,7 @@ class WriteLoad:
     INSERT each, an UPDATE of an earlier row every 3rd, a DELETE every 7th."""
 
     def __init__(self, source: MariaDBServer, transactions: int = 400):
-        self.source, self.transactions, self.done = source, transactions, 0
+        self.source, self.transactions = source, transactions
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -160,7 +161,6 @@ class WriteLoad:
                     if i % 7 == 0:
                         cur.execute("DELETE FROM rw.wl WHERE id = %s", (i - 5,))
                     conn.commit()
-                    self.done = i
             conn.close()
         except BaseException as exc:    # noqa: BLE001 - handed to the test by join()
             self.error = exc
@@ -210,7 +210,7 @@ def through_serve(tmp_path_factory, peers):
         capture = Capture(serve.port)       # records what DM sends serve
         dm.start()
         start_task(dm, tmp, capture.port, tidb)
-        wait_for(dm, synced, "the incremental phase")
+        wait_for(dm, replicating, "the incremental phase")
         load = WriteLoad(source)
         run(source, ["USE rw", *WORKLOAD[7:], *twin_statements()])
         load.join()
@@ -247,7 +247,7 @@ def wait_equal(source, tidb, dm, timeout: float = 300) -> None:
             got = {t: [r[0] for r in server_rows(tidb, t)[1]] for t in want}
         except Exception:       # noqa: BLE001 - a table is not there yet
             got = {}
-        if got == want and synced(status) and status["sync"]["synced"] and not differences(source, tidb, "wl"):
+        if got == want and replicating(status) and status["sync"]["synced"] and not differences(source, tidb, "wl"):
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"TiDB did not catch up: {json.dumps(status)[:3000]}")
@@ -338,7 +338,7 @@ def test_dm_straight_on_the_source_stops_at_the_first_legacy_rows_event(tmp_path
         tidb.start()
         dm.start()
         start_task(dm, tmp_path, source.port, tidb)
-        wait_for(dm, synced, "the incremental phase")
+        wait_for(dm, replicating, "the incremental phase")
         assert _ids(tidb, "leg") == _ids(source, "leg")                     # the dump (SQL) came
         run(source, ["USE rw", WORKLOAD[8]])                                # an UPDATE of rw.leg
         status = wait_for(dm, lambda s: s["stage"] == "Paused", "the pause", timeout=120)

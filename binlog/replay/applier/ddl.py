@@ -52,9 +52,13 @@ class DdlPolicy:
         return True
 
     def run(self, session: Executor, statement, tolerant: bool) -> None:
-        """Execute the DDL on ``session`` (it commits implicitly); ``tolerant``: the
-        first unit after a resume, "already exists / does not exist" taken as applied
-        before a crash."""
+        """Execute the DDL on ``session`` (it commits implicitly); ``tolerant``: "already
+        exists / does not exist" taken as applied before a crash.  A DDL commits by
+        itself and its checkpoint row only after it, so a kill between the two leaves it
+        applied and unrecorded, and the run that follows meets it before any transaction
+        of its own (everything before a DDL is committed when it runs): every DDL a run
+        meets before its first transaction is tolerant, not only the first - a target
+        found holding all the leading DDLs and no checkpoint row resumes too."""
         at = where(statement)
         if session.tidb and rebuild_only(statement.query):
             self.warn(f"{at}: not replayed on TiDB, which refuses it (error 8200): a table "
