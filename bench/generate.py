@@ -3,11 +3,16 @@
 
     python bench/generate.py [--rows 100000] [--tables 10] [--out bench/data]
 
-Two binlog sets, each with --tables tables of mixed types, --rows inserted rows per
-table, then updates of 20% and deletes of 10% of the rows:
+Three binlog sets, each with --tables tables of mixed types, --rows inserted rows per
+table, then updates of 20% and deletes of 10% of the rows; the tables are created before
+the binlogs start, so no CREATE TABLE is in them (without --schema-ddl their tables are
+ones no schema describes: binlog ingest types them from their images):
   bench/data/mysql56/   temporal columns in MySQL 5.6 format (the default)
   bench/data/legacy/    the same tables created with mysql56_temporal_format=OFF
                         (legacy MariaDB 5.3 hires columns) + schema.sql (mariadb-dump)
+  bench/data/nometa/    as mysql56/, written with binlog_row_metadata=NO_LOG (the server's
+                        default: no column names nor charsets in the TABLE_MAPs - keys @1,
+                        @2..., text as {"bytes_hex": ...}): the forensics case
 The server is left running only with --keep (python-mysql-replication streams from it).
 """
 from __future__ import annotations
@@ -40,8 +45,8 @@ SELECT seq, CAST(seq AS SIGNED) * 7 - 350000, seq * 1000003, CONCAT('value-', se
 FROM {db}.seq_1_to_{rows}"""
 
 
-def generate(out: Path, rows: int, tables: int, legacy: bool, keep: bool):
-    options = {"binlog_row_metadata": "FULL", "max_binlog_size": 1 << 30,
+def generate(out: Path, rows: int, tables: int, legacy: bool, keep: bool, metadata: str = "FULL"):
+    options = {"binlog_row_metadata": metadata, "max_binlog_size": 1 << 30,
                "innodb_buffer_pool_size": "256M", "innodb_flush_log_at_trx_commit": 2,
                "sync_binlog": 0}
     if legacy:
@@ -85,11 +90,12 @@ def main(argv=None):
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "data")
     args = parser.parse_args(argv)
-    for kind in ("mysql56", "legacy"):
+    for kind in ("mysql56", "legacy", "nometa"):
         out = args.out / kind
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-        generate(out, args.rows, args.tables, kind == "legacy", keep=False)
+        generate(out, args.rows, args.tables, kind == "legacy", keep=False,
+                 metadata="NO_LOG" if kind == "nometa" else "FULL")
 
 
 if __name__ == "__main__":

@@ -587,6 +587,25 @@ _DECLARATIONS: tuple[Option, ...] = (
                      default_text="min(128m, total / parallelism)",
                      help="bytes per split (`64m`...; `0`: one split per file)")),
     _flag("no-tables", "do not write the typed tables/"),
+    # -- binlog history: a lake's changes/ read back ------------------------------------------
+    _o("history:lake", "lake", metavar="LAKE",
+       help="the directory binlog ingest --to wrote (its changes/ are read: Parquet or Delta)"),
+    _o("history:table", "--table", metavar="DB.TABLE",
+       help="only this table's changes (its exact name, no wildcards)"),
+    _o("key", action="append", default=[], metavar="COLUMN=VALUE",
+       help="the history of the row whose COLUMN holds VALUE, as its JSON images hold it "
+            "(4711, abc, 2024-05-01 09:14:03; a column without a name: @1); repeat for "
+            "a key of several columns; needs --table.  An update that changes the key is "
+            "followed: the changes of the new key from there on are in the history too"),
+    _o("gtid", metavar="GTID", help="only the changes of this transaction (D-S-N)"),
+    _o("history:start-datetime", "--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+       help="only changes at or after this time (in --timezone)"),
+    _o("history:stop-datetime", "--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+       help="only changes before this time (in --timezone)"),
+    _o("timezone:history", "--timezone", default="UTC",
+       help="zone of --start-datetime and --stop-datetime (default UTC)"),
+    _o("history:threads", "--threads", type=int, metavar="N",
+       help="DuckDB's threads (default: one per CPU)"),
     _flag("no-progress", "no progress display on stderr"),
     _o("summary-json", metavar="FILE", help="also write the run's summary here"),
 )
@@ -783,6 +802,8 @@ COMMAND_OPTIONS: dict[str, tuple] = {
                "reprocess-errors", "reprocess", "infer-precision", "timezone:values",
                "binary-encoding", "no-verify-checksum", "ingest:with-types", "@keys",
                "split-size", "no-tables", "no-progress", "summary-json"),
+    "history": ("history:lake", "history:table", "key", "gtid", "history:start-datetime",
+                "history:stop-datetime", "timezone:history", "history:threads"),
 }
 
 
