@@ -120,7 +120,8 @@ fuzz: fuzz-deps
 	$(PYTHON) fuzz/sanitize.py run $$build/sanitized -- $(PYTHON) -m pytest -p sanitize -q -p no:cacheprovider \
 		tests/hostile/test_differential.py tests/hostile/test_mutation.py tests/hostile/test_names.py \
 		tests/hostile/test_protocol.py tests/binlog/rewrite/test_rewrite_mutation.py tests/hostile/test_regressions.py \
-		tests/binlog/test_speedups.py tests/binlog/test_scan.py tests/binlog/test_checksum.py; \
+		tests/binlog/test_speedups.py tests/binlog/test_scan.py tests/binlog/test_checksum.py \
+		tests/spark_ingest/test_shredded.py; \
 	for target in $(FUZZ_TARGETS); do \
 		$(PYTHON) fuzz/run.py --target $$target --sanitized $$build/sanitized \
 			--seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS); \

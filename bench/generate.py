@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Generate the benchmark binlogs on a real, local mariadbd (tests/support harness).
 
-    python bench/generate.py [--rows 100000] [--tables 10] [--out bench/data]
+    python bench/generate.py [--rows 100000] [--tables 10] [--out bench/data] [--sets SET...]
 
-Two binlog sets, each with --tables tables of mixed types, --rows inserted rows per
-table, then updates of 20% and deletes of 10% of the rows:
+Three binlog sets by default, each with --tables tables of mixed types, --rows inserted rows per
+table, then updates of 20% and deletes of 10% of the rows; the tables are created before
+the binlogs start, so no CREATE TABLE is in them (without --schema-ddl their tables are
+ones no schema describes: binlog ingest types them from their images):
   bench/data/mysql56/   temporal columns in MySQL 5.6 format (the default)
   bench/data/legacy/    the same tables created with mysql56_temporal_format=OFF
                         (legacy MariaDB 5.3 hires columns) + schema.sql (mariadb-dump)
-A third set, legacy-heavy (``--sets legacy-heavy``; bench/rewrite_bench.py makes it when
+  bench/data/nometa/    as mysql56/, written with binlog_row_metadata=NO_LOG (the server's
+                        default: no column names nor charsets in the TABLE_MAPs - keys @1,
+                        @2..., text as {"bytes_hex": ...}): the forensics case
+A fourth set, legacy-heavy (``--sets legacy-heavy``; bench/rewrite_bench.py makes it when
 it is missing): ten tables of DATETIME(6), TIMESTAMP(3), TIME(2) and DATETIME(3) columns
 created with mysql56_temporal_format=OFF beside an id and a short VARCHAR (HEAVY_TABLE),
 60,000 rows each by default, the same updates and deletes: about 50 MB, most of whose
@@ -63,14 +68,15 @@ HEAVY_UPDATE = ("UPDATE {db}.t{n} SET a = a + INTERVAL 1 SECOND, d = d + INTERVA
 UPDATE = "UPDATE {db}.t{n} SET a = a + 1, c = CONCAT(c, '!'), e = e + INTERVAL 1 SECOND WHERE id % 5 = 0"
 
 #: set name -> (CREATE TABLE, INSERT ... SELECT, UPDATE, tables created with
-#: mysql56_temporal_format=OFF)
-SETS = {"mysql56": (TABLE, FILL, UPDATE, False), "legacy": (TABLE, FILL, UPDATE, True),
-        "legacy-heavy": (HEAVY_TABLE, HEAVY_FILL, HEAVY_UPDATE, True)}
+#: mysql56_temporal_format=OFF, binlog_row_metadata)
+SETS = {"mysql56": (TABLE, FILL, UPDATE, False, "FULL"), "legacy": (TABLE, FILL, UPDATE, True, "FULL"),
+        "nometa": (TABLE, FILL, UPDATE, False, "NO_LOG"),
+        "legacy-heavy": (HEAVY_TABLE, HEAVY_FILL, HEAVY_UPDATE, True, "FULL")}
 
 
 def generate(out: Path, rows: int, tables: int, legacy: bool, keep: bool, kind: str | None = None):
-    table, fill, update, _ = SETS[kind or ("legacy" if legacy else "mysql56")]
-    options = {"binlog_row_metadata": "FULL", "max_binlog_size": 1 << 30,
+    table, fill, update, _, metadata = SETS[kind or ("legacy" if legacy else "mysql56")]
+    options = {"binlog_row_metadata": metadata, "max_binlog_size": 1 << 30,
                "innodb_buffer_pool_size": "256M", "innodb_flush_log_at_trx_commit": 2,
                "sync_binlog": 0}
     if legacy:
@@ -112,7 +118,7 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "data")
-    parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=["mysql56", "legacy"])
+    parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=["mysql56", "legacy", "nometa"])
     args = parser.parse_args(argv)
     for kind in args.sets:
         generate_set(args.out, kind, args.rows, args.tables)

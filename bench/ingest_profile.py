@@ -66,7 +66,7 @@ def main(argv=None) -> None:
     from binlog.cli import main as cli
     from binlog.stream import EventStream
     from binlog.stream_runs import RunModes
-    from spark_ingest import arrow_columns, arrow_typed, background, records, writer
+    from spark_ingest import arrow_columns, arrow_typed, background, records, shredded, writer
 
     timed(EventStream, "next_event", "read and frame events")
     timed(RunModes, "_encode", "runs of events: JSON images + typed columns (one compiled call)")
@@ -86,6 +86,8 @@ def main(argv=None) -> None:
     timed(arrow_columns.ArrowRows, "table", "typed tables: compiled walk into Arrow buffers")
     timed(arrow_typed.TableRows, "add_rows", "typed tables: Python typing")
     timed(arrow_typed.TableRows, "table", "typed tables: Python typing")
+    timed(shredded.ShreddedTables, "add_part", "typed tables no schema describes: from the JSON images")
+    timed(shredded.ShreddedRows, "table", "typed tables no schema describes: from the JSON images")
     timed(writer.SplitWriter, "add", "changes/ partitioning and counts")
     timed(pq.ParquetWriter, "write_table", "Parquet encoding + compression")
     timed(writer, "finish_file", "Parquet encoding + compression")

@@ -27,6 +27,12 @@ Contenders, each pinned to CPU 0 with taskset, output to /dev/null, wall and CPU
   ingest      (not with --skip-ingest) the lake on the same binlog, each its own process:
     ingest-parquet  binlog ingest --engine local --parallelism 1 --schema-ddl schema.sql
                     (changes/ and tables/ as Parquet)
+    ingest-noschema the same without --schema-ddl: the binlog holds no DDL (its tables were
+                    made before it), so every table is one no schema describes (typed from
+                    its images, spark_ingest/shredded.py) - the forensics case
+    json-nometa, ingest-nometa  (when bench/data/nometa/ exists) the JSON dump and the
+                    ingest without a schema of the same rows written with
+                    binlog_row_metadata=NO_LOG (keys @N, text as {"bytes_hex": ...})
     ingest-delta    the same with --format delta
     datasource      what a Spark task of spark.read.format("binlog") runs (its decode stage:
                     records.read_split over the plan's splits, Arrow batches, no JVM)
@@ -148,7 +154,8 @@ TARGETS = [
     ("Spark data source decode, this tree / baseline rows/s", "spark_speedup", ">= 2", lambda r: r >= 2),
     ("peak RSS on 1 GiB (MiB)", "rss_1gib_mib", "< 143 (150 MB)", lambda r: r < 143),
     ("binlog ingest --engine local, one core, MB/s of binlog", "ingest_mb_per_s", ">= 60", lambda r: r >= 60),
-    ("ingest time / JSON dump time", "ingest_vs_json", "<= 2.5", lambda r: r <= 2.5),
+    ("ingest time / JSON dump time, with a schema", "ingest_vs_json", "<= 2.0", lambda r: r <= 2.0),
+    ("ingest time / JSON dump time, no schema", "ingest_schemaless_vs_json", "<= 2.5", lambda r: r <= 2.5),
 ]
 
 
@@ -275,6 +282,15 @@ def ingest_contenders(record, cli, binlog: Path, schema_sql: Path, rows: int) ->
                         "--schema-ddl", str(schema_sql)]
         record("ingest-parquet", run(ingest + ["--to", f"{tmp}/parquet", str(binlog)]), rows,
                "binlog ingest --engine local --parallelism 1 --schema-ddl schema.sql --to DIR FILE")
+        bare = [arg for arg in ingest if arg not in ("--schema-ddl", str(schema_sql))]
+        record("ingest-noschema", run(bare + ["--to", f"{tmp}/noschema", str(binlog)]), rows,
+               "binlog ingest --engine local --parallelism 1 --to DIR FILE (no schema)")
+        nometa = next((binlog.parent.parent / "nometa").glob("mariadb-bin.0*"), None)
+        if nometa is not None:
+            record("json-nometa", run(cli + ["dump", "--format", "json", str(nometa)]), rows,
+                   "binlog dump --format json NOMETA_FILE > /dev/null")
+            record("ingest-nometa", run(bare + ["--to", f"{tmp}/nometa", str(nometa)]), rows,
+                   "binlog ingest --engine local --parallelism 1 --to DIR NOMETA_FILE (no schema)")
         record("ingest-delta", run(ingest + ["--format", "delta", "--to", f"{tmp}/delta", str(binlog)]), rows,
                "binlog ingest --engine local --parallelism 1 --format delta --schema-ddl schema.sql --to DIR FILE")
         record("datasource", run([sys.executable, "-c", DATASOURCE, str(binlog), str(schema_sql)]), rows,
@@ -302,6 +318,8 @@ def ratios(results: dict) -> dict:
         size = results["bytes"] / 1e6
         out["ingest_mb_per_s"] = round(size / wall["ingest-parquet"], 1)
         out["ingest_vs_json"] = round(wall["ingest-parquet"] / wall["json"], 2)
+    if "ingest-noschema" in c:
+        out["ingest_schemaless_vs_json"] = round(wall["ingest-noschema"] / wall["json"], 2)
     cpu = {name: entry["cpu_seconds"] for name, entry in c.items() if entry.get("cpu_seconds")}
     if {"json", "text", "filtered", "stats", "mariadb"} <= set(cpu):
         out["cpu"] = {"json_vs_mariadb": round(cpu["json"] / cpu["mariadb"], 2),
@@ -311,6 +329,8 @@ def ratios(results: dict) -> dict:
         if "ingest-parquet" in cpu:
             out["cpu"]["ingest_mb_per_s"] = round(results["bytes"] / 1e6 / cpu["ingest-parquet"], 1)
             out["cpu"]["ingest_vs_json"] = round(cpu["ingest-parquet"] / cpu["json"], 2)
+        if "ingest-noschema" in cpu:
+            out["cpu"]["ingest_schemaless_vs_json"] = round(cpu["ingest-noschema"] / cpu["json"], 2)
     apply = results.get("apply")
     if apply:
         out["apply_mb_per_s"] = apply["contenders"]["apply"]["mb_per_s"]

@@ -80,6 +80,8 @@ COMMANDS = {
                                        "protocol to unmodified replicas and CDC tools"),
     "ingest": ("spark_ingest.command", "ingest binlog files into Parquet (changes/, tables/, "
                                        "errors/), in this process or on Spark"),
+    "history": ("spark_ingest.history_command", "the changes of one row, one transaction or one "
+                                           "time range in a lake binlog ingest wrote (DuckDB)"),
 }
 COMMAND_MODULES = tuple(module for module, _text in COMMANDS.values())
 

@@ -42,6 +42,15 @@ def rewrite_rule(text: str) -> tuple[str, str]:
     return source, target
 
 
+def collation_rule(text: str) -> tuple[str, str]:
+    """``FROM=TO``: two collation names (--map-collation)."""
+    source, sep, target = text.partition("=")
+    source, target = source.strip().lower(), target.strip().lower()
+    if not sep or not re.fullmatch(r"\w+", source) or not re.fullmatch(r"\w+", target):
+        raise argparse.ArgumentTypeError(f"expected FROM=TO (two collation names), got {text!r}")
+    return source, target
+
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 
 
@@ -392,6 +401,11 @@ _DECLARATIONS: tuple[Option, ...] = (
     _flag("skip-statements", "skip statement-based changes (binlog_format=STATEMENT/MIXED) "
                              "with a warning instead of executing them (their changes are "
                              "then missing)"),
+    _o("map-collation", action="append", default=[], metavar="FROM=TO", type=collation_rule,
+       help="TiDB target: create what the source gave collation FROM (one TiDB lacks, such "
+            "as latin1_swedish_ci) with TiDB's collation TO of the same character set "
+            "(latin1_bin), which compares otherwise; by default the run stops at it; "
+            "repeatable"),
     _o("retries", type=int, default=3, metavar="N",
        help="on a lost connection or deadlock: reconnect and resume from the "
             "checkpoint up to N times (default 3)"),
@@ -578,6 +592,25 @@ _DECLARATIONS: tuple[Option, ...] = (
                      default_text="min(128m, total / parallelism)",
                      help="bytes per split (`64m`...; `0`: one split per file)")),
     _flag("no-tables", "do not write the typed tables/"),
+    # -- binlog history: a lake's changes/ read back ------------------------------------------
+    _o("history:lake", "lake", metavar="LAKE",
+       help="the directory binlog ingest --to wrote (its changes/ are read: Parquet or Delta)"),
+    _o("history:table", "--table", metavar="DB.TABLE",
+       help="only this table's changes (its exact name, no wildcards)"),
+    _o("key", action="append", default=[], metavar="COLUMN=VALUE",
+       help="the history of the row whose COLUMN holds VALUE, as its JSON images hold it "
+            "(4711, abc, 2024-05-01 09:14:03; a column without a name: @1); repeat for "
+            "a key of several columns; needs --table.  An update that changes the key is "
+            "followed: the changes of the new key from there on are in the history too"),
+    _o("gtid", metavar="GTID", help="only the changes of this transaction (D-S-N)"),
+    _o("history:start-datetime", "--start-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+       help="only changes at or after this time (in --timezone)"),
+    _o("history:stop-datetime", "--stop-datetime", metavar="'YYYY-MM-DD hh:mm:ss'",
+       help="only changes before this time (in --timezone)"),
+    _o("timezone:history", "--timezone", default="UTC",
+       help="zone of --start-datetime and --stop-datetime (default UTC)"),
+    _o("history:threads", "--threads", type=int, metavar="N",
+       help="DuckDB's threads (default: one per CPU)"),
     _flag("no-progress", "no progress display on stderr"),
     _o("summary-json", metavar="FILE", help="also write the run's summary here"),
 )
@@ -746,8 +779,8 @@ COMMAND_OPTIONS: dict[str, tuple] = {
     "apply": ("paths", "@live", "@positions", "@reading", "apply:to", "checkpoint-table",
               "checkpoint-name", "reset-checkpoint", "batch-transactions", "batch-rows",
               "method", "apply:safe", "split-updates", "no-ddl", "@routines", "rewrite-db",
-              "allow-triggers", "skip-statements", "retries", "retry-timeout", "workers",
-              "apply:quiet"),
+              "allow-triggers", "skip-statements", "map-collation", "retries", "retry-timeout",
+              "workers", "apply:quiet"),
     "stats": ("paths", "@live", "@positions", "@reading", "top", "stats:json", "plot"),
     "verify-rows": ("paths:files", "@positions", "@reading", "against", "records",
                     "max-report", "memory-rows"),
@@ -774,6 +807,8 @@ COMMAND_OPTIONS: dict[str, tuple] = {
                "reprocess-errors", "reprocess", "infer-precision", "timezone:values",
                "binary-encoding", "no-verify-checksum", "ingest:with-types", "@keys",
                "split-size", "no-tables", "no-progress", "summary-json"),
+    "history": ("history:lake", "history:table", "key", "gtid", "history:start-datetime",
+                "history:stop-datetime", "timezone:history", "history:threads"),
 }
 
 

@@ -3,7 +3,9 @@ event): a whole ``binlog dump`` of a binlog (the option byte of fuzz/target.py a
 file's bytes), through the reader and through the command line, and ``binlog stats``, on
 the compiled and the pure paths (``check_dump``): byte-identical output, the same error,
 the same damage records in ``--on-error skip``; and ``binlog ingest`` with runs of events
-in one compiled call against event by event (``check_ingest_runs``)."""
+in one compiled call against event by event (``check_ingest_runs``), and of tables no
+schema describes, typed from their images by ``_speedups.shred_add`` against ``orjson``
+per image (``check_ingest_schemaless``)."""
 from __future__ import annotations
 
 import io
@@ -171,6 +173,53 @@ def check_ingest_runs(data: bytes, path: Path) -> None:
     if outcomes[0] != outcomes[1]:
         raise Difference(f"ingest with runs differs from ingest event by event:\n  runs {str(outcomes[0])[:2000]}\n"
                          f"  events {str(outcomes[1])[:2000]}")
+
+
+def _ingest_schemaless(path: Path, out: Path):
+    """What ``binlog ingest``'s task makes of ``path`` (on-error skip) when no schema
+    describes its tables: the change records, and the typed tables its images give
+    (``shredded``), as lists; or the error."""
+    import pyarrow.parquet as pq
+
+    from spark_ingest.options import parse_options
+    from spark_ingest.plan import build_plan
+    from spark_ingest.tasks import write_split_local
+
+    try:
+        plan = build_plan(parse_options({"path": str(path), "on-error": "skip"}))
+        for split in plan.splits:
+            write_split_local(split, plan.options, plan.snapshots[split.group], str(out / "changes"),
+                              str(out / "tables"), 1, {})
+    except Exception as exc:  # noqa: BLE001 - the outcome compared: the same error both ways
+        return ("error", type(exc).__name__, str(exc))
+
+    def order(p):
+        return str(p.parent), [int(n) for n in p.stem[len("part-"):].split("-")]
+    files = sorted(out.rglob("*.parquet"), key=order)
+    return [(str(p.relative_to(out).parent), pq.read_table(p).to_pylist()) for p in files]
+
+
+def check_ingest_schemaless(data: bytes, path: Path) -> None:
+    """``binlog ingest`` of a binlog (``runs_binlog``'s, mutated) whose tables no schema
+    describes, compiled (``_speedups.shred_add`` types them from the images) and pure
+    (``orjson.loads`` per image): the same change records and typed tables, or the same
+    error."""
+    import shutil
+
+    path.write_bytes(data)
+    outcomes = []
+    for compiled in (True, False):
+        out = path.parent / f"{path.name}.{'compiled' if compiled else 'pure'}"
+        shutil.rmtree(out, ignore_errors=True)
+        if compiled:
+            outcomes.append(_ingest_schemaless(path, out))
+        else:
+            with pure():
+                outcomes.append(_ingest_schemaless(path, out))
+        shutil.rmtree(out, ignore_errors=True)
+    if outcomes[0] != outcomes[1]:
+        raise Difference(f"schemaless ingest differs:\n  compiled {str(outcomes[0])[:2000]}\n"
+                         f"  pure     {str(outcomes[1])[:2000]}")
 
 
 def check_dump(data: bytes, path: Path) -> None:

@@ -182,7 +182,7 @@ def run_names(data: bytes, root: Path) -> None:
 def check_paths(db: str, table: str, to: Path) -> None:
     """The directories ingest makes for (db, table) land exactly where they belong."""
     from binlog.output.paths import inside, table_dir_name
-    from spark_ingest.writer import partition_dir
+    from spark_ingest.partitions import partition_dir
 
     to.mkdir(parents=True, exist_ok=True)
     try:

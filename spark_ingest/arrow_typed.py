@@ -32,16 +32,21 @@ from binlog.output.values import _render_bytes, _render_keys, json_default
 
 from .arrow_columns import ArrowRows
 from .background import parquet_writer
-from .writer import DEFAULT_PARTITION, escape_path_name, finish_file
+from .partitions import DEFAULT_PARTITION, escape_path_name
+from .writer import finish_file
 
 META_COLUMNS = (("_file", pa.string()), ("_pos", pa.int64()), ("_ts", pa.timestamp("us", tz="UTC")),
                 ("_server_id", pa.int64()), ("_gtid", pa.string()), ("_op", pa.string()))
 TYPED_OPS = ("insert", "update", "delete")
 # A table's rows are written as a row group at this many rows, or at GROUP_BYTES of
 # typed columns, whichever comes first; past MAX_BUFFERED_BYTES over all of a split's
-# tables the largest is written (memory bounded by row groups, not by the input)
+# tables the largest is written (memory bounded by row groups, not by the input).  8 MB:
+# the string columns of a table no schema describes reach it long before 65,536 rows
+# (peak RSS of the 204.7 MB bench binlog without a schema: 374 MiB at 32 MB, 285 at 16;
+# written with binlog_row_metadata=NO_LOG, its text as {"bytes_hex": ...}: 301-319 MiB at
+# 16 MB, 287 at 8 and at 4, as with a schema; the same CPU)
 ROWS_PER_GROUP = 65_536
-GROUP_BYTES = 32 << 20
+GROUP_BYTES = 8 << 20
 MAX_BUFFERED_BYTES = 32 << 20
 # a row held as Python values (its image dicts, the typed values): ~4 KiB measured for
 # the bench tables' 12 mixed columns (65,536 such rows held ~270 MiB), for that bound
@@ -501,6 +506,12 @@ class TableRows:
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
+def _columns_of(schema: pa.Schema) -> list[str]:
+    """The table's own columns in a typed table's schema (no META_COLUMNS, no _before)."""
+    names = schema.names[len(META_COLUMNS):]
+    return names[:-1] if names else names
+
+
 def _utc_day(ts: int) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d")
 
@@ -531,6 +542,7 @@ class TypedWriter:
         self.writers: dict = {}          # (db, table, day) -> (ParquetWriter, temp, final)
         self.opened = 0
         self.schemaless: set = set()     # tables columns_of does not know
+        self.files: dict = {}            # (db, table) -> [(final path, its table's columns)]
         self._last_ts: int | None = None
         self._last_day = ""
 
@@ -547,7 +559,8 @@ class TypedWriter:
         return self.tables[key]
 
     def add(self, change) -> None:
-        """A decoded row change (``reader.RowChange``): its images are rendered and typed
+        """A decoded row change (``reader.RowChange``; with ``plan`` None, its images
+        already rendered, as JSON read back gives them): its images are rendered and typed
         column by column when its rows are written."""
         if change.op not in TYPED_OPS:
             return
@@ -624,6 +637,22 @@ class TypedWriter:
         for key, rows in touched.items():
             self._written(key, rows)
 
+    def known(self, db, table) -> bool:
+        """Whether ``columns_of`` gives the table's columns."""
+        return self._table(db, table) is not None
+
+    def rows_of(self, key, make):
+        """The rows held for ``key`` (db, table, day), made by ``make()`` when none are:
+        rows of another kind (``shredded.ShreddedRows``) written with the others."""
+        rows = self.rows.get(key)
+        if rows is None:
+            rows = self.rows[key] = make()
+        return rows
+
+    def written(self, key, rows) -> None:
+        """``rows`` (``rows_of``'s) took rows: a row group is written when they fill one."""
+        self._written(key, rows)
+
     def _python_rows(self, key, db, table):
         rows = self.rows.get(key)
         if type(rows) is not TableRows:
@@ -653,10 +682,6 @@ class TypedWriter:
             if sum(sizes.values()) > MAX_BUFFERED_BYTES:
                 self._flush(max(sizes, key=sizes.__getitem__))
 
-    def add_images(self, change, before, after) -> None:
-        """A change with rendered images (``render_row``'s, or JSON read back)."""
-        self._add(change, before, after, None)
-
     def _day(self, ts: int) -> str:
         if ts != self._last_ts:
             self._last_ts, self._last_day = ts, _utc_day(ts)
@@ -676,6 +701,10 @@ class TypedWriter:
         if not tables:
             return
         writer = self.writers.get(key)
+        if writer is not None and writer[0].schema != tables[0].schema:
+            # a table no schema describes showed keys its file does not have: a new file
+            self.background.submit(finish_file, *writer)
+            writer = None
         if writer is None:
             db, table, day = key
             # the directory is named from untrusted identifiers: encoded, then checked (paths.py)
@@ -688,6 +717,7 @@ class TypedWriter:
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
             schema = tables[0].schema
             writer = self.writers[key] = (parquet_writer(temp, schema, False), temp, final)
+            self.files.setdefault(key[:2], []).append((final, _columns_of(schema)))
         self.background.submit(writer[0].write_table,
                                tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 

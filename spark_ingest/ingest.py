@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from binlog.errors import BinlogError, UsageError
-from binlog.output.paths import inside, table_dir_name
+from binlog.output.paths import table_dir_name
 
 from .checkpoint import Checkpoint
 from .options import ReadOptions
@@ -381,7 +381,11 @@ class SparkStart:
         from .session import get_spark
 
         try:
-            self._spark = get_spark(master, conf=conf)
+            # binlog ingest runs its tasks as Python functions: registering the data source
+            # would start a Python worker to look it up; and its JVM only schedules them,
+            # so C1 alone compiles it (C2's compiler threads cost more CPU than they save:
+            # JVM 12.8-15.1 s of CPU against 8.1-8.2 s, 168 MB on one core, the same decode)
+            self._spark = get_spark(master, conf=conf, data_source=False, java_options="-XX:TieredStopAtLevel=1")
         except BaseException as exc:      # handed to the main thread by result()
             self._error = exc
 
@@ -444,17 +448,16 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     run_dir = changes_dir / f"run={run}"
     t_decode = time.time()
     stats: dict = {}
-    tables: set = set()
     error_rows: list[dict] = []
     # a failure from here on leaves inflight.json: the next run removes this run's output
     typed = None
     if not args.no_tables:
         # the tasks write tables/ too, from the rows they decode (arrow_typed: the
-        # compiled walk's Arrow columns); the tables no schema describes are typed after
+        # compiled walk's Arrow columns; the tables no schema describes from their images)
         from .tasks import table_columns_of
 
         typed = (str(out / "tables"), run, table_columns_of(plan))
-    schemaless: set = set()
+    results: list[dict] = []
     if plan.splits:
         with StageMonitor(spark, f"binlog-ingest-{run}", progress, "decode", plan.nbytes):
             try:
@@ -465,7 +468,6 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
                       f"{time.time() - t_decode:.1f} s")
         for result in results:
             error_rows.extend(result["errors"])
-            schemaless.update(tuple(k) for k in result.get("schemaless", ()))
             for db, table, op, n in result["counts"]:
                 # (db, table) pairs, not "db.table" split again later: `a.b`.`c` is not
                 # `a`.`b.c`; the summary names a table as its directory under tables/
@@ -476,7 +478,6 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
                     ops = stats.setdefault(key, {})
                     ops[op] = ops.get(op, 0) + n
                     continue
-                tables.add((db, table))
                 ops = stats.setdefault(table_dir_name(db, table), {})
                 ops[op] = ops.get(op, 0) + n
     t_decode = time.time() - t_decode
@@ -485,9 +486,10 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     if all_errors:
         _write_errors(spark, out / "errors", run, all_errors)
     t_tables = time.time()
-    if run_dir.exists() and not args.no_tables and schemaless:
-        _write_tables(spark, plan, opts, changes_dir, run_dir, out / "tables", run,
-                      sorted(schemaless & tables, key=repr), progress)
+    if typed is not None:
+        from .shredded import conform_files
+
+        conform_files(results)      # the tables no schema describes: the run's keys in each file
     t_tables = time.time() - t_tables
 
     seconds = {"prescan": t_scan, "decode": t_decode, "tables": t_tables}
@@ -609,36 +611,6 @@ def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict]) -> None:
                           for c in ERROR_COLUMNS[1:]]) for r in rows]
     (spark.createDataFrame(data, schema).coalesce(1).write.mode("append").partitionBy("run")
      .parquet(_local(errors_dir)))
-
-
-def _write_tables(spark, plan, opts, changes_dir, run_dir, tables_dir, run, names, progress) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from pyspark.sql import functions as F
-
-    from .typed import table_columns, typed_table
-
-    records = spark.read.option("basePath", _local(changes_dir)).parquet(_local(run_dir))
-
-    def one(name):
-        db, table = name
-        src = records.where((F.col("db") == db) & (F.col("table") == table))
-        columns = table_columns(plan.stores, db, table)
-        typed = typed_table(src, db, table, columns, timezone=opts.timezone,
-                            binary_encoding=opts.binary_encoding)
-        typed = typed.withColumn("_run", F.lit(run)).withColumn("_date", F.date_format("_ts", "yyyy-MM-dd"))
-        # the directory is named from untrusted identifiers: encoded, then checked (paths.py)
-        target = inside(tables_dir, tables_dir / table_dir_name(db, table))
-        typed.write.mode("append").partitionBy("_run", "_date").parquet(_local(target))
-        return name
-
-    done = 0
-    with ThreadPoolExecutor(max_workers=min(4, max(1, len(names)))) as pool:
-        for _ in pool.map(one, names):
-            done += 1
-            progress.line(f"binlog ingest: tables {done}/{len(names)}")
-    if names:
-        progress.done(f"binlog ingest: tables {done}/{len(names)} written")
 
 
 def _print_summary(progress: Progress, summary: dict, out: Path, errors: list[dict]) -> None:

@@ -7,9 +7,10 @@ tasks' Parquet writer of changes/ (``writer``), the checkpoint and its crash sem
 run's output), and the commit (``ingest.commit_run``).  What Spark schedules as tasks
 runs here in a pool of worker processes (one per CPU, ``--parallelism``), each split
 decoded once: its task writes changes/ and, from the same decoded rows, the typed
-tables/ (``arrow_typed``: the values Spark's ``typed`` projection gives).  Tables no
-schema describes are typed on the driver after the tasks, from the run's changes/, since
-their columns are the keys seen in all of the run's records.
+tables/ (``arrow_typed``: the values Spark's ``typed`` projection gives; a table no schema
+describes from its JSON images, ``shredded``).  The columns of a table no schema
+describes are the keys seen in all of the run's records: the driver conforms its files
+once the tasks are done.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from binlog.output.paths import table_dir_name
@@ -29,6 +29,7 @@ from binlog.output.paths import table_dir_name
 from .delta import staging_dir
 from .ingest import ERROR_COLUMNS, _plan, commit_run, start_run
 from .records import SplitFailed
+from .shredded import conform_files
 from .tasks import table_columns_of, write_split_local
 
 
@@ -53,15 +54,13 @@ def run_local(args) -> int:
     t_decode = time.time() - t_decode
     stats: dict = {}
     error_rows: list[dict] = []
-    schemaless: set = set()
     for result in results:
         error_rows.extend(result["errors"])
-        schemaless.update(tuple(k) for k in result.get("schemaless", ()))
         for db, table, op, n in result["counts"]:
             ops = stats.setdefault(table_dir_name(db, table), {})   # as the Spark engine
             ops[op] = ops.get(op, 0) + n
     t_tables = time.time()
-    write_schemaless_tables(sorted(schemaless, key=repr), changes_dir, base / "tables", run, opts)
+    conform_files(results)          # the tables no schema describes: the run's keys in each file
     t_tables = time.time() - t_tables
     paths = {Path(p).name: p for p in job.files}
     all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in job.driver_errors + error_rows]
@@ -112,78 +111,6 @@ def decode_splits(plan, run_dir: str, tables_dir: str, run: int, columns, progre
         raise _task_error(exc) from None
     progress.done(f"binlog ingest: decoded {plan.nbytes / 1e6:.1f} MB, {len(splits)} split(s)")
     return done
-
-
-class _Change:
-    """A change record read back from changes/ in the shape TypedWriter takes."""
-
-    __slots__ = ("file", "pos", "ts", "server_id", "gtid", "db", "table", "op")
-
-    def __init__(self, file, pos, ts, server_id, gtid, op, db: str, table: str):
-        self.file, self.pos, self.ts, self.server_id = file, pos, ts, server_id
-        self.gtid, self.op, self.db, self.table = gtid, op, db, table
-
-
-def write_schemaless_tables(names, changes_dir: Path, tables_dir: Path, run: int, opts) -> None:
-    """``write_schemaless_table`` for each table, in the worker processes."""
-    workers = min(opts.parallelism or 1, len(names))
-    if workers <= 1:
-        for db, table in names:
-            write_schemaless_table(changes_dir, tables_dir, run, db, table, opts)
-        return
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = [pool.submit(write_schemaless_table, changes_dir, tables_dir, run, db, table, opts)
-                   for db, table in names]
-        for future in futures:
-            future.result()
-
-
-def write_schemaless_table(changes_dir: Path, tables_dir: Path, run: int, db: str, table: str,
-                           opts) -> None:
-    """A table no schema describes: its columns are the keys of all of the run's images
-    (``@1``, ``@2``... or names), every one STRING, as ``typed.image_keys`` finds them."""
-    import orjson
-    import pyarrow.dataset as ds
-
-    from .arrow_typed import TypedWriter
-    from .writer import partition_dir
-
-    where = changes_dir / partition_dir(db, table, "x").rsplit("/", 1)[0]
-    if not where.is_dir():
-        return
-    data = ds.dataset(str(where), format="parquet")
-    names = ["file", "pos", "ts", "server_id", "gtid", "op", "before", "after"]
-
-    def batches(columns):
-        # a batch at a time, twice (the keys, then the rows): memory is a batch's, not the
-        # table's (the scanner's default reads ahead 16 batches and 4 files)
-        return data.to_batches(columns=columns, batch_size=8192, batch_readahead=0, fragment_readahead=0)
-
-    loads = orjson.loads
-    keys: set = set()
-    for batch in batches(["before", "after"]):
-        for before, after in zip(*(c.to_pylist() for c in batch.columns), strict=True):
-            image = after if after is not None else before
-            if image is not None:
-                keys.update(loads(image))
-
-    def order(k):
-        return (0, int(k[1:]), "") if k.startswith("@") and k[1:].isdigit() else (1, 0, k)
-    columns = [(k, "string") for k in sorted(keys, key=order)]
-    writer = TypedWriter(str(tables_dir), run, 0, lambda *_: columns, zone=opts.zone,
-                         binary_encoding=opts.binary_encoding)
-    for batch in batches(names):
-        batch = batch.set_column(2, "ts", pc.divide(batch.column(2).cast(pa.int64()), 1_000_000))
-        files, poss, tss, server_ids, gtids, ops, befores, afters = (c.to_pylist() for c in batch.columns)
-        for i, op in enumerate(ops):
-            if op not in ("insert", "update", "delete"):
-                continue
-            before, after = befores[i], afters[i]
-            writer.add_images(_Change(files[i], poss[i], tss[i], server_ids[i], gtids[i], op, db, table),
-                              None if before is None else loads(before),
-                              None if after is None else loads(after))
-    writer.close()
 
 
 def error_table(rows: list[dict]) -> pa.Table:

@@ -12,7 +12,10 @@ import os
 import sys
 
 
-def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", conf: dict | None = None):
+def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", conf: dict | None = None,
+              data_source: bool = True, java_options: str = ""):
+    """The session (module docstring); ``data_source``: register the binlog data source;
+    ``java_options``: added to the driver JVM's options of a session this starts."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -37,13 +40,15 @@ def get_spark(master: str | None = None, *, app_name: str = "binlog-ingest", con
             "spark.python.worker.reuse": "true",
         }
         if not submitted():
-            settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j()}"
+            settings["spark.driver.extraJavaOptions"] = \
+                f"-Dlog4j2.configurationFile=file:{_quiet_log4j()} {java_options}".strip()
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    if data_source:
+        register(spark)
     return spark
 
 

@@ -41,13 +41,15 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     """One split decoded once: changes/ (``writer``) and, when ``columns`` is given, its
     typed tables (``arrow_typed``); ``keys``: the plan's key ring as a dict (encrypted
     binlogs).  The result of ``writer.write_records`` plus ``schemaless``: the tables no
-    schema describes, typed later by the driver.  A decoding error with on-error=fail
+    schema describes, typed from their images, with the keys and files the driver
+    conforms at the end (``shredded.conform_files``).  A decoding error with on-error=fail
     is a RuntimeError with ``SplitFailed``'s text (it crosses process pools and Spark)."""
     from binlog.crypt import KeyRing
 
     from .arrow_typed import TypedWriter
     from .background import Background
     from .records import SplitFailed, read_split
+    from .shredded import ShreddedTables
     from .writer import SplitWriter
 
     use_returning_pool()
@@ -57,11 +59,13 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     # the Parquet writes run in a thread while the next rows decode (background.py)
     background = Background()
     try:
-        writer = SplitWriter(run_dir, split.index, background)
-        typed = None
+        typed = shredded = None
         if columns is not None:
             typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
                                 zone=opts.zone, binary_encoding=opts.binary_encoding, background=background)
+            # the tables no schema describes: typed from their images as changes/ is written
+            shredded = ShreddedTables(typed)
+        writer = SplitWriter(run_dir, split.index, background, None if shredded is None else shredded.add_part)
         ring = KeyRing.from_dict(keys) if keys is not None else None
         try:
             for batch in read_split(split, opts, snapshot, keys=ring, batch_size=LOCAL_BATCH_ROWS,
@@ -77,6 +81,6 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
     finally:
         background.close()
     result = writer.result()
-    if typed is not None:
-        result["schemaless"] = sorted(typed.schemaless, key=repr)
+    if shredded is not None:
+        result["schemaless"] = shredded.result()
     return result

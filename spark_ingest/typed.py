@@ -121,18 +121,26 @@ def convert(text, spark_type: str, *, timezone: str = "UTC", binary_encoding: st
 _SAFE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def image_key_order(key: str) -> tuple:
+    """The place of a table's column named by an image key: ``@N`` (a column without a
+    name) by its number, then names in code point order.  (ASCII digits only: ``str.isdigit``
+    takes ``@²``, which ``int`` refuses; the key breaks ties such as ``@07`` and ``@7``.)"""
+    digits = key[1:]
+    if key.startswith("@") and digits.isascii() and digits.isdigit():
+        return (0, int(digits), key)
+    return (1, 0, key)
+
+
 def image_keys(changes, db: str, table: str) -> list[str]:
-    """Keys seen in the records of a table no schema describes (@N in column order)."""
+    """Keys seen in the row changes of a table no schema describes (@N in column order;
+    not the keys of its DDL records' JSON: sql, session, schema)."""
     from pyspark.sql import functions as F
 
-    rows = (changes.where((F.col("db") == db) & (F.col("table") == table))
+    rows = (changes.where((F.col("db") == db) & (F.col("table") == table)
+                          & F.col("op").isin("insert", "update", "delete"))
             .select(F.explode(F.json_object_keys(F.coalesce(F.col("after"), F.col("before")))).alias("k"))
             .distinct().collect())
-    keys = [r.k for r in rows]
-
-    def order(k):
-        return (0, int(k[1:]), "") if k.startswith("@") and k[1:].isdigit() else (1, 0, k)
-    return sorted(keys, key=order)
+    return sorted((r.k for r in rows), key=image_key_order)
 
 
 def _string_struct(names):

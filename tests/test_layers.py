@@ -21,7 +21,7 @@ PACKAGES = ("binlog", "schema_store", "spark_ingest")
 #: groups of one layer do not import each other.  A module matches the longest prefix
 #: (``=name`` matches that module only: a package's ``__init__``).
 LAYERS: list[list[tuple[str, ...]]] = [
-    [("binlog.cli", "spark_ingest.command", "spark_ingest.submit")],
+    [("binlog.cli", "spark_ingest.command", "spark_ingest.history_command", "spark_ingest.submit")],
     [("binlog.commands",)],
     [("spark_ingest",), ("binlog.doctor",), ("binlog.serve",)],
     [("=binlog", "binlog.api")],                # the library API (from binlog import ...)

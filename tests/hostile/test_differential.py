@@ -415,6 +415,76 @@ def test_ingest_runs_identical(checksums, mutations):
     whole.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
 
 
+@settings(max_examples=40, **_SETTINGS)
+@given(checksums=st.booleans(), mutations=st.lists(_mutation, max_size=3))
+def test_ingest_schemaless_identical(checksums, mutations):
+    """The same binlog, mutated, no schema given: the typed tables its images give
+    (``_speedups.shred_add``) equal those the pure path gives, errors included."""
+    pytest.importorskip("pyarrow")
+    whole.check_ingest_schemaless(target.mutate(diff.runs_binlog(checksums), mutations),
+                                  _TMP / "ingest-schemaless.binlog")
+
+
+@settings(max_examples=30, **_SETTINGS)
+@given(checksums=st.booleans(), mutations=st.lists(_mutation, max_size=3))
+def test_ingest_schemaless_equals_the_driver_path(checksums, mutations):
+    """The same binlog, mutated, no schema given: the typed tables the tasks make from the
+    images (and the driver conforms) equal the ones the driver made before from changes/
+    read back (``support.schemaless_reference``), file by file in order; whatever the
+    mutation did to the change records, both read the same ones."""
+    pytest.importorskip("pyarrow")
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from support.schemaless_reference import write_schemaless_table
+
+    from spark_ingest.options import parse_options
+    from spark_ingest.plan import build_plan
+    from spark_ingest.shredded import conform_files
+    from spark_ingest.tasks import write_split_local
+
+    path, out = _TMP / "schemaless-ref.binlog", _TMP / "schemaless-ref"
+    shutil.rmtree(out, ignore_errors=True)
+    path.write_bytes(target.mutate(diff.runs_binlog(checksums), mutations))
+    plan = build_plan(parse_options({"path": str(path), "on-error": "skip"}))
+    results = [write_split_local(split, plan.options, plan.snapshots[split.group], str(out / "lake" / "changes"),
+                                 str(out / "lake" / "tables"), 1, {}) for split in plan.splits]
+    conform_files(results)
+    for where in sorted((out / "lake" / "changes").glob("db=*/table=*")):
+        write_schemaless_table(out / "lake" / "changes", out / "reference" / "tables", 1,
+                               where.parent.name[3:], where.name[6:])
+
+    def tables(root):
+        found: dict = {}
+        for file in sorted(root.rglob("*.parquet"), key=lambda p: (str(p.parent), *map(int, p.stem[5:].split("-")))):
+            found.setdefault(str(file.parent.relative_to(root)), []).append(pq.read_table(file))
+        return {key: pa.concat_tables(parts) for key, parts in found.items()}
+
+    got, want = tables(out / "lake" / "tables"), tables(out / "reference" / "tables")
+    assert got.keys() == want.keys()
+    for key in want:
+        assert got[key].schema == want[key].schema and got[key].to_pylist() == want[key].to_pylist(), key
+
+
+def test_ingest_schemaless_types_the_runs_binlog():
+    """test_ingest_schemaless_identical compares something: the runs binlog, whole, gives
+    typed tables of every row change through the compiled shredder."""
+    pytest.importorskip("pyarrow")
+    from binlog import rows as rows_module
+
+    calls = pure_paths.compiled_calls(lambda: whole._ingest_schemaless(_write(_TMP / "schemaless-plain.binlog"),
+                                                                       _TMP / "schemaless-plain"))
+    assert "binlog._speedups.shred_add" in calls
+    tables = whole._ingest_schemaless(_TMP / "schemaless-plain.binlog", _TMP / "schemaless-plain-2")
+    assert sum(len(rows) for _, rows in tables) > 100 and rows_module._speedups is not None
+
+
+def _write(path):
+    path.write_bytes(diff.runs_binlog())
+    return path
+
+
 def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
     """test_ingest_runs_identical compares something: most events of the runs binlog go
     in runs, typed too."""

@@ -94,6 +94,7 @@ def check_base(venv: Venv, tmp: Path) -> None:
     _without(venv, "binlog", "ingest", CELLS, "--to", tmp / "lake", extra="spark")
     _without(venv, "binlog", "stats", "--plot", tmp / "p.png", TYPES_FULL, extra="plot")
     _without(venv, "binlog", "dump", ENCRYPTED, "--key-file", SAMPLES / "encrypted/keys.txt", extra="crypt")
+    _without(venv, "binlog", "history", tmp / "lake", "--gtid", "0-1-1", extra="duckdb")
 
 
 def _lake_rows(venv: Venv, lake: Path) -> int:
@@ -129,6 +130,21 @@ def check_plot(venv: Venv, tmp: Path) -> None:
     assert (tmp / "stats.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def check_duckdb(venv: Venv, tmp: Path) -> None:
+    """binlog history on a lake made here (this interpreter has the [spark] extra): the
+    lines of binlog dump for one transaction."""
+    import subprocess
+
+    lake = tmp / "lake"
+    subprocess.run([sys.executable, "-m", "binlog.cli", "ingest", "--no-progress", CELLS, "--to", lake],
+                   check=True, cwd=REPO, capture_output=True)
+    dump = venv.ok("binlog", "dump", CELLS).splitlines()
+    gtid = next(line for line in dump if '"op":"update"' in line).split('"gtid":"', 1)[1].split('"', 1)[0]
+    got = venv.ok("binlog", "history", lake, "--gtid", gtid).splitlines()
+    assert got and got == [line for line in dump if f'"gtid":"{gtid}"' in line and '"op":"' in line
+                           and '"op":"ddl"' not in line and '"op":"statement"' not in line]
+
+
 def check_dev_spark(venv: Venv, tmp: Path) -> None:
     for tool in ("pytest", "ruff", "mypy", "mkdocs"):
         venv.ok("python", "-m", tool, "--version")
@@ -136,7 +152,7 @@ def check_dev_spark(venv: Venv, tmp: Path) -> None:
 
 
 CHECKS = {"base": check_base, "spark": check_spark, "spark,delta": check_spark_delta, "crypt": check_crypt,
-          "plot": check_plot, "dev,spark": check_dev_spark}
+          "plot": check_plot, "duckdb": check_duckdb, "dev,spark": check_dev_spark}
 #: the lines whose commands need a real server: a test of their own each (below)
 WITH_SERVER = {"ed25519"}
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from spark_ingest import writer
+from spark_ingest.partitions import DEFAULT_PARTITION, escape_path_name
 from spark_ingest.records import ARROW_SCHEMA, BatchBuilder
-from spark_ingest.writer import DEFAULT_PARTITION, escape_path_name, write_records
+from spark_ingest.writer import write_records
 
 pytestmark = pytest.mark.spark
 
