@@ -25,8 +25,75 @@ static inline uint64_t frame_le(const unsigned char *p, int n) {
     return v;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define FRAME_CLMUL 1
+
+/* The CRC32 (zlib's: the reflected polynomial 0xEDB88320) of buf[0:len], len a multiple
+ * of 16 and at least 64, from the inverted running value ``crc`` (returned inverted), by
+ * carry-less multiplication: four 128-bit lanes folded forward 512 bits at a time, then
+ * into one lane, to 64 bits, and Barrett-reduced to 32 ("Fast CRC Computation for Generic
+ * Polynomials Using PCLMULQDQ Instruction", Intel, 2009; the constants are x^k mod P(x)
+ * for the fold distances, P(x)' and floor(x^64 / P(x))', bit-reflected).  zlib 1.2's
+ * table walk does about 4 GB/s here, this about four times that; every binlog event's
+ * footer is one (binlog/_scan.c and _speedups.c check and write them). */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t frame_crc32_clmul(uint32_t crc, const unsigned char *buf, Py_ssize_t len) {
+    const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596LL, 0x0154442bd4LL);
+    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+    const __m128i k5 = _mm_set_epi64x(0, 0x0163cd6124LL);
+    const __m128i poly = _mm_set_epi64x(0x01f7011641LL, 0x01db710641LL);
+    const __m128i low32 = _mm_setr_epi32(~0, 0, ~0, 0);
+    __m128i x1 = _mm_loadu_si128((const __m128i *)buf), x2 = _mm_loadu_si128((const __m128i *)(buf + 16));
+    __m128i x3 = _mm_loadu_si128((const __m128i *)(buf + 32)), x4 = _mm_loadu_si128((const __m128i *)(buf + 48));
+    x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)crc));
+    buf += 64;
+    len -= 64;
+    for (; len >= 64; buf += 64, len -= 64) {         /* four lanes, 512 bits a step */
+        __m128i a1 = _mm_clmulepi64_si128(x1, k1k2, 0x00), a2 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
+        __m128i a3 = _mm_clmulepi64_si128(x3, k1k2, 0x00), a4 = _mm_clmulepi64_si128(x4, k1k2, 0x00);
+        x1 = _mm_clmulepi64_si128(x1, k1k2, 0x11);
+        x2 = _mm_clmulepi64_si128(x2, k1k2, 0x11);
+        x3 = _mm_clmulepi64_si128(x3, k1k2, 0x11);
+        x4 = _mm_clmulepi64_si128(x4, k1k2, 0x11);
+        x1 = _mm_xor_si128(_mm_xor_si128(x1, a1), _mm_loadu_si128((const __m128i *)buf));
+        x2 = _mm_xor_si128(_mm_xor_si128(x2, a2), _mm_loadu_si128((const __m128i *)(buf + 16)));
+        x3 = _mm_xor_si128(_mm_xor_si128(x3, a3), _mm_loadu_si128((const __m128i *)(buf + 32)));
+        x4 = _mm_xor_si128(_mm_xor_si128(x4, a4), _mm_loadu_si128((const __m128i *)(buf + 48)));
+    }
+    __m128i lanes[3] = {x2, x3, x4};
+    for (int i = 0; i < 3; i++) {                      /* the four lanes into one */
+        __m128i a = _mm_clmulepi64_si128(x1, k3k4, 0x00);
+        x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), a), lanes[i]);
+    }
+    for (; len >= 16; buf += 16, len -= 16) {          /* then 128 bits a step */
+        __m128i a = _mm_clmulepi64_si128(x1, k3k4, 0x00);
+        x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), a),
+                           _mm_loadu_si128((const __m128i *)buf));
+    }
+    /* 128 bits to 64, then Barrett's reduction to 32 */
+    x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
+    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
+    x2 = _mm_srli_si128(x1, 4);
+    x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, low32), k5, 0x00), x2);
+    x2 = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, low32), poly, 0x10), low32);
+    x1 = _mm_xor_si128(x1, _mm_clmulepi64_si128(x2, poly, 0x00));
+    return (uint32_t)_mm_extract_epi32(x1, 1);
+}
+#endif
+
+/* zlib's crc32 of p[0:n]: the carry-less kernel above for the 16-byte blocks where the
+ * CPU has PCLMULQDQ (and n is at least 64), zlib for the rest. */
 static uint32_t frame_crc32(const unsigned char *p, Py_ssize_t n) {
     uLong crc = crc32(0L, Z_NULL, 0);
+#ifdef FRAME_CLMUL
+    if (n >= 64 && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1")) {
+        Py_ssize_t blocks = n & ~(Py_ssize_t)15;
+        crc = ~frame_crc32_clmul(~(uint32_t)crc, p, blocks) & 0xFFFFFFFFu;
+        p += blocks;
+        n -= blocks;
+    }
+#endif
     Py_ssize_t done = 0;
     while (done < n) {                 /* crc32 takes a uInt length */
         uInt step = n - done > (1 << 30) ? (1u << 30) : (uInt)(n - done);

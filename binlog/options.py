@@ -507,6 +507,11 @@ _DECLARATIONS: tuple[Option, ...] = (
        help="accounts allowed in: 'name *HASH' lines (binlog serve --hash-password); "
             "with --upstream, any other account is checked by the upstream and may "
             "dump only if it holds REPLICATION SLAVE there"),
+    _o("serve:status", "--status", metavar="FILE",
+       help="keep a JSON status there for monitoring, replaced every second: the served "
+            "binlogs' end, the relay's and the upstream's positions, the lag behind "
+            "the upstream (bytes, seconds) and every client's position (also SHOW "
+            "BINLOG SERVE STATUS)"),
     _o("max-clients", type=int, default=64, metavar="N",
        help="clients at once (default 64); one more is refused"),
     _o("tls-cert", metavar="FILE", help="offer TLS with this certificate (PEM)"),
@@ -792,7 +797,7 @@ COMMAND_OPTIONS: dict[str, tuple] = {
                 Group("position map", ("map", "input-position", "output-position")),
                 "rewrite:quiet"),
     "serve": ("listen", "binlogs", "relay", "rewritten", "serve:full-metadata", "upstream",
-              "serve:server-id", "users", "max-clients", "tls-cert", "tls-key",
+              "serve:server-id", "users", "serve:status", "max-clients", "tls-cert", "tls-key",
               "idle-timeout", "write-timeout", "hash-password", "@schema"),
     "doctor": ("doctor:from", "target", "target-kind", "doctor:database", "migration-hours",
                "scan-bytes", "scan-seconds", "no-scan", "doctor:json"),

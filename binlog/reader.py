@@ -511,14 +511,20 @@ class BinlogReader:
         event it counts (stats, table maps) and given out as one CountedRows."""
         counts, sizes = [], []
         stats, table_maps, gtid = self.stats, state.table_maps, state.gtid
+        codes: dict[int, int] = {}
+        tables: dict[int, int] = {}
         for at, code, table_id, rows, size, ts, server_id in run.events:
-            stats.events[event_type_name(code)] += 1
-            stats.bytes += size
+            codes[code] = codes.get(code, 0) + 1
+            tables[table_id] = tables.get(table_id, 0) + rows
             plan = table_maps[table_id][1]      # run_entries only holds mapped tables
-            stats.rows[plan.qualified_name] += rows
             counts.append(RowCount(name, at, ts, server_id, gtid, plan.db, plan.table,
                                    _RUN_OPS[code], rows))
             sizes.append(size)
+        for code, n in codes.items():
+            stats.events[event_type_name(code)] += n
+        for table_id, rows in tables.items():
+            stats.rows[table_maps[table_id][1].qualified_name] += rows
+        stats.bytes += sum(sizes)
         return CountedRows(name, counts, sizes, run.raw)
 
     def _aim_runs(self, runs: RunModes, state: "_FileState") -> None:

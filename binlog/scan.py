@@ -16,6 +16,9 @@ reader has registered, counting each one's rows as ``count_rows`` does (``binlog
 stats``): the CRC and framing checks of ``skip_run``, plus the rows post-header;
 it stops at the first event it cannot count, which the stream then reads as usual.
 
+``frame_packets``: whole events as the packets of a replication dump stream (``binlog
+serve``), up to the first the dump must look at itself.
+
 ``count_rows``: how many row images a rows event holds, from each image's NULL bitmap
 and the value lengths the column metadata gives (``binlog stats``); -1 when the images
 do not fill the rows data exactly or a column's length is not known here, and the
@@ -93,6 +96,27 @@ def skip_run(*args):
     if compiled is not None:
         return compiled.skip_run(*args)
     return skip_run_py(*args)
+
+
+def frame_packets_py(buf, pos: int, end: int, seq: int, passing: bytes, max_out: int):
+    """See binlog/_scan.c frame_packets: None, or (packets, pos, seq, events)."""
+    out = bytearray()
+    count = 0
+    while end - pos >= HEADER_LEN and len(out) < max_out:
+        size = int.from_bytes(buf[pos + 9:pos + 13], "little")
+        if not HEADER_LEN <= size <= end - pos or size + 1 >= 0xFFFFFF or not passing[buf[pos + 4]]:
+            break
+        out += (size + 1).to_bytes(3, "little") + bytes((seq, 0)) + buf[pos:pos + size]
+        pos += size
+        seq = (seq + 1) & 0xFF
+        count += 1
+    return (bytes(out), pos, seq, count) if count else None
+
+
+def frame_packets(*args):
+    if compiled is not None:
+        return compiled.frame_packets(*args)
+    return frame_packets_py(*args)
 
 
 # Plain rows events count_run takes (v1 and v2 WRITE/UPDATE/DELETE; not v0, compressed or

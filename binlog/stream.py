@@ -177,7 +177,7 @@ class EventStream:
         header and checksum; None for a payload's inner events) stay in ``last_raw`` until
         the next event, and a CountedRun holds its events' bytes (apply --method binlog,
         rewrite).  ``runs``: the runs of rows events that come out as one SkippedRun,
-        CountedRun or EncodedRun (``binlog.stream_runs``: the reader's)."""
+        CountedRun, EncodedRun or RewrittenRun (``binlog.stream_runs``)."""
         check_on_error(on_error)
         self.source = source
         self.skip_rows = skip_rows
@@ -889,7 +889,7 @@ def _crc_ok(raw, header: EventHeader) -> bool:
     return event_crc(raw) == int.from_bytes(raw[-4:], "little")
 
 
-def verify_crc(raw: bytes | bytearray, header: EventHeader) -> None:
+def verify_crc(raw: bytes | bytearray | memoryview, header: EventHeader) -> None:
     stored = int.from_bytes(raw[-4:], "little")
     computed = event_crc(raw)
     if stored != computed:

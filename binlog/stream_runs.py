@@ -1,11 +1,12 @@
 """Runs of rows events the stream takes in one compiled call, by their lengths, instead
 of one event at a time: stepped over (``SkippedRun``: filtered tables, event groups
 outside the GTID window, events before --start-datetime), counted (``CountedRun``:
-``binlog stats``) or written (``EncodedRun``: ``binlog dump --format json|text``, the
-lake).  ``RunModes`` says which: the reader makes one for each stream and gives it to
-the stream when it makes it (``EventStream(runs=...)``); what changes from event to
-event (``skip_all_rows``, ``skip_before_ts``, ``encode_args``) the reader sets on its
-modes before the stream reads the next event.
+``binlog stats``), written (``EncodedRun``: ``binlog dump --format json|text``, the
+lake) or rewritten (``RewrittenRun``: ``binlog rewrite``).  ``RunModes`` says which: the
+reader (or the rewrite command) makes one for each stream and gives it to the stream
+when it makes it (``EventStream(runs=...)``); what changes from event to event
+(``skip_all_rows``, ``skip_before_ts``, ``encode_args``) the reader sets on its modes
+before the stream reads the next event.
 
 The walks are ``binlog.scan``'s (``_scan.c`` when built); the stream frames nothing
 here: ``RunModes.take`` is given the buffer and the log_pos chain state and says how far
@@ -15,8 +16,10 @@ with every check of its one-event path).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import scan
+from .constants import MAX_EVENT_SIZE
 from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, parse_header
 
@@ -65,7 +68,27 @@ class EncodedRun:
     events: list
 
 
-Run = SkippedRun | CountedRun | EncodedRun
+@dataclass
+class RewrittenRun:
+    """Rows events ``binlog rewrite`` wrote in one go (``RunModes.rewriter``): framed,
+    CRC-checked, written as the output binlog holds them (``data``, which starts at output
+    offset ``out_pos - len(data)``) with their position-map lines (``map_lines``,
+    rewrite/position_map.py's format).  ``header``: the last one's; ``in_bytes``: the
+    input bytes they took; ``changed``: events whose bytes differ from the input's,
+    ``rows_events`` those whose images were re-encoded, ``values`` the legacy values in
+    them."""
+    header: EventHeader
+    data: bytes
+    map_lines: bytes
+    in_bytes: int
+    events: int
+    changed: int
+    rows_events: int
+    values: int
+    out_pos: int
+
+
+Run = SkippedRun | CountedRun | EncodedRun | RewrittenRun
 
 
 @dataclass
@@ -80,7 +103,10 @@ class RunModes:
       counted itself, whose like ones the stream counts;
     - ``encode_entries``: {table_id: {scan.count_key: entry}} of the events the writer
       wrote, whose like ones the stream writes with ``encode_args`` (encode_run, prefix,
-      tail, flags, max_event, max_out), set once the writer's prefix is known."""
+      tail, flags, max_event, max_out), set once the writer's prefix is known;
+    - ``rewriter``: a ``rewrite.Rewriter``, whose ``run_args()`` gives (rewrite_run,
+      entries, out_pos, max_out) for the events it rewrote itself, whose like ones the
+      stream rewrites (None: none yet), and whose ``took(run)`` counts a run."""
     skip_table_ids: set[int] | None = None
     stop_offset: int = -1
     stop_ts: int = -1
@@ -89,6 +115,7 @@ class RunModes:
     skip_all_rows: bool = False
     skip_before_ts: int = -1
     encode_args: tuple | None = None
+    rewriter: Any = None
     _widths: tuple = field(default=(None, b""), init=False, repr=False)
 
     def take(self, buf, pos: int, offset: int, fde: FormatDescription, chain: tuple[int, int],
@@ -104,6 +131,8 @@ class RunModes:
             got = self._count(buf, pos, offset, fde, widths, chain, strict, verify, keep_raw)
         elif got is None and self.encode_entries:
             got = self._encode(buf, pos, offset, fde, widths, chain, strict, verify)
+        elif got is None and self.rewriter is not None:
+            got = self._rewrite(buf, pos, offset, fde, widths, chain, strict, verify)
         return got
 
     def _rows_widths(self, fde: FormatDescription) -> bytes:
@@ -154,3 +183,19 @@ class RunModes:
         end, data, last_start, rows, events, last_log_pos, chain_run, at = got
         header = parse_header(buf, at, offset + at - pos)
         return EncodedRun(header, data, last_start, rows, events), end, (last_log_pos, chain_run)
+
+    def _rewrite(self, buf, pos, offset, fde, widths, chain, strict, verify):
+        args = self.rewriter.run_args()
+        if args is None:
+            return None
+        rewrite, entries, out_pos, max_out = args
+        got = rewrite(buf, pos, len(buf), offset, widths, fde.common_header_len,
+                      fde.checksum_len, entries, out_pos, self.stop_offset, chain[0], chain[1],
+                      strict, verify, MAX_EVENT_SIZE, max_out)
+        if got is None:
+            return None
+        end, data, lines, events, changed, rows_events, values, last_log_pos, chain_run, at, out_end = got
+        header = parse_header(buf, at, offset + at - pos)
+        run = RewrittenRun(header, data, lines, end - pos, events, changed, rows_events, values, out_end)
+        self.rewriter.took(run)
+        return run, end, (last_log_pos, chain_run)

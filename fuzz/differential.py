@@ -15,6 +15,8 @@ source, offsets, event type, table and column in it.  Two levels:
 * ``check_dump(data)`` (fuzz/differential_dump.py): a whole ``binlog dump`` of a binlog
   (the option byte of fuzz/target.py and the file's bytes) on both paths: byte-identical
   output in JSON and text, the same error, the same damage records in ``--on-error skip``.
+* ``check_rewrite(data)`` (fuzz/differential_rewrite.py): a whole ``binlog rewrite``: the
+  same output binlog and position map byte for byte, the same exit status and messages.
 
 How the compiled paths are switched off and what two outcomes must agree on:
 fuzz/pure_paths.py.  A difference raises ``Difference`` (an AssertionError: a finding).  Used by
@@ -607,7 +609,8 @@ def sample_cases(path: Path) -> list[RowsCase]:
 #
 # byte 0 >= 0x80: a dump: the rest is fuzz/target.py's option byte and a binlog file.
 # byte 0 in 0x40-0x7F: a skip_run case (skip_case_from_bytes).
-# byte 0 < 0x40: a RowsCase: bit 0 known_zero; byte 1 the FORMAT_DESCRIPTION (index in
+# byte 0 in 0x20-0x3F: a rewrite: the rest is cli_rewrite's option byte and a binlog file.
+# byte 0 < 0x20: a RowsCase: bit 0 known_zero; byte 1 the FORMAT_DESCRIPTION (index in
 # SAMPLES); byte 2 the rows event type; byte 3 the number n of schema attributes,
 # then n x (column index, attribute, value) - attribute 0 precision, 1 unsigned,
 # 2 encoding (ENCODINGS[value]), 3 enum_values (a list - as a schema object may give
@@ -616,6 +619,7 @@ def sample_cases(path: Path) -> list[RowsCase]:
 
 DUMP = 0x80
 SKIP_RUN = 0x40
+REWRITE = 0x20
 # Samples whose rows events seed the RowsCase inputs and whose FORMAT_DESCRIPTIONs a case
 # picks from: every column type of MariaDB 10.11 (with and without checksums), legacy
 # temporals with their DDL, MySQL 5.1/5.6/8.0 (JSON, BIT, v1/v2 rows).
@@ -698,6 +702,11 @@ def check_bytes(data: bytes, path: Path) -> None:
         if case is not None:
             check_skip_run(case)
         return
+    if data and data[0] & REWRITE:
+        from differential_rewrite import check_rewrite
+
+        check_rewrite(data[1:], path)
+        return
     case = case_from_bytes(data)
     if case is not None:
         check_rows(case)
@@ -708,18 +717,10 @@ def runs_binlog(checksums: bool = True) -> bytes:
     two transactions, each a TABLE_MAP of (INT, VARCHAR(60)) and 24 WRITE, 8 UPDATE and 8
     DELETE rows events of a few rows (NULLs, quotes, control bytes in the text), v1 and
     v2, then an XID."""
-    sample = (HERE.parent / ("samples/mariadb-10.11/types_full.binlog" if checksums
-                             else "samples/mariadb-10.11/checksum_none.binlog")).read_bytes()
-    fde_size = int.from_bytes(sample[4 + 9:4 + 13], "little")
-    out = bytearray(sample[:4 + fde_size])
+    from differential_rewrite import BinlogBuilder
 
-    def add(code: int, body: bytes) -> None:
-        size = 19 + len(body) + (4 if checksums else 0)
-        raw = (1700000000 + len(out) // 4096).to_bytes(4, "little") + bytes([code]) + \
-            (1).to_bytes(4, "little") + size.to_bytes(4, "little") + \
-            (len(out) + size).to_bytes(4, "little") + b"\0\0" + body
-        out.extend(raw + (zlib.crc32(raw).to_bytes(4, "little") if checksums else b""))
-
+    made = BinlogBuilder(checksums)
+    add = made.add
     table_map = (b"\x2a\x00\x00\x00\x00\x00\x01\x00" + b"\x02ru\x00" + b"\x01t\x00" + packed(2)
                  + bytes([3, 15]) + packed(2) + (60).to_bytes(2, "little") + b"\x03")
 
@@ -737,13 +738,14 @@ def runs_binlog(checksums: bool = True) -> bytes:
                                 for r in range(1 + k % 3))
                 add(code, rows_body(code, 2, b"\x03", b"\x03", rows))
         add(XID, (tx + 1).to_bytes(8, "little"))
-    return bytes(out)
+    return bytes(made.out)
 
 
 def seed_inputs() -> list[bytes]:
     """Seeds: every rows event of the samples as a RowsCase input, and fuzz/make_seeds.py's
     binlog windows as dump inputs."""
     import make_seeds
+    from differential_rewrite import legacy_runs_binlog
 
     out = []
     for name in SAMPLES:
@@ -754,6 +756,8 @@ def seed_inputs() -> list[bytes]:
     for name in SAMPLES:
         out.extend(skip_seeds(HERE.parent / name))
     out += [bytes([DUMP, options]) + runs_binlog(crc) for options in (0x00, 0x04, 0x20)
+            for crc in (True, False)]
+    out += [bytes([REWRITE, options]) + legacy_runs_binlog(crc) for options in (0x00, 0x02, 0x05)
             for crc in (True, False)]
     return out
 

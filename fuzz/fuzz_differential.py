@@ -5,8 +5,8 @@ sanitizer report, a hang) is a finding.
 
     python fuzz/fuzz_differential.py fuzz/corpus-differential -max_len=8192
 
-Inputs: byte 0 < 0x80 a rows event against its TABLE_MAP (``RowsCase``), >= 0x80 a
-whole dump (see differential.py).  ``make fuzz`` seeds the corpus from the samples
+Inputs: byte 0 < 0x20 a rows event against its TABLE_MAP (``RowsCase``), 0x20-0x3F a
+whole rewrite, 0x40-0x7F a skip_run case, >= 0x80 a whole dump (see differential.py).  ``make fuzz`` seeds the corpus from the samples
 (``differential.seed_inputs``) and runs this under AddressSanitizer/UBSan (sanitize.py).
 Keep finding inputs in tests/hostile/differential_regressions/ (replayed by the tests).
 """

@@ -248,14 +248,21 @@ class TxAssembler:
     def _counted(self, run) -> None:
         """A run of rows events counted in one go (reader.CountedRows): each event as its
         SourceEvent and then its RowCount (when it has rows) would be taken."""
-        for change, size in zip(run.counts, run.sizes, strict=True):
-            tx = self.current
-            if tx is not None:
-                tx.events += 1
-                tx.bytes += size
-                tx.rows_bytes += size
-            if change.count:
-                self._open(change).changes.append(change)
+        counts, sizes, start = run.counts, run.sizes, 0
+        tx = self.current
+        if tx is None:
+            # the events before the first with rows belong to no transaction (a range
+            # starting inside one); that one opens it, and the events after it count
+            start = next((i for i, change in enumerate(counts) if change.count), len(counts))
+            if start == len(counts):
+                return
+            tx = self._open(counts[start])
+            start += 1
+        taken = sum(sizes[start:]) if start else sum(sizes)
+        tx.events += len(sizes) - start
+        tx.bytes += taken
+        tx.rows_bytes += taken
+        tx.changes.extend(change for change in counts if change.count)
 
     # -- helpers -------------------------------------------------------------------------
     @staticmethod

@@ -50,6 +50,7 @@ from ..sources.server import (
 from ._common import server_options
 
 FLUSH_INTERVAL = 0.2        # seconds: under a steady stream, the copy lags by at most this
+NOTE_INTERVAL = 1.0         # seconds between two notes of where the server stands (upstream.json)
 
 
 def add_parser(sub) -> None:
@@ -127,8 +128,11 @@ class Fetcher:
     def _fetch(self, file: str, position: int) -> None:
         client, relay = self.client, self.relay
         client.start(file=file, position=position, blocking=self.blocking)
-        flushed = time.monotonic()
+        flushed = noted = time.monotonic()
         progress = self.progress
+        upstream: tuple[str, int] = (file, position)
+        event_time = None
+        noted_caught_up = None
         for event in client.events():
             if event.in_file:
                 if client.tracker is not None and client.tracker.checksum:
@@ -137,6 +141,7 @@ class Fetcher:
                 self.events += 1
                 self.bytes += len(event.data)
                 progress.event(event.file, event.end, len(event.data), event.header.timestamp)
+                upstream, event_time = (event.file, event.end), event.header.timestamp
                 if event.need_ack:
                     # semi-sync: the commit on the server waits until the transaction
                     # is on our disk, so the acknowledgement comes after the fsync
@@ -146,13 +151,19 @@ class Fetcher:
                     flushed = time.monotonic()
             elif event.header.type_code in HEARTBEAT_TYPES:
                 progress.idle()
+                if event.header.log_pos:        # the server's position in the file it names
+                    upstream = (event.file, event.header.log_pos)
             now = time.monotonic()
             # flushed when nothing more has arrived (the next read would wait: readers of the
             # relay, binlog serve among them, see a burst's end at once) and at least every
             # FLUSH_INTERVAL under a steady stream
-            if now - flushed >= FLUSH_INTERVAL or client.caught_up():
+            caught_up = client.caught_up()
+            if now - flushed >= FLUSH_INTERVAL or caught_up:
                 relay.flush()
                 flushed = now
+            if now - noted >= NOTE_INTERVAL or caught_up != noted_caught_up:
+                relay.note_upstream(*upstream, event_time, caught_up)
+                noted, noted_caught_up = now, caught_up
         relay.flush()
         client.close()
 

@@ -85,6 +85,7 @@ class _Job:
         from ..sources.base import ReadState, read_events
         from ..sources.rewritten import index_name
         from ..stream import EventStream
+        from ..stream_runs import RewrittenRun, RunModes
 
         name = binlog.name
         if name in self.names:
@@ -94,10 +95,10 @@ class _Job:
         self.names.add(name)
         self.index = self.index or index_name(name)
         after, out_offset = self.out.resume(name)
-        stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,
-                             keys=self.keys, keep_raw=True)
         rewriter = Rewriter(name, schema=self.schema, options=self.options,
                             resume_after=after, resume_out=out_offset)
+        stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,
+                             keys=self.keys, keep_raw=True, runs=RunModes(rewriter=rewriter))
         self.out.open(name, out_offset)
         self.out.add_to_index(self.index, name)
         state = ReadState()
@@ -106,6 +107,9 @@ class _Job:
         try:
             for event in read_events(binlog, stream, follow=self.args.follow and binlog.last,
                                      state=state):
+                if isinstance(event, RewrittenRun):
+                    self._run(name, event)
+                    continue
                 written = rewriter.event(event, stream.last_raw)
                 header = event.header
                 self.bytes_in += header.event_size
@@ -131,6 +135,15 @@ class _Job:
             self.kept += rewriter.stats.events - rewriter.stats.changed
             self.out.close(complete)
         return state.rotated_to
+
+    def _run(self, name: str, run) -> None:
+        """A run of rows events the compiled rewrite wrote (stream_runs.RewrittenRun)."""
+        header = run.header
+        self.bytes_in += run.in_bytes
+        self.progress.event(name, header.offset + header.event_size, run.in_bytes, header.timestamp)
+        self.out.write_run(run.data, run.map_lines)
+        self.written += run.events
+        self.bytes_out += len(run.data)
 
     def summary(self) -> None:
         sys.stderr.write(f"binlog: rewrote {self.files} binlog(s): {self.written} events written "

@@ -115,7 +115,8 @@ def build_server(args):
     return Server(ServedLogs(args.binlogs), server_id=args.server_id, users=load_users(args.users),
                   listen=(host.strip("[]"), int(port)), limits=limits, max_clients=args.max_clients,
                   tls=_tls(args), log=_log, full_metadata=args.full_metadata,
-                  upstream=_upstream_address(args.upstream))
+                  upstream=_upstream_address(args.upstream),
+                  relay=Path(args.relay) if args.relay else None, status_file=args.status)
 
 
 def _password_apart(dsn: str) -> tuple[str, str | None]:

@@ -68,20 +68,22 @@ class Stats:
     def counted(self, run) -> None:
         """A reader.CountedRows: what ``event`` and ``change`` take of each of its rows
         events and their RowCounts, for a run the stream counted in one go."""
-        first, last = self.first_ts, self.last_ts
+        stamps = [change.ts for change in run.counts if change.ts]
+        if stamps:
+            low, high = min(stamps), max(stamps)
+            self.first_ts = low if self.first_ts is None else min(self.first_ts, low)
+            self.last_ts = high if self.last_ts is None else max(self.last_ts, high)
+        names: dict = {}            # (db, table) -> "db.table", once per run
         for change, size in zip(run.counts, run.sizes, strict=True):
-            ts = change.ts
-            if ts:
-                first = ts if first is None or ts < first else first
-                last = ts if last is None or ts > last else last
             if change.count:
-                name = f"{change.db}.{change.table}"
+                name = names.get((change.db, change.table))
+                if name is None:
+                    name = names[(change.db, change.table)] = f"{change.db}.{change.table}"
                 counts = self.tables[name]
                 counts[change.op] += change.count
                 counts["bytes"] += size
                 counts["events"] += 1
-                self.per_minute[name][ts // 60 * 60] += change.count
-        self.first_ts, self.last_ts = first, last
+                self.per_minute[name][change.ts // 60 * 60] += change.count
 
     def statement(self, record) -> None:
         """A statement-logged change (inside a transaction or not; its rows are unknown

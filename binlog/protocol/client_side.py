@@ -143,7 +143,7 @@ def status_flags(payload: bytes, *, ok: bool) -> int:
     return cur.u16("status") if cur.remaining >= 2 else 0
 
 
-def is_eof(payload: bytes) -> bool:
+def is_eof(payload: bytes | bytearray) -> bool:
     """An EOF packet (0xFE and at most 8 more bytes; a longer 0xFE payload is data)."""
     return payload[:1] == bytes([EOF]) and len(payload) < 9
 

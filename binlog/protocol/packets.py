@@ -38,7 +38,10 @@ class PacketReader:
         self.bound: Callable[[bytes], int | None] | None = None
         self.bound_bytes = 0
         self._buf = bytearray()
-        self._parts: list[bytes] = []
+        # a payload of several packets, as its packets come: grown in place (a large
+        # block grows by remapping, not copying), so a 1 GiB event is held once, not as
+        # its packets and their join
+        self._whole = bytearray()
         self._total = 0                 # payload bytes of the packets taken so far
         self._allowed: int | None = None
 
@@ -61,7 +64,8 @@ class PacketReader:
         length = int.from_bytes(self._buf[:3], "little")
         return max(HEAD + length - len(self._buf), 0)
 
-    def next(self) -> bytes | None:
+    def next(self) -> bytes | bytearray | None:
+        """The next whole payload: bytes, or a bytearray for one of several packets."""
         while len(self._buf) >= HEAD:
             length = int.from_bytes(self._buf[:3], "little")
             seq = self._buf[3]
@@ -76,14 +80,20 @@ class PacketReader:
                 self._check(self._total + length)
             if len(self._buf) < HEAD + length:
                 return None
-            self._parts.append(bytes(self._buf[HEAD:HEAD + length]))
+            single = not self._total and length < MAX_PACKET
+            if single:
+                payload: bytes | bytearray = bytes(self._buf[HEAD:HEAD + length])
+            else:
+                with memoryview(self._buf) as view:
+                    self._whole += view[HEAD:HEAD + length]
             del self._buf[:HEAD + length]
             self._total += length
             self.seq = (seq + 1) & 0xFF
             if length < MAX_PACKET:
-                parts, self._parts = self._parts, []
+                if not single:
+                    payload, self._whole = self._whole, bytearray()
                 self._total, self._allowed = 0, None
-                return parts[0] if len(parts) == 1 else b"".join(parts)
+                return payload
         return None
 
     def _check(self, total: int) -> None:

@@ -70,7 +70,9 @@ from ..events import (
 from ..events.table_map import full_metadata_tlvs
 from ..header import FormatDescription, frame_event
 from ..rows import REMEDY, DecodePlan, build_plan
+from ..scan import COUNT_RUN_CODES, count_key
 from ..stream import NEED_DATA, EventStream
+from ..stream_runs import RewrittenRun
 from ..types import METADATA_READERS
 from . import images
 from .position_map import MapEntry
@@ -85,6 +87,9 @@ UNCOMPRESSED = {int(E.QUERY_COMPRESSED_EVENT): int(E.QUERY_EVENT),
                 **{166 + i: 23 + i for i in range(3)}, **{169 + i: 30 + i for i in range(3)}}
 
 _U32 = 0xFFFFFFFF
+#: a run of rows events rewritten in one compiled call (images.py) ends after this many
+#: output bytes
+RUN_OUTPUT = 4 << 20
 # dump's remedy; rewrite does not infer (a TABLE_MAP needs N before any row is seen)
 _REMEDY = REMEDY.replace("; or try --infer-precision",
                          "; `binlog dump --infer-precision` can find N to set that way")
@@ -132,6 +137,7 @@ class _Table:
     plan: DecodePlan | None
     legacy: tuple[int, ...]
     walks: dict = field(default_factory=dict)
+    compiled: dict = field(default_factory=dict)   # present bitmap -> images.compiled_walk's
 
 
 class Rewriter:
@@ -155,6 +161,10 @@ class Rewriter:
         self.resume_out = resume_out
         self.stats = RewriteStats()
         self.tables: dict[int, _Table] = {}
+        # {table_id: {scan.count_key: None | (walk, walk_after)}}: rows events like one
+        # this rewriter wrote, which ``run`` lets the compiled rewrite_run write by itself
+        # (None: a table without legacy columns, whose events are copied)
+        self.run_entries: dict[int, dict] = {}
         # where the event group being read began, (input offset, output offset): a
         # failure inside it leaves the output cut there (``rollback_point``)
         self.group_start: tuple[int, int] | None = None
@@ -240,6 +250,7 @@ class Rewriter:
         if isinstance(event, FormatDescriptionEvent):
             self.fde = event.fde
             self.tables.clear()
+            self.run_entries.clear()
         elif isinstance(event, StartEncryptionEvent):
             return _DROP, None
         elif isinstance(event, TableMapEvent):
@@ -266,6 +277,7 @@ class Rewriter:
                         f"column is not recorded in the binlog", table=event.qualified_name,
                         column=col.label, hint=_REMEDY)
         self.tables[event.table_id] = _Table(event, plan, legacy)
+        self.run_entries.pop(event.table_id, None)
         extra = b""
         if self.options.full_metadata and self.schema is not None and not replaying:
             meta = self.schema.full_metadata(event, (self.name, event.offset))
@@ -298,12 +310,15 @@ class Rewriter:
             if compressed and not self.options.keep_compressed:
                 self.stats.uncompressed += 1
                 return raw[HEADER_LEN:event.data_offset - event.offset] + event.data, UNCOMPRESSED[code]
+            self._register(event, None)
             return None, None
         if event.partial:
             raise UnsupportedTypeError("PARTIAL_UPDATE_ROWS of a table with legacy temporal "
                                        "columns cannot be rewritten", table=table.table_map.qualified_name)
         data = self._images(event, table)
         self.stats.rows_events += 1
+        if not compressed:
+            self._register(event, table)
         head = raw[HEADER_LEN:event.data_offset - event.offset]
         if compressed and self.options.keep_compressed:
             return head + mariadb_compress(data), None
@@ -330,6 +345,13 @@ class Rewriter:
         if event.width != len(plan.columns):
             raise MalformedEventError(f"rows event has {event.width} columns, its TABLE_MAP "
                                       f"has {len(plan.columns)}", table=plan.qualified_name)
+        compiled = self._compiled_walks(event, table)
+        if compiled is not None:
+            got = images.compiled_images(event, *compiled)
+            if got is not None:
+                data, values = got
+                self.stats.values += values
+                return data
         before = self._walk(table, event.present)
         after = self._walk(table, event.after_present) if event.kind == "update" else None
         if not before[0] and event.data and (after is None or not after[0]):
@@ -356,6 +378,57 @@ class Rewriter:
             assert table.plan is not None
             walk = table.walks[present] = images.walk(table.plan, present)
         return walk
+
+    # --- the compiled walk (binlog/_speedups.c, through images.py) ------------------------
+    def _compiled_walks(self, event: RowsEvent, table: _Table) -> tuple | None:
+        """(walk, walk_after) of ``images.compiled_walk`` for ``event``'s images, None
+        when a column has no compiled step or nothing is built."""
+        if table.plan is None or event.width != len(table.plan.columns):
+            return None
+        before = self._compiled_walk(table, event.present)
+        after = self._compiled_walk(table, event.after_present) if event.kind == "update" else before
+        if before is None or after is None:
+            return None
+        return before, after
+
+    def _compiled_walk(self, table: _Table, present: bytes):
+        if present not in table.compiled:
+            table.compiled[present] = images.compiled_walk(self._walk(table, present))
+        return table.compiled[present]
+
+    def _register(self, event: RowsEvent, table: _Table | None) -> None:
+        """Let ``run`` write the next events like ``event`` (just written) by length."""
+        code = event.header.type_code
+        if code not in COUNT_RUN_CODES or images.rewrite_run() is None:
+            return
+        entry = None
+        if table is not None:
+            entry = self._compiled_walks(event, table)
+            if entry is None:
+                return
+        key = count_key(code, event.width, event.present,
+                        event.after_present if event.kind == "update" else None)
+        self.run_entries.setdefault(event.table_id, {})[key] = entry
+
+    def run_args(self) -> tuple | None:
+        """(``_speedups.rewrite_run``, the registered entries, the output position, the
+        output bound) for the stream's runs of rows events (``stream_runs.RunModes.rewriter``):
+        the events like ones this rewriter rewrote, written in one compiled call with their
+        map lines; None while there is nothing to take (nothing registered, nothing built,
+        a resumed run still replaying its first events through ``event``)."""
+        rewrite = images.rewrite_run()
+        if not self.run_entries or self.resume_after >= 0 or rewrite is None:
+            return None
+        return rewrite, self.run_entries, self.out_pos, RUN_OUTPUT
+
+    def took(self, run: RewrittenRun) -> None:
+        """A run the stream rewrote from ``run_args``: the output moves on, counted."""
+        self.out_pos = run.out_pos
+        self.stats.events += run.events
+        self.stats.changed += run.changed
+        self.stats.rows_events += run.rows_events
+        self.stats.values += run.values
+        self._after_gtid = False        # as _track_group takes a rows event
 
     # --- framing ----------------------------------------------------------------------
     def _frame(self, raw: bytes, header, body: bytes | None, type_code: int | None) -> bytes:

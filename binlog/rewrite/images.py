@@ -13,17 +13,40 @@ A walk is made once per (table, columns-present bitmap): one step per present co
 
 Every other byte is copied.  A failure is an ``ImageError``: the typed error, where in
 the rows data it happened and the column (the converter adds the event's context).
+
+The compiled walk (binlog/_speedups.c ``compile_rewrite``, ``rewrite_rows``,
+``rewrite_run``) takes the same steps (``compiled_walk``: FIXED and PREFIX as they are,
+LEGACY by the decoder's column kind, K_TS0..K_TIME_HIRES of _column_kinds.h) and writes
+the same bytes; this pure walk is its reference (fuzz/differential_rewrite.py check_rewrite).  A
+walk with a DECODE step has no compiled form.
 """
 from __future__ import annotations
 
 from ..column import Column
-from ..column_kinds import K_BLOB, K_DECIMAL, VARIABLE, kind_width
+from ..column_kinds import (
+    K_BLOB,
+    K_DECIMAL,
+    K_DT0,
+    K_DT_HIRES,
+    K_TIME0,
+    K_TIME_HIRES,
+    K_TS0,
+    K_TS_HIRES,
+    VARIABLE,
+    kind_width,
+)
 from ..constants import LEGACY_TEMPORAL_TYPES
 from ..errors import BinlogError, MalformedEventError, TruncatedError
+from ..extensions import load_extension
 from ..rows import DecodePlan, present_columns, speed_spec
 from ..types import LEGACY_TRANSCODERS
 
 FIXED, PREFIX, DECODE, LEGACY = range(4)
+# The compiled walk; None: the pure walk does it all (not built, BINLOG_PURE=1).
+_speedups = load_extension("_speedups")
+# the column kinds of the legacy layouts, N = 0 and hires (_column_kinds.h)
+_LEGACY_KINDS = frozenset({K_TS0, K_TS_HIRES, K_DT0, K_DT_HIRES, K_TIME0, K_TIME_HIRES})
+_KINDS = {"insert": 0, "update": 1, "delete": 2}
 
 
 class ImageError(Exception):
@@ -58,6 +81,41 @@ def step(col: Column, decoder) -> tuple:
         if 1 <= prefix <= 4:
             return (PREFIX, prefix, None, col)
     return (DECODE, decoder, col, col)
+
+
+def compiled_walk(pure: tuple):
+    """``walk``'s steps as ``_speedups.compile_rewrite`` takes them: (null byte, mask,
+    op, width or length bytes, kind, N), a legacy value's kind the decoder's
+    (``rows.speed_spec``); None when a step has no compiled form or nothing is built."""
+    nbytes, steps, _ = pure
+    if _speedups is None:
+        return None
+    specs = []
+    for byte, mask, op, a, b, col in steps:
+        if op in (FIXED, PREFIX):
+            specs.append((byte, mask, op, a, 0, 0))
+            continue
+        kind = speed_spec(col)[0]
+        if op != LEGACY or kind not in _LEGACY_KINDS:
+            return None
+        specs.append((byte, mask, op, 0, kind, b))
+    return _speedups.compile_rewrite(nbytes, tuple(specs))
+
+
+def compiled_images(event, walk, walk_after) -> tuple[bytes, int] | None:
+    """(new rows data, legacy values) of ``event`` from the compiled walk; None when it
+    falls back (the pure walk then rewrites the event, and raises the typed error)."""
+    if _speedups is None:
+        return None
+    try:
+        return _speedups.rewrite_rows(event.data, _KINDS[event.kind], walk, walk_after)
+    except _speedups.Fallback:
+        return None
+
+
+def rewrite_run():
+    """``_speedups.rewrite_run`` (runs of rows events written in one call), or None."""
+    return _speedups.rewrite_run if _speedups is not None else None
 
 
 def rewrite_images(data, before, after) -> tuple[list, int]:

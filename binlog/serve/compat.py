@@ -62,6 +62,21 @@ def for_client(data: bytes, capability: int, *, annotate: bool, checksum: bool) 
     return data
 
 
+def passing(capability: int, *, annotate: bool) -> bytes:
+    """256 bytes, by type code: 1 for the events ``for_client`` gives to such a client as
+    they are (whatever their bytes), 0 for those it replaces or leaves out - what the
+    dump's compiled framer (binlog/_scan.c frame_packets) may send without looking."""
+    table = bytearray(b"\x01" * 256)
+    if not annotate and (capability >= MARIA_SLAVE_CAPABILITY_TOLERATE_HOLES
+                         or capability < MARIA_SLAVE_CAPABILITY_ANNOTATE):
+        table[EventType.ANNOTATE_ROWS_EVENT] = 0
+    if capability < MARIA_SLAVE_CAPABILITY_GTID:
+        table[EventType.GTID_EVENT] = table[EventType.GTID_LIST_EVENT] = 0
+    if capability < MARIA_SLAVE_CAPABILITY_BINLOG_CHECKPOINT:
+        table[EventType.BINLOG_CHECKPOINT_EVENT] = 0
+    return bytes(table)
+
+
 def _replace(data: bytes, checksum: bool, type_code: int, body: bytes) -> bytes:
     """An event of ``type_code`` in place of ``data``: its header's timestamp, server id
     and log_pos, the flags the server sets (Query_log_event::dummy_event), ``body``."""

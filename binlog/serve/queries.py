@@ -36,6 +36,7 @@ class ServeState:
     replicas: list[tuple] = field(default_factory=list)
     clients: list[tuple] = field(default_factory=list)     # (id, user, host, command, file, pos, seconds)
     full_metadata: bool = False         # the TABLE_MAPs carry binlog_row_metadata=FULL's metadata
+    status: Callable[[], str] = lambda: "{}"            # serve/status.py's object, as JSON
     max_clients: int = 64
 
     def behind(self, file: str, pos: int) -> int:
@@ -95,6 +96,7 @@ class Answers:
             (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
             (re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST\s*", re.I), self._processlist),
+            (re.compile(r"SHOW\s+BINLOG\s+SERVE\s+STATUS\s*", re.I), self._serve_status),
             (re.compile(_OWN_GRANTS, re.I), self._grants),
             (re.compile(_UTC_OFFSET, re.I), self._utc_offset),
             (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
@@ -183,6 +185,10 @@ class Answers:
             rows.append((cid, user, host, None, command, seconds, state, None))
         return s.result_set(["Id", "User", "Host", "db", "Command", "Time", "State", "Info"], rows,
                             numeric=frozenset({0, 5}))
+
+    def _serve_status(self, match) -> Answer:
+        """serve/status.py's object, as one JSON text (monitoring polls it)."""
+        return s.result_set(["Status"], [(self.state.status(),)])
 
     def _grants(self, match) -> Answer:
         """The account's grants as the server shows them (sql/sql_acl.cc mysql_show_grants),

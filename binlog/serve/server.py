@@ -5,6 +5,7 @@ and a clean stop (SIGTERM: no new client, every session ended, the threads joine
 """
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import threading
@@ -17,6 +18,7 @@ from ..protocol import constants as pc, server_side as s
 from ..sources.served import ServedLogs
 from .queries import ServeState
 from .session import Limits, Session, SessionInfo
+from .status import StatusFile, status
 
 
 def load_users(path: str | Path | None) -> dict[str, str]:
@@ -49,7 +51,8 @@ class Server:
     def __init__(self, logs: ServedLogs, *, server_id: int, users: dict[str, str],
                  listen: tuple[str, int], limits: Limits | None = None, max_clients: int = 64,
                  tls: ssl.SSLContext | None = None, log: Callable[[str], None] = print,
-                 full_metadata: bool = False, upstream: dict | None = None):
+                 full_metadata: bool = False, upstream: dict | None = None,
+                 relay: Path | None = None, status_file: str | None = None):
         self.logs = logs
         self.server_id = server_id
         self.users = users
@@ -59,6 +62,8 @@ class Server:
         self.log = log
         self.full_metadata = full_metadata
         self.upstream = upstream
+        self.relay = relay                  # with --relay: its directory (status.py reads it)
+        self.status_file = StatusFile(self, status_file) if status_file else None
         self.sessions: dict[int, SessionInfo] = {}
         self._lock = threading.Lock()
         self._next_id = 1
@@ -70,12 +75,18 @@ class Server:
             raise UsageError(f"--listen {listen[0]}:{listen[1]}: {exc.strerror or exc}") from None
         self.address = self.listener.getsockname()[:2]
         self._state_cache: tuple[float, ServeState] | None = None
+        self._computing = threading.Lock()
 
     def state(self) -> ServeState:
-        """The served binlogs' facts, computed at most every 0.2 s whatever the clients ask."""
-        now = time.monotonic()
-        if self._state_cache is not None and now - self._state_cache[0] < 0.2:
-            return self._state_cache[1]
+        """The served binlogs' facts, computed at most every 0.2 s whatever the clients ask
+        (and by one client at a time: the others wait for its answer)."""
+        with self._computing:
+            now = time.monotonic()
+            if self._state_cache is not None and now - self._state_cache[0] < 0.2:
+                return self._state_cache[1]
+            return self._state(now)
+
+    def _state(self, now: float) -> ServeState:
         names = self.logs.names()
         files = [(n, self.logs.size(n)) for n in names]
         info = self.logs.info(names[-1]) if names else None
@@ -84,15 +95,16 @@ class Server:
         state = ServeState(self.server_id, info.server_version if info else "10.11.0-MariaDB-log",
                            info.checksum if info else False, files, self.logs.gtid_state(),
                            replicas=replicas, clients=self.status(), full_metadata=self.full_metadata,
-                           max_clients=self.max_clients)
+                           status=lambda: json.dumps(status(self)), max_clients=self.max_clients)
         self._state_cache = (now, state)
         return state
 
-    def status(self) -> list[tuple]:
-        """(id, user, host, command, file, position, seconds) of each client."""
+    def status(self, *, server_ids: bool = False) -> list[tuple]:
+        """(id, user, host, command, file, position, seconds) of each client, and its
+        server id last with ``server_ids``."""
         with self._lock:
             return [(i.id, i.user, i.host, i.command, i.file, i.position, int(time.time() - i.started))
-                    for i in self.sessions.values()]
+                    + ((i.server_id,) if server_ids else ()) for i in self.sessions.values()]
 
     def kill(self, target: int, user: str) -> bool:
         """KILL from a client: ends another session of the same user."""
@@ -104,6 +116,8 @@ class Server:
         return True
 
     def serve_forever(self) -> None:
+        if self.status_file is not None:
+            self.status_file.start()
         self.listener.settimeout(0.2)
         self.log(f"binlog serve: listening on {self.address[0]}:{self.address[1]}, serving {self.logs.dir}")
         while not self._stop.is_set():
@@ -159,6 +173,8 @@ class Server:
         self._stop.set()
 
     def _shutdown(self) -> None:
+        if self.status_file is not None:
+            self.status_file.stop()
         self.listener.close()
         with self._lock:
             for info in self.sessions.values():

@@ -112,6 +112,14 @@ class Session:
                 self.sock.sendall(part[sent:])
                 sent = 0
 
+    def send_packets(self, packets: bytes, seq: int) -> None:
+        """Packets framed already (the dump's runs of events); ``seq``: the sequence
+        number after the last of them."""
+        with self._io():
+            self.sock.settimeout(self.limits.write_timeout)
+            self.sock.sendall(packets)
+        self.seq = seq
+
     def send_all(self, payloads: list[bytes]) -> None:
         for p in payloads:
             self.send(p)
@@ -123,7 +131,7 @@ class Session:
             payload = self.reader.next()
             if payload is not None:
                 self.seq = self.reader.seq
-                return payload
+                return bytes(payload)       # (a client's commands are bounded: short)
             left = deadline - time.monotonic()
             if left <= 0 or self.info.stop.is_set():
                 raise ClientGone("timed out" if left <= 0 else "killed")

@@ -202,15 +202,18 @@ def _note_end(event, state: ReadState) -> None:
 
 
 class Poller:
-    """Waiting for a growing file: sleep ``interval`` seconds at a time until
-    ``timeout`` seconds pass with no new data (None: forever).  ``on_idle()`` runs
-    before each sleep (the commands flush their output there)."""
+    """Waiting for a growing file: ``interval`` seconds at a time until ``timeout``
+    seconds pass with no new data (None: forever).  ``on_idle()`` runs before each wait
+    (the commands flush their output there).  ``watch``: a ``watch.DirectoryWatch`` of
+    the file's directory, which ends a wait as soon as something there changes (else
+    each wait sleeps its interval)."""
 
     def __init__(self, timeout: float | None = None, interval: float = 0.25,
-                 on_idle: Callable[[], None] | None = None):
+                 on_idle: Callable[[], None] | None = None, watch=None):
         self.timeout = timeout
         self.interval = interval
         self.on_idle = on_idle
+        self.watch = watch
         self._idle_since: float | None = None
 
     def got_data(self) -> None:
@@ -224,7 +227,7 @@ class Poller:
             return False
         if self.on_idle is not None:
             self.on_idle()
-        time.sleep(self.interval)
+        self._pause()
         return True
 
     def wait_until(self, ready: Callable[[], bool]) -> bool:
@@ -233,8 +236,14 @@ class Poller:
         while not ready():
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            time.sleep(self.interval)
+            self._pause()
         return True
+
+    def _pause(self) -> None:
+        if self.watch is not None:
+            self.watch.wait(self.interval)
+        else:
+            time.sleep(self.interval)
 
 
 def event_heads(data: bytes | mmap.mmap, start: int = 4) -> Iterator[tuple[int, int, int]]:

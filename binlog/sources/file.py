@@ -16,6 +16,7 @@ from ..errors import InputError, UsageError
 from ..stream import EventStream
 from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState, read_events as _read_binlog
 from .stream import COMPRESSED_SUFFIXES, STDIN, binlog_name, is_stream, open_stream
+from .watch import DirectoryWatch
 
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
@@ -309,15 +310,17 @@ class FileSource(BinlogSource):
                  on_idle: Callable[[], None] | None = None, allow_gaps: bool = False,
                  on_warning: Callable[[str], None] | None = None):
         paths = list(paths)
-        if follow and len(paths) == 1 and Path(paths[0]).is_dir():
-            directory = Path(paths[0])
-            Poller(follow_timeout, poll_interval, on_idle).wait_until(lambda: _holds_binlogs(directory))
-        self.files = expand_paths(paths, allow_gaps=allow_gaps, on_warning=on_warning)
         self.follow = follow
         self.follow_timeout = follow_timeout
         self.poll_interval = poll_interval
         self.on_idle = on_idle
         self._rotated_to: str | None = None
+        # following: woken by the kernel when the directory's files change (watch.py)
+        self._watches: dict[Path, DirectoryWatch] = {}
+        if follow and len(paths) == 1 and Path(paths[0]).is_dir():
+            directory = Path(paths[0])
+            self._poller(directory).wait_until(lambda: _holds_binlogs(directory))
+        self.files = expand_paths(paths, allow_gaps=allow_gaps, on_warning=on_warning)
 
     def binlogs(self) -> Iterator[Binlog]:
         number = 0
@@ -329,21 +332,24 @@ class FileSource(BinlogSource):
             if is_stream(path):
                 binlog = open_stream(path)
             else:
-                binlog = FileBinlog(path, poller=self._poller() if self.follow and last else None)
+                binlog = FileBinlog(path, poller=self._poller(path.parent) if self.follow and last else None)
             binlog.last = last
             yield binlog
             if last and self.follow and self._rotated_to:
                 # The server moved on to a new file: follow it there.
                 nxt = path.parent / self._rotated_to
-                if nxt != path and self._poller().wait_until(nxt.exists):
+                if nxt != path and self._poller(path.parent).wait_until(nxt.exists):
                     self.files.append(nxt)
             number += 1
 
     def rotated(self, name: str) -> None:
         self._rotated_to = Path(name).name     # a name, never a path from the binlog
 
-    def _poller(self) -> Poller:
-        return Poller(self.follow_timeout, self.poll_interval, self.on_idle)
+    def _poller(self, directory: Path) -> Poller:
+        watch = self._watches.get(directory)
+        if watch is None:
+            watch = self._watches[directory] = DirectoryWatch(directory)
+        return Poller(self.follow_timeout, self.poll_interval, self.on_idle, watch=watch)
 
 
 def read_events(path: str | os.PathLike, *, verify_checksums: bool = True,
@@ -355,7 +361,8 @@ def read_events(path: str | os.PathLike, *, verify_checksums: bool = True,
     path = Path(path)
     stream = EventStream(path.name, verify_checksums=verify_checksums, skip_rows=skip_rows,
                          on_error=on_error)
-    poller = Poller(follow_timeout, poll_interval, on_idle) if follow else None
+    poller = Poller(follow_timeout, poll_interval, on_idle,
+                    watch=DirectoryWatch(path.parent)) if follow else None
     with FileBinlog(path, poller=poller) as binlog:
         yield from _read_binlog(binlog, stream, start_position=start_position, follow=follow,
                                 chunk=chunk, state=ReadState())

@@ -4,6 +4,9 @@ Each file is the server's file byte for byte (magic, FORMAT_DESCRIPTION, events)
 the server's name, and ``<basename>.index`` lists them in order as the server's own
 index does, so the directory is an input like any other (``sources.file``).
 
+``upstream.json`` beside them says where the server stood when fetch last heard from
+it (``note_upstream``): what ``binlog serve --status`` measures its lag against.
+
 Crash safety: a name goes into the index before its file is created, and events are
 appended whole.  After a crash (``kill -9``) the last file may end inside an event:
 ``resume_point()`` walks its events from the start, truncates the partial tail away and
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import time
 from pathlib import Path
 from typing import BinaryIO
 
@@ -55,6 +59,31 @@ class RelayDir:
             fh.write(f"./{name}\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+    # -- where the server stands ------------------------------------------------------
+    UPSTREAM = "upstream.json"
+
+    def note_upstream(self, file: str, position: int, event_time: int | None, caught_up: bool) -> None:
+        """Where the server stood when last heard from (its binlog and position: the end
+        of the last event it sent, or what its heartbeat said), the time of its last event
+        and whether nothing more had come: replaced whole (a reader never sees half)."""
+        import json
+
+        path = self.dir / self.UPSTREAM
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps({"file": file, "position": position, "event_time": event_time,
+                                   "caught_up": caught_up, "updated": round(time.time(), 3)}))
+        os.replace(tmp, path)
+
+    def upstream(self) -> dict | None:
+        """What ``note_upstream`` last wrote, or None."""
+        import json
+
+        try:
+            found = json.loads((self.dir / self.UPSTREAM).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
 
     # -- resuming ---------------------------------------------------------------------
     def resume_point(self) -> tuple[str, int] | None:
@@ -103,7 +132,7 @@ class RelayDir:
                                   "directory")
         self.name, self.size = name, offset
 
-    def write(self, name: str, offset: int, data: bytes) -> None:
+    def write(self, name: str, offset: int, data: bytes | memoryview) -> None:
         if name != self.name or offset != self.size:
             self.open(name, offset)
         if self._fh is None:

@@ -116,6 +116,12 @@ class RewriteDir:
         self._out.write(data)
         self._map.write(entry.line())
 
+    def write_run(self, data: bytes, map_lines: bytes) -> None:
+        """Events written back to back, with their map lines (MapEntry.line each)."""
+        assert self._out is not None and self._map is not None
+        self._out.write(data)
+        self._map.write(map_lines.decode("ascii"))
+
     def rollback(self, out_offset: int) -> None:
         """Cut the file being written (and its map) back to ``out_offset``."""
         name = self.name

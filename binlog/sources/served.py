@@ -11,10 +11,13 @@ state before its first event group).
 from __future__ import annotations
 
 import mmap
+import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..constants import BINLOG_MAGIC, CHECKSUM_CRC32, HEADER_LEN, EventType
 from ..cursor import Cursor
@@ -24,6 +27,7 @@ from ..header import parse_header
 from ..inert import inert
 from ..rewrite.position_map import lookup, parse_map
 from .base import event_heads
+from .watch import DirectoryWatch
 
 #: A served file's name: a binlog name, never a path.
 BINLOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.[0-9]{1,10}")
@@ -38,13 +42,42 @@ class FileInfo:
     server_id: int
 
 
+class _Changes:
+    """Every change to the served directory's files, counted (``version``) by one thread
+    that the kernel wakes (watch.DirectoryWatch), so that any number of waiting dumps
+    wake with it; without inotify there is no thread and waiting is polling."""
+
+    def __init__(self, directory: Path):
+        self.version = 0
+        self._cond = threading.Condition()
+        self._watch = DirectoryWatch(directory)
+        if self._watch.kernel:
+            threading.Thread(target=self._run, daemon=True, name="serve-watch").start()
+
+    def _run(self) -> None:
+        while True:
+            if self._watch.wait(1.0):
+                with self._cond:
+                    self.version += 1
+                    self._cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> None:
+        if not self._watch.kernel:
+            time.sleep(timeout)
+            return
+        with self._cond:
+            self._cond.wait_for(lambda: self.version != seen, timeout)
+
+
 class ServedLogs:
     def __init__(self, directory):
         self.dir = Path(directory)
         if not self.dir.is_dir():
             raise RelayError(f"{self.dir}: not a directory of binlogs")
+        self._changes: _Changes | None = None
+        self._walking = threading.Lock()    # gtid_state's walk
         # files only grow: for each, (its size when last walked, where the walk stopped)
-        self._ends: dict[str, tuple[int, int]] = {}
+        self._ends: dict[str, tuple[int, int, int]] = {}     # size walked, end, last event
         self._listed: tuple[tuple, list[str]] | None = None     # (what the list came from, it)
         self._files: set[str] = set()       # names seen as plain files (a file stays one)
         self._state: tuple[str, int, dict] | None = None        # gtid_state so far: file, end
@@ -108,11 +141,20 @@ class ServedLogs:
     def _whole_end(self, name: str) -> int:
         path = self.dir / name
         size = path.stat().st_size
-        walked, end = self._ends.get(name, (-1, 4))
+        walked, end, last = self._ends.get(name, (-1, 4, -1))
         if size != walked:
-            end = whole_events_end(path, end)
-            self._ends[name] = (size, end)
+            end, last = whole_events(path, end, last)
+            self._ends[name] = (size, end, last)
         return end
+
+    def last_event_time(self, name: str) -> int | None:
+        """The timestamp of the last whole event of ``name`` (None: it has none yet)."""
+        self._whole_end(name)
+        last = self._ends[name][2]
+        if last < 4:
+            return None
+        head = self.read(name, last, 4)
+        return int.from_bytes(head, "little") if len(head) == 4 else None
 
     def info(self, name: str) -> FileInfo:
         with open(self.path(name), "rb") as fh:
@@ -128,9 +170,36 @@ class ServedLogs:
         version = fde[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\0", 1)[0].decode("ascii", "replace")
         return FileInfo(version, fde[-5] == CHECKSUM_CRC32, header.server_id)
 
-    def events(self, name: str, start: int, end: int):
-        """(offset, bytes) of the whole events of ``name`` from ``start`` to ``end``."""
+    # -- waiting for more -----------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Changes to the directory's files seen so far (read it before looking at the
+        files, then ``wait_change`` from it: nothing written between is missed)."""
+        if self._changes is None:
+            self._changes = _Changes(self.dir)
+        return self._changes.version
+
+    def wait_change(self, seen: int, timeout: float) -> None:
+        """Until the files changed after ``version`` was ``seen``, or ``timeout`` seconds."""
+        if self._changes is None:
+            self._changes = _Changes(self.dir)
+        self._changes.wait(seen, timeout)
+
+    def read(self, name: str, start: int, size: int) -> bytes:
+        """Up to ``size`` bytes of ``name`` from ``start`` (fewer at its end)."""
         with open(self.path(name), "rb") as fh:
+            return os.pread(fh.fileno(), size, start)
+
+    def open(self, name: str) -> BinaryIO:
+        """``name`` opened for reading (a dump keeps it open while it sends the file)."""
+        return open(self.path(name), "rb", buffering=0)
+
+    def events(self, name: str, start: int, end: int, types: frozenset[int] | None = None):
+        """(offset, bytes) of the whole events of ``name`` from ``start`` to ``end``;
+        with ``types``, every other event comes as its 19-byte header alone (stepped over
+        by its size: a 1 GiB event is not read to look for a GTID)."""
+        # a large buffer when events are stepped over: a seek inside it costs no call
+        with open(self.path(name), "rb", buffering=-1 if types is None else 1 << 20) as fh:
             fh.seek(start)
             pos = start
             while pos < end:
@@ -139,8 +208,11 @@ class ServedLogs:
                 if size < HEADER_LEN or size > MAX_EVENT or pos + size > end:
                     raise MalformedEventError(f"the event at {pos} says it has {size} bytes",
                                               source=name, event_offset=pos)
-                data = head + fh.read(size - HEADER_LEN)
-                yield pos, data
+                if types is None or head[4] in types:
+                    yield pos, head + fh.read(size - HEADER_LEN)
+                else:
+                    yield pos, head
+                    fh.seek(pos + size)
                 pos += size
 
     # -- coordinates --------------------------------------------------------------------
@@ -170,13 +242,15 @@ class ServedLogs:
     def gtid_list(self, name: str) -> dict[int, tuple[int, int]] | None:
         """The state before ``name``'s first event group: domain -> (server id, seq_no);
         None when the file has no GTID_LIST (not a MariaDB 10 binlog)."""
-        for number, (offset, data) in enumerate(self.events(name, 4, self.size(name))):
+        end = self.size(name)
+        for number, (offset, data) in enumerate(self.events(name, 4, end, frozenset())):
             if number > 8:
                 return None     # it comes right after the FORMAT_DESCRIPTION (and checkpoint)
             header = parse_header(data, 0, offset)
             if header.type_code == EventType.GTID_LIST_EVENT:
                 checksum = self.info(name).checksum
-                event = decode_gtid_list(_body(data, checksum), None, header)
+                body = self.read(name, offset, header.event_size)
+                event = decode_gtid_list(_body(body, checksum), None, header)
                 return {d: (s, n) for d, s, n in event.gtids}
             if header.type_code in (EventType.GTID_EVENT, EventType.QUERY_EVENT):
                 return None
@@ -184,7 +258,12 @@ class ServedLogs:
 
     def gtid_state(self) -> dict[int, tuple[int, int]]:
         """The last GTID of each domain in the served binlogs: the last file's GTID_LIST
-        and its GTID events, walked on from where the last call stopped."""
+        and its GTID events, walked on from where the last call stopped (by one caller at
+        a time: clients logging in together share the walk instead of each doing it)."""
+        with self._walking:
+            return self._gtid_state()
+
+    def _gtid_state(self) -> dict[int, tuple[int, int]]:
         names = self.names()
         if not names:
             return {}
@@ -195,7 +274,7 @@ class ServedLogs:
             start, state = 4, dict(self.gtid_list(last) or {})
         checksum = self.info(last).checksum
         end = self.size(last)
-        for offset, data in self.events(last, start, end):
+        for offset, data in self.events(last, start, end, _GTID):
             header = parse_header(data, 0, offset)
             if header.type_code == EventType.GTID_EVENT:
                 event = decode_maria_gtid(_body(data, checksum), None, header)
@@ -220,6 +299,9 @@ class ServedLogs:
         return chosen
 
 
+_GTID = frozenset({EventType.GTID_EVENT})
+
+
 def _body(data: bytes, checksum: bool) -> Cursor:
     end = len(data) - (4 if checksum else 0)
     return Cursor(data, HEADER_LEN, end)
@@ -228,15 +310,21 @@ def _body(data: bytes, checksum: bool) -> Cursor:
 def whole_events_end(path: Path, start: int = 4) -> int:
     """Offset after the last whole event of a binlog file (4 for an empty one), walking
     from ``start``, an event boundary already known."""
+    return whole_events(path, start)[0]
+
+
+def whole_events(path: Path, start: int = 4, last: int = -1) -> tuple[int, int]:
+    """(whole_events_end, where the last whole event starts: ``last`` when none is
+    found after ``start``, -1 for none at all)."""
     if path.stat().st_size <= start:
-        return start
+        return start, last
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
         end = start
         for pos, length, _ in event_heads(data, start):
             if length < HEADER_LEN or pos + length > len(data):
                 break
-            end = pos + length
-        return end
+            end, last = pos + length, pos
+        return end, last
 
 
 __all__ = ["ServedLogs", "FileInfo", "whole_events_end", "BinlogError"]

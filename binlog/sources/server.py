@@ -88,7 +88,7 @@ from ..stream import verify_crc
 from ..user_values import dsn_address, parse_dsn
 from .base import Binlog, BinlogSource, Heartbeat, Position
 from .progress import Progress
-from .wire import WireConnection
+from .wire import MovingDeadline, WireConnection
 
 HEARTBEAT_TYPES = frozenset({EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2})
 
@@ -148,7 +148,7 @@ class ServerEvent:
     any other artificial event; their ``offset`` is where the stream stands)."""
     file: str
     offset: int
-    data: bytes
+    data: bytes | memoryview        # a view of a large event's packets (read_large)
     header: EventHeader
     in_file: bool
     need_ack: bool = False          # semi-sync: the server waits for ack(file, end)
@@ -169,7 +169,7 @@ class DumpTracker:
         self.position = position
         self.checksum = checksum        # the algorithm of the file being sent
 
-    def take(self, data: bytes) -> ServerEvent:
+    def take(self, data: bytes | memoryview) -> ServerEvent:
         header = _header(data, self.file, self.position)
         code = header.type_code
         artificial = bool(header.flags & LOG_EVENT_ARTIFICIAL_F)
@@ -198,7 +198,7 @@ class DumpTracker:
         self.position = end
         return ServerEvent(self.file, offset, data, header, True)
 
-    def _fake_rotate(self, data: bytes, header: EventHeader) -> tuple[str, int]:
+    def _fake_rotate(self, data: bytes | memoryview, header: EventHeader) -> tuple[str, int]:
         """ROTATE body: position u64, then the file name to the end (before the
         checksum) (sql/log_event.h Rotate_log_event)."""
         end = len(data) - (CHECKSUM_LEN if self.checksum else 0)
@@ -208,7 +208,7 @@ class DumpTracker:
         if self.checksum:
             _check_crc(data, self.file, header)
         position = int.from_bytes(data[HEADER_LEN:HEADER_LEN + 8], "little")
-        name = data[HEADER_LEN + 8:end].decode("ascii", "replace")
+        name = bytes(data[HEADER_LEN + 8:end]).decode("ascii", "replace")
         return check_binlog_name(name), position
 
 
@@ -221,11 +221,15 @@ def verify_event(event: ServerEvent) -> None:
         raise exc.add_context(source=event.file, event_type=event.header.type_name) from None
 
 
-def _rate_floor(length: int) -> float:
-    return length / (64 * 1024)
+def _after(packet: bytes | bytearray, lead: int) -> bytes | memoryview:
+    """The event in a dump packet, after its ``lead`` marker bytes: a view of a payload of
+    several packets (a large event is not copied again), else bytes."""
+    if isinstance(packet, bytearray):
+        return memoryview(packet)[lead:]
+    return packet[lead:]
 
 
-def _header(data: bytes, file: str, position: int) -> EventHeader:
+def _header(data: bytes | memoryview, file: str, position: int) -> EventHeader:
     if len(data) < HEADER_LEN:
         raise MalformedEventError(f"the server sent an event of {len(data)} bytes, shorter "
                                   f"than a header", source=file or None, event_offset=position)
@@ -237,7 +241,7 @@ def _header(data: bytes, file: str, position: int) -> EventHeader:
     return header
 
 
-def _fde_checksum(data: bytes, file: str, position: int) -> bool:
+def _fde_checksum(data: bytes | memoryview, file: str, position: int) -> bool:
     """The checksum_alg byte is the 5th byte from the end of a checksum-aware server's
     FORMAT_DESCRIPTION (sql/log_event.cc get_checksum_alg)."""
     if len(data) < HEADER_LEN + 57 + 5:
@@ -247,7 +251,7 @@ def _fde_checksum(data: bytes, file: str, position: int) -> bool:
     return data[-5] == CHECKSUM_CRC32
 
 
-def _check_crc(data: bytes, file: str, header: EventHeader) -> None:
+def _check_crc(data: bytes | memoryview, file: str, header: EventHeader) -> None:
     stored = int.from_bytes(data[-4:], "little")
     if event_crc(data) != stored:
         raise MalformedEventError(f"the CRC32 of the server's artificial {header.type_name} "
@@ -468,13 +472,13 @@ class ReplicationClient:
                                       f"{self.options.read_timeout:g} s of a dump that should "
                                       f"end at the end of its binlog", step="reading the binlog")
 
-    def _read_event(self) -> bytes | None:
+    def _read_event(self) -> bytes | memoryview | None:
         packet = self._read_packet()
         kind = packet[0] if packet else None
         if kind == pc.OK:
             if self.options.semi_sync:
                 return self._semi_sync_payload(packet)
-            return packet[1:]
+            return _after(packet, 1)
         if m.is_eof(packet):
             return None                 # EOF: the end of the binlog (non-blocking dump)
         if kind == pc.ERR:
@@ -484,7 +488,7 @@ class ReplicationClient:
                                   source=self._tracker().file or None,
                                   event_offset=self._tracker().position)
 
-    def _semi_sync_payload(self, packet: bytes) -> bytes:
+    def _semi_sync_payload(self, packet: bytes | bytearray) -> bytes | memoryview:
         """The event after the semi-sync header (Repl_semi_sync_slave::slave_read_sync_header)."""
         if len(packet) < 3 or packet[1] != pc.SEMI_SYNC_MAGIC:
             raise MalformedEventError(f"semi-sync packet without its magic number 0xEF "
@@ -493,25 +497,25 @@ class ReplicationClient:
         self.need_ack = bool(packet[2] & pc.SEMI_SYNC_NEED_ACK)
         if self.need_ack:
             self._connection().reader.reset(1)     # semisync_master.cc flush_net
-        return packet[3:]
+        return _after(packet, 3)
 
-    def _read_packet(self) -> bytes:
+    def _read_packet(self) -> bytes | bytearray:
         """One protocol payload of the dump, joined from 16 MiB packets and bounded by
         its event's own length.  The server sends a heartbeat after ``heartbeat`` seconds
-        with nothing to send, so no whole packet within twice that plus 5 s is a lost
-        connection; a large packet may take 1 s more per 64 KiB (a rate floor a
-        trickling server cannot meet)."""
+        with nothing to send, so no packet within twice that plus 5 s is a lost
+        connection; the bytes of a large one move that deadline on as they arrive
+        (``wire.MovingDeadline``): a server that stalls inside it is cut within the same time,
+        whatever length it announced."""
         conn = self._connection()
-        deadline = time.monotonic() + self.options.read_timeout
         try:
-            return conn.read_payload(deadline, "reading the binlog", stretch=_rate_floor)
+            return conn.read_large(MovingDeadline(self.options.read_timeout), "reading the binlog")
         except ServerError:
             self.close()
             raise
 
     # -- errors -----------------------------------------------------------------------
     # -- errors -----------------------------------------------------------------------
-    def _server_error(self, packet: bytes) -> ServerError:
+    def _server_error(self, packet: bytes | bytearray) -> ServerError:
         return self._connection().server_error(packet, "reading the binlog")
 
     def _typed(self, code: int | None, text: str, doing: str) -> ServerError:
@@ -626,7 +630,7 @@ class ServerSource(BinlogSource):
                                       source=event.file or None, event_type=header.type_name)
         if checksum:
             _check_crc(data, event.file, header)
-        name = data[HEADER_LEN:end].decode("ascii", "replace")
+        name = bytes(data[HEADER_LEN:end]).decode("ascii", "replace")
         position = header.log_pos or None
         if header.type_code != EventType.HEARTBEAT_LOG_EVENT:
             position, name = None, ""       # MySQL's v2 body (TLVs) is not read: no claim
@@ -725,7 +729,8 @@ class ServerBinlog(Binlog):
             self.source._pending = event
             self.done = True
             return b""
-        return event.data
+        body = event.data
+        return body if isinstance(body, bytes) else bytes(body)     # (the stream copies it anyway)
 
     def heartbeat(self) -> Heartbeat | None:
         beat, self._beat = self._beat, None

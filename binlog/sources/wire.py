@@ -8,8 +8,11 @@ that answers one byte every few seconds cannot keep a step open longer than a si
   ``?connect_timeout=S``, default 10 s) in all;
 - each query or command before the dump, its whole reply: ``read_timeout`` (DSN
   ``?read_timeout=S``, default 30 s);
-- each packet of the dump (``read_payload``): the caller's deadline, which the replication
-  client sets from the heartbeat period and the packet's length.
+- each packet of the dump (``read_payload`` with a ``MovingDeadline``): the read timeout
+  (from the heartbeat period) from the packet's start, moved on by the bytes that arrive
+  (``MovingDeadline.RATE`` a second earns a second) but never past the read timeout from the
+  last bytes: a server that stalls inside a packet is cut within the read timeout,
+  whatever length it announced, and one that trickles it within about that too.
 
 What the server sends is bounded before it is kept: a packet over the step's limit is
 refused when its header is in, a result set over ``MAX_COLUMNS`` / ``MAX_ROWS`` when its
@@ -44,6 +47,21 @@ MAX_REPLY = 1 << 20
 _RECV = 1 << 20
 
 
+class MovingDeadline:
+    """A deadline that arriving bytes move (module docstring): ``at``, initially
+    ``timeout`` seconds from now; each ``received(n)`` moves it on by n / RATE seconds,
+    to at most ``timeout`` seconds after that moment."""
+
+    RATE = 64 * 1024        # bytes a second a packet must come at to earn its time
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.at = time.monotonic() + timeout
+
+    def received(self, n: int) -> None:
+        self.at = min(self.at + n / self.RATE, time.monotonic() + self.timeout)
+
+
 class WireConnection:
     """``open()`` logs in; then ``query``, ``execute``, ``command``, and for the dump
     ``read_payload``.  ``kw``: a parsed DSN (``binlog.user_values.parse_dsn``)."""
@@ -68,8 +86,8 @@ class WireConnection:
     def inert(self, text: bytes | str) -> str:
         return inert(text, secrets=(self.password,))
 
-    def server_error(self, payload: bytes, step: str) -> ServerError:
-        packet = m.parse_error(payload, step)
+    def server_error(self, payload: bytes | bytearray, step: str) -> ServerError:
+        packet = m.parse_error(bytes(payload), step)
         return self.on_error(packet.code, self.inert(packet.message), step)
 
     # -- the login --------------------------------------------------------------------
@@ -259,27 +277,31 @@ class WireConnection:
             raise ServerConnectionError(f"source {self.where}, {step}: lost connection "
                                         f"({exc.strerror or exc})") from None
 
-    def read_payload(self, deadline: float, step: str, *, stretch: Callable[[int], float] | None = None) -> bytes:
-        """The next payload, whole, by ``deadline``; ``stretch(length)``: seconds more a
-        packet of that length may take (the dump's rate floor for large events)."""
+    def read_payload(self, deadline: float, step: str) -> bytes:
+        """The next payload, whole, by ``deadline``."""
+        payload = self.read_large(deadline, step)
+        return payload if isinstance(payload, bytes) else bytes(payload)
+
+    def read_large(self, deadline: float | MovingDeadline, step: str) -> bytes | bytearray:
+        """The next payload, whole, by ``deadline`` (a ``MovingDeadline``: by its moving
+        deadline); one that came in several packets is the bytearray it was put together
+        in, not a copy (the dump's large events)."""
         reader = self.reader
         reader.step = step
         sock = self._sock()
-        stretched = False
         while True:
             payload = reader.next()
             if payload is not None:
                 self.seq = reader.seq
                 return payload
-            if stretch is not None and not stretched and reader.buffered >= 4:
-                deadline += stretch(reader.wanted() + reader.buffered - 4)
-                stretched = True
             with self._io(step):
-                sock.settimeout(self._left(deadline, step))
+                sock.settimeout(self._left(deadline.at if isinstance(deadline, MovingDeadline) else deadline, step))
                 data = sock.recv(min(max(reader.wanted(), 4096), _RECV))
             if not data:
                 raise ServerConnectionError(f"source {self.where}, {step}: lost connection "
                                             f"(the server closed it)")
+            if isinstance(deadline, MovingDeadline):
+                deadline.received(len(data))
             reader.feed(data)
 
     def _left(self, deadline: float, step: str) -> float:

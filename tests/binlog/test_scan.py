@@ -224,3 +224,73 @@ def test_stats_with_counted_runs_equal_event_by_event(path, monkeypatch, capsys)
     reference = stats("0", native)
     assert stats("1", native) == reference
     assert stats("1", None) == reference
+
+
+@needs_compiled
+@pytest.mark.parametrize("offset", [0, 1, 3, 8, 15])
+def test_crc32_of_the_runs_is_zlibs(offset):
+    """The CRC32 the compiled runs check and write (binlog/_rows_frame.h frame_crc32: a
+    carry-less multiplication kernel for the 16-byte blocks where the CPU has PCLMULQDQ,
+    zlib for the rest) is zlib's, at every length around the kernel's block and minimum
+    sizes, from any alignment."""
+    import random
+
+    rng = random.Random(offset)
+    data = bytes(rng.getrandbits(8) for _ in range(70000))
+    for n in [*range(0, 300), 1023, 1024, 4096, 8191, 65535, 69000]:
+        chunk = data[offset:offset + n]
+        assert scan.compiled.crc32(chunk) == zlib.crc32(chunk), n
+    assert scan.compiled.crc32(b"\xff" * 64) == zlib.crc32(b"\xff" * 64)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.lists(st.tuples(st.integers(0, 200), st.sampled_from([2, 4, 15, 16, 19, 23, 160, 162, 163])),
+                      min_size=1, max_size=10),
+       pos=st.integers(0, 40), cut=st.integers(0, 3000), flips=st.lists(st.integers(0, 3000), max_size=3),
+       seq=st.integers(0, 255), blocked=st.sets(st.sampled_from([2, 4, 15, 16, 160, 162, 163]), max_size=3),
+       max_out=st.sampled_from([1, 64, 500, 1 << 20]))
+def test_frame_packets_compiled_equals_pure(sizes, pos, cut, flips, seq, blocked, max_out):
+    """binlog serve's packet framer (binlog/_scan.c frame_packets) gives what its pure
+    reference gives, on events of any size and type, damaged sizes, cut buffers, any
+    sequence number, type codes left to the dump, any output bound."""
+    buf = bytearray(b"\xfebin")
+    for body, code in sizes:
+        size = 19 + body
+        buf += b"\0" * 4 + bytes([code]) + b"\1\0\0\0" + size.to_bytes(4, "little") + b"\0" * 6
+        buf += bytes((i * 7 + code) & 0xFF for i in range(body))
+    for flip in flips:
+        if flip < len(buf):
+            buf[flip] ^= 0xA5
+    passing = bytes(0 if code in blocked else 1 for code in range(256))
+    call = (bytes(buf), min(pos, len(buf)), min(max(cut, pos), len(buf)), seq, passing, max_out)
+    assert scan.compiled.frame_packets(*call) == scan.frame_packets_py(*call)
+
+
+def test_frame_packets_frames_whole_events_up_to_one_the_dump_takes(scan_mode):
+    """Each event as one packet (length, sequence number, 0x00, the event), numbered on
+    from ``seq``; it stops before a type code not passing, and frames nothing from there."""
+    events = [b"\0" * 4 + bytes([code]) + b"\0" * 4 + (19 + n).to_bytes(4, "little") + b"\0" * 6 + b"x" * n
+              for code, n in ((2, 5), (16, 8), (162, 3), (2, 1))]
+    data = b"".join(events)
+    passing = bytes(0 if code == 162 else 1 for code in range(256))
+    packets, pos, seq, count = scan.frame_packets(data, 0, len(data), 255, passing, 1 << 20)
+    assert (pos, seq, count) == (len(events[0]) + len(events[1]), 1, 2)
+    assert packets == (len(events[0]) + 1).to_bytes(3, "little") + b"\xff\0" + events[0] + \
+        (len(events[1]) + 1).to_bytes(3, "little") + b"\x00\0" + events[1]
+    assert scan.frame_packets(data, pos, len(data), seq, passing, 1 << 20) is None
+
+
+@pytest.mark.parametrize("size", [0xFFFFFE, 0xFFFFFF])
+def test_frame_packets_leaves_an_event_of_a_full_packet_to_the_dump(scan_mode, size):
+    """An event whose packet (0x00 and the event) fills a packet's 0xFFFFFF bytes or more
+    is not framed as one packet: the protocol sends such a payload in several, ended by a
+    shorter one (sql/net_serv.cc my_net_write), which the dump does.  The event before
+    it is framed; it stops there."""
+    small = b"\0" * 4 + b"\2" + b"\0" * 4 + (19 + 4).to_bytes(4, "little") + b"\0" * 6 + b"abcd"
+    large = b"\0" * 4 + b"\2" + b"\0" * 4 + size.to_bytes(4, "little") + b"\0" * 6
+    data = small + large + b"x" * (size - 19)
+    passing = b"\1" * 256
+    assert scan.frame_packets(data, 0, len(data), 7, passing, 1 << 30) == \
+        ((len(small) + 1).to_bytes(3, "little") + b"\x07\0" + small, len(small), 8, 1)
+    assert scan.frame_packets(data, len(small), len(data), 8, passing, 1 << 30) is None

@@ -6,7 +6,10 @@ mutated sample binlogs (through the reader and through ``binlog dump`` in-proces
 text, SQL and Debezium output byte for byte, exit status and stderr, a table filter on
 or off);
 binlog stats' row counts (binlog/_scan.c count_rows) and the compiled header walk
-(binlog/_scan.c skip_run) against their pure references (binlog/scan.py).
+(binlog/_scan.c skip_run) against their pure references (binlog/scan.py); ``binlog
+rewrite``'s output binlog and map (the compiled image walk and runs of rows events)
+against rewrite/images.py's pure walk, on mutated binlogs of legacy temporal columns and on
+mutated sample windows.
 
 The long-running counterpart is fuzz/fuzz_differential.py (atheris, ``make fuzz``, also
 under AddressSanitizer/UBSan); both run fuzz/differential.py (and
@@ -28,6 +31,7 @@ sys.path.insert(0, str(REPO / "fuzz"))
 
 import differential as diff  # noqa: E402
 import differential_dump as whole  # noqa: E402
+import differential_rewrite as rw  # noqa: E402
 import pure_paths  # noqa: E402
 import target  # noqa: E402
 
@@ -39,8 +43,9 @@ pytestmark = [pytest.mark.usefixtures("compiled"), pytest.mark.fuzz]
 
 REGRESSIONS = sorted((Path(__file__).parent / "differential_regressions").glob("*.bin"))
 SEEDS = diff.seed_inputs()
-ROWS_SEEDS = [s for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN)]
+ROWS_SEEDS = [s for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN | diff.REWRITE)]
 DUMP_SEEDS = [s[1:] for s in SEEDS if s[0] & diff.DUMP]
+REWRITE_SEEDS = [s[1:] for s in SEEDS if not s[0] & (diff.DUMP | diff.SKIP_RUN) and s[0] & diff.REWRITE]
 _TMP = Path(tempfile.mkdtemp(prefix="binlog-differential-"))
 _SETTINGS = dict(deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -517,3 +522,70 @@ def test_runs_binlog_is_written_in_runs(monkeypatch, capsys):
     capsys.readouterr()
     assert {name for name, _ in seen} == {"_encode", "_count"}
     assert max(n for _, n in seen) >= 3
+
+
+# --- binlog rewrite (_speedups.rewrite_rows, rewrite_run): mutated -----------------------
+
+@settings(max_examples=150, **_SETTINGS)
+@given(seed=st.sampled_from(REWRITE_SEEDS), mutations=st.lists(_mutation, max_size=3))
+def test_rewrite_output_identical(seed, mutations):
+    """A binlog of runs of rows events with legacy columns of every layout (N = 0 and
+    hires, NULLs, negative TIMEs, MINIMAL after images, a table without legacy columns
+    whose events move), mutated: the compiled rewrite writes the pure one's output
+    binlog and position map byte for byte, or fails the same way."""
+    rw.check_rewrite(seed[:1] + target.mutate(seed[1:], mutations), _TMP / "rewrite.binlog")
+
+
+@settings(max_examples=60, **_SETTINGS)
+@given(seed=st.sampled_from(DUMP_SEEDS), options=st.sampled_from([0x00, 0x01, 0x02, 0x04, 0x05]),
+       mutations=st.lists(_mutation, min_size=1, max_size=4))
+def test_rewrite_of_sample_windows_identical(seed, options, mutations):
+    """Windows of the sample binlogs (every event type, compressed events, legacy
+    temporals with their DDL), mutated, rewritten both ways."""
+    rw.check_rewrite(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "rewrite-window.binlog")
+
+
+SAMPLE_BINLOGS = [REPO / name for name in diff.SAMPLES] + \
+    [REPO / "samples" / "mariadb-10.11" / name for name in ("temporal_predump.binlog", "row_image_noblob.binlog")]
+
+
+@pytest.mark.parametrize("options", [0x00, 0x02])
+@pytest.mark.parametrize("path", SAMPLE_BINLOGS, ids=lambda p: p.name)
+def test_rewrite_of_whole_samples_identical(path, options):
+    """Each sample binlog whole (its DDL before its rows, so the legacy columns'
+    precisions are known and their values re-encoded), rewritten both ways: the mutated
+    windows above seldom hold a legacy value with the DDL that gives its precision."""
+    rw.check_rewrite(bytes([options]) + path.read_bytes(), _TMP / "rewrite-sample.binlog")
+
+
+def test_whole_legacy_samples_reach_the_compiled_walk():
+    """test_rewrite_of_whole_samples_identical compares something: the legacy samples'
+    values are re-encoded by the compiled walk."""
+    for name in ("legacy_temporal.binlog", "temporal_cells.binlog", "temporal_alter.binlog"):
+        data = bytes([0]) + (REPO / "samples" / "mariadb-10.11" / name).read_bytes()
+        called = pure_paths.compiled_calls(lambda data=data: rw.cli_rewrite(data, _TMP / "rewrite-sample.binlog"))
+        assert "binlog._speedups.rewrite_rows" in called or "binlog._speedups.rewrite_run" in called, name
+
+
+def test_rewrite_runs_reach_the_compiled_walk(monkeypatch):
+    """test_rewrite_output_identical compares something: the legacy runs binlog is
+    rewritten in runs (several events in one call) and event by event through the
+    compiled walk, and pure() switches both off."""
+    from binlog.stream_runs import RunModes
+
+    data = bytes([0]) + rw.legacy_runs_binlog()
+    called = pure_paths.compiled_calls(lambda: rw.cli_rewrite(data, _TMP / "rewrite-calls.binlog"))
+    assert {"binlog._speedups.rewrite_run", "binlog._speedups.rewrite_rows"} <= called
+    with pure_paths.pure():
+        assert pure_paths.compiled_calls(lambda: rw.cli_rewrite(data, _TMP / "rewrite-calls.binlog")) == set()
+    runs = []
+    original = RunModes._rewrite
+
+    def spy(self, *args):
+        got = original(self, *args)
+        if got is not None:
+            runs.append(got[0].events)
+        return got
+    monkeypatch.setattr(RunModes, "_rewrite", spy)
+    status, out, _, _ = rw.cli_rewrite(data, _TMP / "rewrite-runs.binlog")
+    assert status == 0 and out is not None and max(runs) >= 6 and sum(runs) >= 40

@@ -109,3 +109,22 @@ def test_too_short_events_and_odd_gtids_are_refused():
         compat.dummy(_event(EventType.ANNOTATE_ROWS_EVENT, b"abc", checksum=False), False)
     with pytest.raises(compat.CompatError):
         compat.begin(_event(EventType.GTID_EVENT, b"\0" * 30), True)
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+@pytest.mark.parametrize("annotate", [False, True])
+@pytest.mark.parametrize("capability", range(6))
+def test_the_passing_table_is_what_for_client_gives_unchanged(capability, annotate, checksum):
+    """compat.passing (what the dump's compiled framer sends without looking) marks
+    exactly the type codes whose events for_client gives to such a client as they are."""
+    table = compat.passing(capability, annotate=annotate)
+    for code in range(256):
+        data = bytearray(19 + 40 + (4 if checksum else 0))
+        data[4] = code
+        data[9:13] = len(data).to_bytes(4, "little")
+        event = bytes(data)
+        try:
+            unchanged = compat.for_client(event, capability, annotate=annotate, checksum=checksum) is event
+        except compat.CompatError:
+            unchanged = False
+        assert bool(table[code]) == unchanged, code

@@ -298,14 +298,57 @@ class TrickleEvent(fp.FakePrimary):
         self.trickle(s, fp.packet(b"\x00" + self.events[0], s.seq))
 
 
+class StallInsideALargeEvent(fp.FakePrimary):
+    """Announces a 1 GiB event (its header in a full 16 MiB packet), sends 1 MiB of it,
+    then nothing: what it announced earns it no time."""
+    def dump(self, s, request):
+        s.send(b"\x00" + fp.fake_rotate(self.binlog_name, 4, True))
+        size = 1 << 30
+        head = struct.pack("<IBIIIH", 0, 2, 1, size, (4 + size) & 0xFFFFFFFF, 0)
+        s.sock.sendall(b"\xff\xff\xff" + bytes([s.seq]) + b"\x00" + head + b"q" * ((1 << 20) - 20))
+        self.hold()
+
+
 @pytest.mark.parametrize("server_class", [SilentGreeting, SilentAuth, SilentQuery, TrickleQuery,
-                                          SilentDump, TrickleEvent])
+                                          SilentDump, TrickleEvent, StallInsideALargeEvent])
 def test_every_step_ends_within_its_timeout(server_class, tmp_path):
     with server_class(SAMPLE) as server:
         run = fetch(server, tmp_path / "relay", timeout=40)
     assert_clean_failure(run, server, 5)
     assert run.seconds < 20, (run.seconds, run.err)
     assert "timed out" in run.err
+
+
+class SteadyLargeEvent(fp.FakePrimary):
+    """An honest 12 MiB event sent a MiB at a time, 0.75 s apart: 9 s for the packet,
+    more than the dump's 7 s read timeout (--heartbeat 1), but bytes keep coming."""
+    def dump(self, s, request):
+        fde = self.events[0]
+        s.send(b"\x00" + fp.fake_rotate(self.binlog_name, 4, True))
+        s.send(b"\x00" + fde)
+        size = 12 << 20
+        head = struct.pack("<IBIIIH", 1700000000, 2, 1, size, 4 + len(fde) + size, 0)
+        event = head + bytes(range(256)) * ((size - 23) // 256) + b"q" * ((size - 23) % 256)
+        event += struct.pack("<I", zlib.crc32(event))
+        wire = b"".join(fp.packet(part, s.seq + i) for i, part in
+                        enumerate([(b"\x00" + event)[k:k + 0xFFFFFF] for k in range(0, size + 1, 0xFFFFFF)]))
+        s.seq += (size + 1) // 0xFFFFFF + 1
+        for k in range(0, len(wire), 1 << 20):
+            if self._stop.wait(0.75):
+                return
+            s.sock.sendall(wire[k:k + (1 << 20)])
+        s.send(fp.eof())
+
+
+def test_a_large_event_that_keeps_coming_is_not_cut(tmp_path):
+    """The dump's deadline moves with the bytes that arrive (sources/wire.MovingDeadline):
+    a packet that takes longer than the read timeout in all, steadily, is taken whole."""
+    with SteadyLargeEvent(SAMPLE) as server:
+        run = fetch(server, tmp_path / "relay")
+    assert run.code == 0, run.err
+    relay = tmp_path / "relay" / server.binlog_name.decode()
+    assert relay.stat().st_size == 4 + len(server.events[0]) + (12 << 20)
+    assert run.seconds > 7
 
 
 def test_stats_and_dump_from_a_silent_primary_end(tmp_path):
