@@ -93,6 +93,34 @@ def peers() -> Callable[[str], Path]:
     return peer_dir
 
 
+#: The TiDB peer (tests/peers/build.py PEERS) the TiDB fixtures run.
+TIDB_PEER = "tidb-8.5"
+
+
+@pytest.fixture
+def tidb_factory(peers) -> Iterator[Callable[..., Any]]:
+    """Factory: ``tidb = tidb_factory()`` (or ``tidb_factory({"performance":
+    {"txn-total-size-limit": N}})``: TiDB config-file settings) gives a started, fresh
+    ``tidb-server -store unistore`` on loopback (tests/support/tidb_server.py), root without
+    a password at ``tidb.dsn``; each is stopped and removed at the end of the test.  Marked
+    ``peers`` (it uses that fixture): the binary is the ``tidb-8.5`` peer."""
+    from support.tidb_server import TiDBServer
+
+    binary = peers(TIDB_PEER) / "tidb-server"
+    made: list[TiDBServer] = []
+
+    def make(config: Mapping[str, Any] | None = None, **kw: Any) -> TiDBServer:
+        server = TiDBServer(binary, config, **kw)
+        made.append(server)
+        return server.start()
+
+    try:
+        yield make
+    finally:
+        for server in made:
+            server.cleanup()
+
+
 @pytest.fixture
 def compiled() -> None:
     """The compiled extensions, built from their current sources: a test (or a module's

@@ -42,6 +42,7 @@ class Peer:
     #: go: {output binary name: package path}; maven: {output name: path of the built file under target/}
     outputs: dict[str, str] = field(default_factory=dict)
     go_tags: str = ""               # go build -tags
+    go_ldflags: str = ""            # go build -ldflags (version strings a peer reports)
     env: dict[str, str] = field(default_factory=dict)   # extra build environment (GOTOOLCHAIN, JAVA_HOME...)
     note: str = ""                  # what it is, for --list and the docs
 
@@ -52,6 +53,16 @@ class Peer:
 
 #: Every peer, by name.  Each peer's folder holds its pins and its harness source.
 PEERS: dict[str, Peer] = {peer.name: peer for peer in [
+    Peer("tidb-8.5", "go", "tidb", outputs={"tidb-server": "github.com/pingcap/tidb/cmd/tidb-server"},
+         # TiDB's Makefile builds with -tags codes and sets its version strings by -ldflags
+         # (Makefile.common LDFLAGS); VERSION() then reads 8.0.11-TiDB-v8.5.4-e4e814fdc0af.
+         go_tags="codes",
+         go_ldflags=" ".join(f"-X github.com/pingcap/tidb/{var}={value}" for var, value in (
+             ("pkg/parser/mysql.TiDBReleaseVersion", "v8.5.4-e4e814fdc0af"),
+             ("pkg/util/versioninfo.TiDBGitHash", "e4e814fdc0afe9c3a6e5e96f129d83df802ab820"),
+             ("pkg/util/versioninfo.TiDBGitBranch", "release-8.5"))),
+         note="tidb-server (TiDB release-8.5 at e4e814fdc0af, 2025-11-26) from the Go module proxy; "
+              "tests run it with -store unistore (tests/support/tidb_server.py)"),
 ]}
 
 
@@ -73,7 +84,8 @@ def _fingerprint(peer: Peer) -> str:
         digest.update(str(path.relative_to(peer.source)).encode() + b"\0" + path.read_bytes() + b"\0")
     version = subprocess.run(_toolchain(peer), capture_output=True, text=True, env=_env(peer))
     digest.update(version.stdout.encode())
-    digest.update(repr(sorted(peer.env.items())).encode() + peer.go_tags.encode() + repr(peer.outputs).encode())
+    digest.update(repr(sorted(peer.env.items())).encode() + peer.go_tags.encode() + peer.go_ldflags.encode()
+                  + repr(peer.outputs).encode())
     return digest.hexdigest()[:16]
 
 
@@ -93,6 +105,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> None:
 
 def _build_go(peer: Peer, work: Path, env: dict[str, str], log: Path) -> None:
     tags = ["-tags", peer.go_tags] if peer.go_tags else []
+    tags += ["-ldflags", peer.go_ldflags] if peer.go_ldflags else []
     for binary, package in peer.outputs.items():
         # -mod=readonly: go.mod and go.sum are the pins; a build never changes them
         _run(["go", "build", "-mod=readonly", "-trimpath", *tags, "-o", str(work / binary), package],

@@ -11,7 +11,9 @@ import pymysql
 from ...assembly.routines import routine_kind, strip_definer
 from ...errors import TargetError
 from ...output.sql import _short, ddl_kept, ddl_statements
+from ..tidb import ddl_hint, rebuild_only
 from .executor import Executor
+from .failures import error_code
 from .options import ApplyOptions
 
 # the target says a DDL was applied already: ER_TABLE_EXISTS_ERROR 1050, ER_BAD_TABLE_ERROR
@@ -53,6 +55,10 @@ class DdlPolicy:
         first unit after a resume, "already exists / does not exist" taken as applied
         before a crash."""
         at = where(statement)
+        if session.tidb and rebuild_only(statement.query):
+            self.warn(f"{at}: not replayed on TiDB, which refuses it (error 8200): a table "
+                      f"rebuild that changes nothing TiDB holds: {_short(statement.query)}")
+            return
         if self.options.strip_definer:
             statement = replace(statement, query=strip_definer(statement.query))
         statement = session.run.rewrite.statement(statement)
@@ -61,6 +67,8 @@ class DdlPolicy:
                 for stmt in ddl_statements(statement):
                     try:
                         cur.execute(stmt)
+                        if cur.warning_count:
+                            self._warnings(cur, at, statement)
                     except pymysql.err.MySQLError as exc:
                         code = exc.args[0] if exc.args else None
                         if tolerant and code in DDL_ALREADY_DONE:
@@ -69,11 +77,23 @@ class DdlPolicy:
                             continue
                         raise
         except Exception as exc:
-            error = session.translate(exc, None)
+            error = session.translate(exc, None, what="the DDL")
             if isinstance(error, TargetError):
                 error.message = f"{at}: DDL failed: {error.message}\n  statement: {statement.query.strip()[:300]}"
+                hint = ddl_hint(error_code(exc)) if session.tidb else None
+                if hint:
+                    error.hint = hint
             raise error from exc
         finally:
             session.run.keys.invalidate()
             session.run.live.forget()
         session.stats["ddl"] += 1
+
+    def _warnings(self, cur, at: str, statement) -> None:
+        """A DDL the target took with warnings did not do all it says (TiDB leaves a
+        FULLTEXT index out with warning 1214): each is reported, naming the statement."""
+        cur.execute("SHOW WARNINGS")
+        for level, code, message in cur.fetchall():
+            if level != "Note":
+                self.warn(f"{at}: the target took the DDL with {level.lower()} {code}: {message}: "
+                          f"{_short(statement.query)}")

@@ -12,6 +12,7 @@ import pymysql
 
 from ...errors import TargetError
 from ...output.sql import SESSION_SETUP, STATEMENT_RESET, _short, statement_sql
+from ..tidb import SESSION_SETUP as TIDB_SESSION_SETUP, is_tidb
 from .context import Run
 from .failures import CONNECTION_ERRORS, GONE, RETRYABLE_ERRORS, close_quietly, error_code, translate
 from .options import ApplyInput, ApplyOptions
@@ -50,6 +51,7 @@ class Executor:
         self.replaced = replaced
         self.warn = warn
         self.sent_fde: bytes | None = None     # the FORMAT_DESCRIPTION this session's BINLOGs read with
+        self.tidb = False           # the target is TiDB (replay.tidb): set by connect
 
     @classmethod
     def connect(cls, io: ApplyInput, options: ApplyOptions, run: Run, stats: dict,
@@ -62,9 +64,15 @@ class Executor:
             with conn.cursor() as cur:
                 for stmt in SESSION_SETUP:
                     cur.execute(stmt)
+                cur.execute("SELECT VERSION()")
+                tidb = is_tidb(str(cur.fetchone()[0]))
+                for stmt in TIDB_SESSION_SETUP if tidb else ():
+                    cur.execute(stmt)
         except Exception as exc:
             raise translate(exc, None) from exc
-        return cls(conn, run, options, stats, replaced, io.warn)
+        session = cls(conn, run, options, stats, replaced, io.warn)
+        session.tidb = tidb
+        return session
 
     def rollback(self) -> None:
         """Roll the open batch back (on a connection already broken the server does)."""

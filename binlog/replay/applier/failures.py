@@ -76,4 +76,9 @@ def _hint(code: int | None) -> str:
     elif code in (1062, 1452, 1451, 1048, 1364):
         hint += ("; the target's rows or constraints differ from the source's: compare with "
                  "`binlog verify-rows`")
+    elif code == 8004:      # TiDB's ErrTxnTooLarge (pkg/errno/errcode.go)
+        hint += ("; the batch is larger than TiDB's txn-total-size-limit (its config's "
+                 "[performance] section, 100 MiB by default): give a smaller --batch-rows and "
+                 "--batch-transactions, or raise the limit (a single source transaction larger "
+                 "than it needs the limit raised)")
     return hint
