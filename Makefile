@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 DEMO_SAMPLE ?= samples/mariadb-10.11/types_full.binlog
 
-.PHONY: install install-dev server-deps peers demo lint docs test test-fast samples bench
+.PHONY: install install-dev server-deps peers compat demo lint docs test test-fast samples bench
 
 install:
 	$(PIP) install -q -e .
@@ -25,6 +25,12 @@ server-deps:
 # ($BINLOG_PEERS_CACHE) from the Go module proxy and Maven Central (tests/peers/build.py).
 peers:
 	$(PYTHON) tests/peers/build.py all
+
+# docs/compatibility.md: every peer (go-mysql as DM configures it, python-mysql-replication,
+# mariadb-binlog, a MariaDB replica, ...) on every cell of the temporal corpus, on the original
+# and on the rewritten binlog, from real runs (tests/peers/compat.py; about a minute).
+compat: peers
+	PATH="$$PATH:/usr/sbin" $(PYTHON) tests/peers/compat.py
 
 demo: install
 	@echo "== binlog dump --format text (first events and rows of $(DEMO_SAMPLE)) =="

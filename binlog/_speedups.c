@@ -1475,14 +1475,14 @@ static int put_image(Enc *e, const Walk *w, PyObject *pysteps, PyObject *data_ob
     return 0;
 }
 
-/* ---- SQL VALUES of row images (output/sql.py literal, RowValues) ----------------------- */
+/* ---- SQL VALUES of row images (output/sql/literals.py literal, RowValues) ------------- */
 
-/* output/sql.py quote_text: \0 \n \r \Z ' " \ escaped (every escaped character is
+/* output/sql/literals.py quote_text: \0 \n \r \Z ' " \ escaped (every escaped character is
  * ASCII, so escaping the UTF-8 bytes escapes the characters). */
 static const char SQL_ESCAPES[256] = {[0] = '0', ['\n'] = 'n', ['\r'] = 'r', [0x1a] = 'Z',
                                       ['\''] = '\'', ['"'] = '"', ['\\'] = '\\'};
 
-/* Text as output/sql.py quote_text writes it. */
+/* Text as output/sql/literals.py quote_text writes it. */
 static int sql_quoted(Buf *b, const unsigned char *s, Py_ssize_t n) {
     return quoted_escaped(b, s, n, SQL_ESCAPES);
 }
@@ -1549,7 +1549,7 @@ static int sql_double(Enc *e, double d) {
     return 0;
 }
 
-/* One non-NULL value as output/sql.py literal() writes the value value() decodes, by the
+/* One non-NULL value as output/sql/literals.py literal() writes the value value() decodes, by the
  * step's spec code (q: quoted utf8 text, x: hex bytes, p: its Python decoder and
  * render(value, column) -> bytes, v: by its kind); -1: fall back.  Inlined into sql_image:
  * a call per value costs sql_values about a tenth of its time. */
@@ -3485,7 +3485,7 @@ static PyMethodDef methods[] = {
      "The '(v1, v2, ...)' of each row's after image (kind 0 insert or delete: the only\n"
      "image; 1 update: with before=1 its before image; with names, a tuple of bytes per\n"
      "column, 'n1 = v1, n2 = v2, ...') as\n"
-     "output/sql.py RowValues writes it, by spec (one code per column: q utf8 text quoted,\n"
+     "output/sql/literals.py RowValues writes it, by spec (one code per column: q utf8 text quoted,\n"
      "x bytes as hex, p the Python decoder and render(value, column) -> bytes, v by kind,\n"
      "s not written); Fallback on anything else."},
     {"checksum_text", checksum_text, METH_VARARGS,

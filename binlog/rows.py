@@ -344,7 +344,7 @@ def after_checksums(event: RowsEvent, plan: DecodePlan, crc_update) -> list | No
 
 def sql_values(event: RowsEvent, plan: DecodePlan, spec: bytes, render,
                before: bool = False, names: tuple | None = None) -> list | None:
-    """The ``(v1, v2, ...)`` text of each row's image, as ``output.sql.RowValues`` writes
+    """The ``(v1, v2, ...)`` text of each row's image, as ``output.sql.literals.RowValues`` writes
     it (``spec``: one code per column, see ``_speedups.sql_values``): the after image of
     an insert or update event, the before image of an update (``before``) or a delete
     event, by the compiled walk from the event's bytes (with ``names``, one quoted name

@@ -470,13 +470,13 @@ def _typed_key(table) -> tuple:
 
 def _check_sql_values(event, plan) -> int:
     """The ``(v1, v2, ...)`` texts the compiled walk writes from the event's bytes
-    (``rows.sql_values``: dump --format sql) against ``output.sql.RowValues`` over the
+    (``rows.sql_values``: dump --format sql) against ``output.sql.literals.RowValues`` over the
     decoded images (equal to the pure decoder's: checked before): the after image of
     inserts and updates, the before image of updates and deletes (the keys of DELETE and
     UPDATE), with every column and with columns left out ('s': walked, not written, as
     a key column alone is written); a Fallback leaves the event to that path, and must
     where ``literal`` refuses a value.  Returns the rows checked."""
-    from binlog.output.sql import RowValues, _literal_bytes, value_code
+    from binlog.output.sql.literals import RowValues, literal_bytes, value_code
 
     codes = [value_code(c) for c in plan.columns]
     images = {"insert": [False], "update": [False, True], "delete": [True]}[event.kind]
@@ -487,7 +487,7 @@ def _check_sql_values(event, plan) -> int:
         for mask in masks:
             spec = "".join(c if kept else "s" for c, kept in zip(codes, mask, strict=True)).encode()
             try:
-                got = rows.sql_values(event, plan, spec, _literal_bytes, before=before)
+                got = rows.sql_values(event, plan, spec, literal_bytes, before=before)
             except Exception as exc:
                 raise Difference(f"_speedups.sql_values raised {type(exc).__name__}: {exc}") from exc
             if got is None:
@@ -510,11 +510,11 @@ def _check_sql_values(event, plan) -> int:
 def _check_set_lists(event, plan, codes) -> int:
     """``n1 = v1, ...`` of each row's after image (``names``: an UPDATE's SET, --no-safe)
     against ``literal`` of each decoded value, as ``SqlRenderer.update`` writes them."""
-    from binlog.output.sql import _literal_bytes, literal
+    from binlog.output.sql.literals import literal, literal_bytes
 
     names = tuple(f"`c{i}`".encode() for i in range(len(codes)))
     try:
-        got = rows.sql_values(event, plan, "".join(codes).encode(), _literal_bytes, names=names)
+        got = rows.sql_values(event, plan, "".join(codes).encode(), literal_bytes, names=names)
     except Exception as exc:
         raise Difference(f"_speedups.sql_values (names) raised {type(exc).__name__}: {exc}") from exc
     if got is None:
@@ -587,7 +587,7 @@ def _check_case_dump(case: RowsCase) -> None:
         reference = cli_dump(data, path)
     got = cli_dump(data, path)
     if got != reference:
-        raise Difference(f"binlog dump of the case differs:\n  compiled {_short(got)}\n  pure     {_short(reference)}")
+        raise Difference(f"binlog dump of the case differs:\n  compiled {short(got)}\n  pure     {short(reference)}")
 
 
 def _count(event, plan) -> tuple:
@@ -813,10 +813,10 @@ def check_dump(data: bytes, path: Path) -> None:
             reference = run(data, path)
         got = run(data, path)
         if got != reference:
-            raise Difference(f"{run.__name__} differs:\n  compiled {_short(got)}\n  pure     {_short(reference)}")
+            raise Difference(f"{run.__name__} differs:\n  compiled {short(got)}\n  pure     {short(reference)}")
 
 
-def _short(outcome: tuple) -> str:
+def short(outcome: tuple) -> str:
     if len(outcome) == 3:
         status, out, err = outcome
         return f"exit {status}, {len(out)} bytes {out[-300:]!r}, stderr {err[-500:]!r}"

@@ -146,7 +146,7 @@ def fields(data: bytes) -> list[bytes]:
 
 def run_names(data: bytes, root: Path) -> None:
     from binlog.errors import BinlogError
-    from binlog.output.sql import SqlWriter
+    from binlog.output.sql.script import SqlWriter
     from binlog.reader import BinlogReader, RowChange
     from binlog.replay.keys import KeyCatalog
     from schema_store.resolver import SchemaResolver

@@ -35,7 +35,7 @@ UNIX_TIMESTAMP(source_ts) in any); the progress line shows it too.  While the so
 idle its heartbeats move source_ts on (an UPDATE of the row per heartbeat).
 
 Statement-logged changes (binlog_format STATEMENT/MIXED) are executed in binlog order with
-the session context their QUERY event carries (output.sql.statement_sql: database,
+the session context their QUERY event carries (output.sql.session.statement_sql: database,
 sql_mode, charsets, time zone, INSERT_ID/LAST_INSERT_ID, RAND seeds, user variables);
 LOAD DATA cannot be executed again and stops the run (exit 1) naming it.
 

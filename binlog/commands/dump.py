@@ -183,7 +183,7 @@ def record_writer(args, out, schema=None):
 
 def sql_writer(args, out, schema):
     """The writer ``binlog dump`` uses for --format sql|flashback."""
-    from ..output.sql import SqlWriter
+    from ..output.sql.script import SqlWriter
     from ..replay.keys import KeyCatalog
 
     live = live_tables_from_dsn(args.schema_from) if args.schema_from else None
@@ -197,10 +197,10 @@ def sql_writer(args, out, schema):
 def json_writer(args, out, schema):
     """The JSON writer of ``binlog dump --split-updates`` (with --checksum: checksums)."""
     from ..assembly.rewrite_db import DbRewrite
+    from ..output.extras import ChecksumJsonWriter, SplitUpdatesWriter
     from ..output.json_lines import JsonLinesWriter
     from ..output.routing import BigintsAsStrings, RewriteDb
     from ..replay.keys import KeyCatalog
-    from ..replay.writers import ChecksumJsonWriter, SplitUpdatesWriter
 
     writer: Writer = (ChecksumJsonWriter if args.checksum else JsonLinesWriter)(out, args.binary_encoding)
     if args.bigint_as_string:

@@ -30,7 +30,8 @@ from ..column import Column
 from ..constants import BINARY_COLLATION, ColumnType as T
 from ..errors import UsageError
 from ..options import build
-from ..output.sql import SESSION_SETUP, keys_condition, literal, literal_function, quote_ident
+from ..output.sql.literals import keys_condition, literal, literal_function, quote_ident
+from ..output.sql.session import SESSION_SETUP
 from ..reader import RowChange
 from ..rows import after_checksums, compiled_module
 from ._common import (

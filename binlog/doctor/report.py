@@ -2,7 +2,7 @@
 ``report.schema.json`` beside this module) and its text form (``render_text``).
 
 Names, versions and statement samples come from the server: the text form passes every
-field through ``output.sql.printable`` (control characters escaped), and the JSON form is
+field through ``output.sql.literals.printable`` (control characters escaped), and the JSON form is
 written with ``ensure_ascii`` (nothing but printable ASCII), so neither can move the
 cursor or start an escape sequence on a terminal.
 """
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..output.sql import printable
+from ..output.sql.literals import printable
 from .checks import Facts
 from .findings import Finding, blocks, counts, ordered
 

@@ -86,6 +86,24 @@ def result_set(names: list[str], rows: list[tuple], *, numeric: frozenset[int] =
             + [eof()] + [text_row(r) for r in rows] + [eof()])
 
 
+def with_status(answer: list[bytes], status: int) -> list[bytes]:
+    """An answer built here (``ok``, ``error`` or ``result_set``) with other status flags:
+    those of the upstream session a client's other queries run in.  A driver keeps its
+    autocommit and transaction state from every OK and EOF (MariaDB Connector/J
+    ``Connection.getAutoCommit`` reads SERVER_STATUS_AUTOCOMMIT), so a served answer must
+    not contradict the session's ``SET autocommit=0``."""
+    if not answer or answer[0][:1] == bytes([pc.ERR]):
+        return answer
+    flags = struct.pack("<H", status & 0xFFFF)
+    if answer[0][:1] == bytes([pc.OK]) and len(answer) == 1:     # OK: 0, two lenenc ints, status
+        cur = Cursor(answer[0], 1)
+        cur.lenenc("affected rows")
+        cur.lenenc("insert id")
+        return [answer[0][:cur.pos] + flags + answer[0][cur.pos + 2:]]
+    eofs = (Cursor(answer[0]).count("column count") + 1, len(answer) - 1)
+    return [p[:3] + flags + p[5:] if i in eofs else p for i, p in enumerate(answer)]    # EOF: fe, warnings, status
+
+
 @dataclass(frozen=True)
 class HandshakeResponse:
     capabilities: int

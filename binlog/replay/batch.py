@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..assembly.transactions import change_rows
-from ..output.sql import SqlRenderError, keys_condition, quote_ident
+from ..output.sql.literals import SqlRenderError, keys_condition, quote_ident
 from ..reader import RowChange, RowCount
 from ..rows import decode_rows
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-#: The session settings a TiDB target gets after output.sql.SESSION_SETUP.
+#: The session settings a TiDB target gets after output.sql.session.SESSION_SETUP.
 SESSION_SETUP = ("SET SESSION tidb_txn_entry_size_limit = 125829120",)
 
 _NAME = r"(?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))?"

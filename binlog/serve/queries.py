@@ -36,6 +36,7 @@ class ServeState:
     replicas: list[tuple] = field(default_factory=list)
     clients: list[tuple] = field(default_factory=list)     # (id, user, host, command, file, pos, seconds)
     full_metadata: bool = False         # the TABLE_MAPs carry binlog_row_metadata=FULL's metadata
+    max_clients: int = 64
 
     def behind(self, file: str, pos: int) -> int:
         """Bytes of the served binlogs after ``file``:``pos``."""
@@ -68,6 +69,7 @@ class ServeState:
             "autocommit": "1", "tx_isolation": "REPEATABLE-READ", "transaction_isolation": "REPEATABLE-READ",
             "rpl_semi_sync_master_enabled": "OFF", "server_id_bits": "32",
             "binlog_file": last[0], "hostname": "binlog-serve", "timestamp": f"{time.time():.6f}",
+            "max_connections": str(self.max_clients),
         }
 
 
@@ -85,17 +87,20 @@ class Answers:
             (re.compile(r"SELECT\s+UNIX_TIMESTAMP\(\)\s*", re.I), self._unix_timestamp),
             (re.compile(r"SELECT\s+VERSION\(\)\s*(?:AS\s+\w+\s*)?", re.I), self._version),
             (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s+LIKE\s+'([^']*)'\s*", re.I), self._show_variables),
+            (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s*()", re.I), self._show_variables),
+            (re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES\s+WHERE\s+Variable_name\s+IN\s*\(([^)]*)\)\s*",
+                        re.I), self._variables_in),
             (re.compile(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*", re.I), self._master_status),
             (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
             (re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST\s*", re.I), self._processlist),
+            (re.compile(_UTC_OFFSET, re.I), self._utc_offset),
             (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
             (re.compile(r"SELECT\s+(.+?)\s*(?:LIMIT\s+1\s*)?", re.I | re.S), self._select_values),
         ]
 
     def answer(self, sql: str) -> Answer:
-        text = sql.strip().rstrip(";").strip()
-        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)        # a leading comment
+        text = statement_of(sql)
         for pattern, handler in self.table:
             match = pattern.fullmatch(text)
             if match:
@@ -108,6 +113,8 @@ class Answers:
                     match.group(1), re.I):
             return [s.ok()]         # the connection's charset, isolation: nothing served changes
         for item in _split_commas(match.group(1)):
+            if re.match(r"(NAMES|CHARACTER\s+SET|CHARSET)\b", item, re.I):
+                continue    # JDBC's MariaDB driver: "set sql_mode=...,time_zone='+00:00',NAMES utf8mb4"
             name, eq, value = item.partition("=")
             name = name.strip()
             if not eq:
@@ -131,12 +138,27 @@ class Answers:
     def _unix_timestamp(self, match) -> Answer:
         return s.result_set(["UNIX_TIMESTAMP()"], [(int(time.time()),)], numeric=frozenset({0}))
 
+    def _utc_offset(self, match: re.Match[str]) -> Answer:
+        """TiDB DM's upstream time zone (pingcap/tidb util/dbutil GetTimeZoneOffset, from
+        dm/syncer/util.go str2TimezoneOrFromDB), without an upstream to ask: serve's zone,
+        UTC (system_time_zone)."""
+        return s.result_set([match.group("name") or match.group("expr")], [("00:00:00",)])
+
     def _version(self, match) -> Answer:
         return s.result_set(["VERSION()"], [(self.state.version,)])
 
     def _show_variables(self, match: re.Match[str]) -> Answer:
-        like = re.compile(re.escape(match.group(1).lower()).replace("%", ".*").replace("_", "."))
+        """``SHOW VARIABLES LIKE 'x'``, or every variable without LIKE (as Debezium's
+        MariaDB connector reads them at start)."""
+        pattern = match.group(1).lower() or "%"
+        like = re.compile(re.escape(pattern).replace("%", ".*").replace("_", "."))
         rows = [(k, v) for k, v in sorted(self.state.variables().items()) if like.fullmatch(k)]
+        return s.result_set(["Variable_name", "Value"], rows)
+
+    def _variables_in(self, match: re.Match[str]) -> Answer:
+        """``SHOW VARIABLES WHERE Variable_name IN ('a', 'b')``."""
+        names = {self._value(item.strip()) for item in _split_commas(match.group(1))}
+        rows = [(k, v) for k, v in sorted(self.state.variables().items()) if k in names]
         return s.result_set(["Variable_name", "Value"], rows)
 
     def _master_status(self, match) -> Answer:
@@ -199,6 +221,37 @@ class Answers:
 
 
 _UNKNOWN = object()
+#: Asked of the upstream, when serve has one, before serve answers them itself: its UTC
+#: offset (TiDB DM replays a DDL logged with time_zone SYSTEM in it: dm/pkg/binlog/event
+#: util.go GetTimezoneByStatusVars).
+UPSTREAM_FIRST: list[re.Pattern[str]] = []
+_UTC_OFFSET = (r"SELECT\s+(?P<expr>CAST\(\s*TIMEDIFF\(\s*NOW\(\d?\)\s*,\s*UTC_TIMESTAMP\(\d?\)\s*\)\s+AS\s+TIME\s*\))"
+               r"(?:\s+(?:AS\s+)?`?(?P<name>\w+)`?)?\s*")
+UPSTREAM_FIRST.append(re.compile(_UTC_OFFSET + r";?\s*", re.I))
+_SET_STATEMENT = re.compile(r"SET\s+STATEMENT\s", re.I)
+
+
+def statement_of(sql: str) -> str:
+    """The statement a query runs, without a leading comment, the trailing ``;`` and a
+    ``SET STATEMENT var = value [, ...] FOR`` prefix (MariaDB 10.1.2+, sql/sql_yacc.yy
+    ``SET STATEMENT_SYM ... FOR_SYM``): JDBC's MariaDB driver wraps every query that has a
+    timeout in one (``max_statement_time``), and those variables change nothing served."""
+    text = sql.strip().rstrip(";").strip()
+    text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)
+    if not _SET_STATEMENT.match(text):
+        return text
+    depth, quote = 0, ""
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"`":
+            quote = c
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif depth == 0 and c.isspace() and re.match(r"\sFOR\s", text[i:i + 5], re.I):
+            return text[i + 4:].strip()
+    return text
 
 
 def _split_commas(text: str) -> list[str]:

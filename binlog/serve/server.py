@@ -83,7 +83,8 @@ class Server:
             replicas = [(i.server_id, i.host, 0, self.server_id) for i in self.sessions.values() if i.server_id]
         state = ServeState(self.server_id, info.server_version if info else "10.11.0-MariaDB-log",
                            info.checksum if info else False, files, self.logs.gtid_state(),
-                           replicas=replicas, clients=self.status(), full_metadata=self.full_metadata)
+                           replicas=replicas, clients=self.status(), full_metadata=self.full_metadata,
+                           max_clients=self.max_clients)
         self._state_cache = (now, state)
         return state
 

@@ -26,11 +26,15 @@ from ..protocol.packets import MAX_PACKET, PacketReader, frame
 from ..sources.served import ServedLogs
 from ..sources.wire import WireConnection
 from .dump import ClientGone, Dump, gtid_position, to_int
-from .queries import Answers, ServeState
+from .queries import UPSTREAM_FIRST, Answers, ServeState, statement_of
 
 MAX_COMMAND = 1 << 20           # no client command a replica sends is near this
 MAX_PASSTHROUGH = 1 << 30        # one row of a query run on the upstream
 _GTID_POSITION = re.compile(r"@@(?:global\.)?gtid_(?:binlog_pos|current_pos|binlog_state)\b", re.I)
+_SESSION_SET = re.compile(r"SET\s", re.I)
+#: the whole list of variables (charsets, sql_mode) of a client that snapshots the upstream
+#: are the upstream's: its tables' text is in them
+_ALL_VARIABLES = re.compile(r"SHOW\s+(?:GLOBAL\s+|SESSION\s+)?VARIABLES(?!\s+LIKE\b)", re.I)
 _MASTER_STATUS = re.compile(r"\s*SHOW\s+(?:MASTER|BINLOG)\s+STATUS\s*;?\s*", re.I)
 
 
@@ -74,6 +78,7 @@ class Session:
         self.tls = tls
         self.upstream = upstream                # parsed DSN of --upstream (no user or password)
         self.upstream_session: WireConnection | None = None
+        self.upstream_status = pc.SERVER_STATUS_AUTOCOMMIT    # of the upstream session's last reply
         self.reader = PacketReader(MAX_COMMAND, step="reading from the client")
         self.seq = 0
         self.answers: Answers | None = None
@@ -276,7 +281,7 @@ class Session:
             if code == pc.COM_QUERY:
                 self._query(body.decode("utf-8", "replace"))
             elif code in (pc.COM_PING, pc.COM_INIT_DB):     # COM_INIT_DB: nothing to change
-                self.send(s.ok())
+                self.send_all(self._served([s.ok()]))
             elif code == pc.COM_REGISTER_SLAVE:
                 self.info.server_id = s.parse_register_slave(body)
                 self.send(s.ok())
@@ -294,23 +299,34 @@ class Session:
             self.send(s.ok() if done else s.error(pc.ER_NO_SUCH_THREAD, f"Unknown thread id: {kill.group(1)}"))
             return
         self.answers.state = self.state()
-        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(sql):
+        if self.upstream_session is not None and _MASTER_STATUS.fullmatch(statement_of(sql)):
             try:
-                self.send_all(self._translated_master_status())
+                self.send_all(self._served(self._translated_master_status()))
             except ServerError as exc:      # the upstream refused it: its refusal, in its words
                 self.send(s.error(exc.code or pc.ER_MASTER_FATAL_ERROR_READING_BINLOG,
                                   inert(exc.message, limit=300)))
             return
-        if self.upstream_session is not None and _GTID_POSITION.search(sql):
-            self._passthrough(sql)      # the snapshot's GTID, the upstream's (GTIDs are not rewritten)
+        if self.upstream_session is not None and (
+                _GTID_POSITION.search(sql) or any(p.fullmatch(statement_of(sql)) for p in UPSTREAM_FIRST)):
+            self._passthrough(sql)      # the snapshot's GTID (GTIDs are not rewritten), the upstream's zone
             return
         answer = self.answers.answer(sql)
-        if answer and answer[0][:1] == bytes([pc.ERR]):
-            if self.upstream_session is not None:
-                self._passthrough(sql)
-                return
+        refused = bool(answer) and answer[0][:1] == bytes([pc.ERR])
+        if self.upstream_session is not None and (refused or _SESSION_SET.match(statement_of(sql))
+                                                  or _ALL_VARIABLES.match(statement_of(sql))):
+            # what serve does not answer runs on the upstream; so does a SET (kept here
+            # too, for the dump's @variables): the snapshot's queries then run with the
+            # client's time_zone, sql_mode, names and isolation, as on a primary
+            self._passthrough(sql)
+            return
+        if refused:
             self.log(f"client {self.info.id} ({self._who()}) asked what is not served: {inert(sql, limit=200)}")
-        self.send_all(answer)
+        self.send_all(self._served(answer))
+
+    def _served(self, answer: list[bytes]) -> list[bytes]:
+        """An answer of serve's own, with the status flags of the client's upstream
+        session when it has one (its autocommit, its open transaction)."""
+        return answer if self.upstream_session is None else s.with_status(answer, self.upstream_status)
 
     # -- queries for the upstream -----------------------------------------------------
     def _passthrough(self, sql: str) -> None:
@@ -323,8 +339,12 @@ class Session:
         conn.reader.limit = MAX_PASSTHROUGH
         conn.send_command(pc.COM_QUERY, sql.encode("utf-8"), deadline)
         self.info.command = "Query (upstream)"
+        last = b""
         for payload in _reply(conn, deadline):
             self.send(payload)
+            last = payload
+        if last[:1] == bytes([pc.OK]) or m.is_eof(last):
+            self.upstream_status = m.status_flags(last, ok=last[:1] == bytes([pc.OK]))
 
     def _translated_master_status(self) -> list[bytes]:
         """SHOW MASTER STATUS of the upstream in this session (after a FLUSH TABLES WITH

@@ -295,7 +295,7 @@ def test_checksums_of_enum_labels_given_twice_or_empty():
 def test_sql_values_escape_every_special_character():
     """utf8 text with each character quote_text escapes (NUL, LF, CR, ^Z, both quotes,
     backslash), YEAR 0, BIT, a double without an exponent: the compiled VALUES are
-    output/sql.py's, byte for byte."""
+    output/sql/literals.py's, byte for byte."""
     fde, crc = diff.fdes()[0]
     columns = [(T.LONG, b""), (T.VARCHAR, (100).to_bytes(2, "little")), (T.YEAR, b""),
                (T.BIT, bytes([3, 1])), (T.DOUBLE, b"\x08")]

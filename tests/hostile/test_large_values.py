@@ -19,7 +19,8 @@ import zstandard
 from binlog.cli import main
 from binlog.compression import zlib_exact, zstd_exact
 from binlog.errors import MalformedEventError
-from binlog.output import json_lines, sql, values
+from binlog.output import json_lines, values
+from binlog.output.sql import literals, script
 
 from .build import TABLE_MAP, WRITE_ROWS_V1, XID, binlog, lenenc, table_map, write_rows
 
@@ -66,8 +67,9 @@ def test_values_written_in_pieces_are_the_same_bytes(tmp_path, schema, capsysbin
     whole = capsysbinary.readouterr().out
     monkeypatch.setattr(values, "LARGE_VALUE", 1000)
     monkeypatch.setattr(json_lines, "_PIECE", 3 * 1001)
-    monkeypatch.setattr(sql, "LARGE_VALUE", 1000)
-    monkeypatch.setattr(sql, "_PIECE", 1001)
+    monkeypatch.setattr(literals, "LARGE_VALUE", 1000)
+    monkeypatch.setattr(literals, "PIECE", 1001)
+    monkeypatch.setattr(script, "PIECE", 1001)
     assert main(argv) == 0
     pieces = capsysbinary.readouterr().out
     assert pieces == whole and len(whole) > 300_000
@@ -223,8 +225,9 @@ def _small_and_large(monkeypatch, argv, capsysbinary):
     assert main(argv) == 0
     whole = capsysbinary.readouterr().out
     monkeypatch.setattr(values, "LARGE_VALUE", 1000)
-    monkeypatch.setattr(sql, "LARGE_VALUE", 1000)
-    monkeypatch.setattr(sql, "_PIECE", 1001)
+    monkeypatch.setattr(literals, "LARGE_VALUE", 1000)
+    monkeypatch.setattr(literals, "PIECE", 1001)
+    monkeypatch.setattr(script, "PIECE", 1001)
     monkeypatch.setattr(checksum, "LARGE_VALUE", 1000)
     monkeypatch.setattr(strings, "TEXT_PIECE", 1001)     # odd: multi-byte characters are cut
     assert main(argv) == 0

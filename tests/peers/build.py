@@ -43,6 +43,9 @@ class Peer:
     outputs: dict[str, str] = field(default_factory=dict)
     go_tags: str = ""               # go build -tags
     go_ldflags: str = ""            # go build -ldflags (version strings a peer reports)
+    #: go: the subfolder whose go.mod and go.sum pin this build (one harness, several pinned
+    #: versions: they are copied beside the harness before the build)
+    gomod: str = ""
     env: dict[str, str] = field(default_factory=dict)   # extra build environment (GOTOOLCHAIN, JAVA_HOME...)
     note: str = ""                  # what it is, for --list and the docs
 
@@ -53,6 +56,14 @@ class Peer:
 
 #: Every peer, by name.  Each peer's folder holds its pins and its harness source.
 PEERS: dict[str, Peer] = {peer.name: peer for peer in [
+    # go-mysql as TiDB DM configures it (go-mysql/main.go): v1.7.0, the DM of the legacy
+    # sources' era (tiflow v6.x), and the latest release the Go module proxy serves
+    Peer("go-mysql-1.7.0", "go", "go-mysql", {"gomysql-peer": "."}, go_tags="gomysql_v1_7",
+         gomod="v1.7.0", note="go-mysql v1.7.0 configured as TiDB DM configures it (file and network)"),
+    Peer("go-mysql-1.16.0", "go", "go-mysql", {"gomysql-peer": "."}, gomod="v1.16.0",
+         note="go-mysql v1.16.0 configured as TiDB DM configures it (file and network)"),
+    Peer("debezium", "maven", "debezium", {"debezium-runner.jar": "target/debezium-runner.jar"},
+         note="Debezium 3.5.0.Final's MariaDB connector in the embedded engine: change events as JSON lines"),
     Peer("tidb-8.5", "go", "tidb", outputs={"tidb-server": "github.com/pingcap/tidb/cmd/tidb-server"},
          # TiDB's Makefile builds with -tags codes and sets its version strings by -ldflags
          # (Makefile.common LDFLAGS); VERSION() then reads 8.0.11-TiDB-v8.5.4-e4e814fdc0af.
@@ -63,6 +74,18 @@ PEERS: dict[str, Peer] = {peer.name: peer for peer in [
              ("pkg/util/versioninfo.TiDBGitBranch", "release-8.5"))),
          note="tidb-server (TiDB release-8.5 at e4e814fdc0af, 2025-11-26) from the Go module proxy; "
               "tests run it with -store unistore (tests/support/tidb_server.py)"),
+    Peer("dm-8.5", "go", "dm", outputs={"dm-master": "github.com/pingcap/tiflow/cmd/dm-master",
+                                        "dm-worker": "github.com/pingcap/tiflow/cmd/dm-worker",
+                                        "dmctl": "github.com/pingcap/tiflow/cmd/dm-ctl"},
+         # tiflow's Makefile (dm-master, dm-worker, dmctl targets): no build tags (the web UI
+         # is the dm_webui tag, left out), version strings by -ldflags
+         go_ldflags=" ".join(f"-X {var}={value}" for var, value in (
+             ("github.com/pingcap/tiflow/pkg/version.ReleaseVersion", "v8.4.0-alpha-44-gdd2d54ad4c"),
+             ("github.com/pingcap/tiflow/pkg/version.GitHash", "dd2d54ad4c196606d038da6686462cbfe1109894"),
+             ("github.com/pingcap/tiflow/pkg/version.GitBranch", "master"),
+             ("github.com/pingcap/tidb/pkg/parser/mysql.TiDBReleaseVersion", "v8.4.0-alpha-44-gdd2d54ad4c"))),
+         note="DM (dm-master, dm-worker, dmctl) from pingcap/tiflow at dd2d54ad4c19 (2024-10-23, "
+              "v8.5.0-alpha~2) from the Go module proxy; tests run it on loopback (tests/support/dm_cluster.py)"),
 ]}
 
 
@@ -106,6 +129,9 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> None:
 def _build_go(peer: Peer, work: Path, env: dict[str, str], log: Path) -> None:
     tags = ["-tags", peer.go_tags] if peer.go_tags else []
     tags += ["-ldflags", peer.go_ldflags] if peer.go_ldflags else []
+    if peer.gomod:
+        for pin in ("go.mod", "go.sum"):
+            shutil.copy(work / "src" / peer.gomod / pin, work / "src" / pin)
     for binary, package in peer.outputs.items():
         # -mod=readonly: go.mod and go.sum are the pins; a build never changes them
         _run(["go", "build", "-mod=readonly", "-trimpath", *tags, "-o", str(work / binary), package],

@@ -37,3 +37,9 @@ def peer_dir(name: str) -> Path:
         if os.environ.get("BINLOG_REQUIRE_PEERS") == "1":
             raise
         pytest.skip(f"peer {name} not built: {str(exc)[:500]}")
+
+
+def build_peer(name: str) -> Path:
+    """The peer's build directory, outside pytest (``make compat``): a peer that cannot be
+    built raises ``PeerBuildError``."""
+    return _builder().build(name, progress=lambda m: print(m, file=sys.stderr, flush=True))

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...assembly.transactions import DDL, Statement, Transaction
 from ...errors import BinlogError, TargetError
-from ...output.sql import _short
+from ...output.sql.literals import short
 from ..parallel import GtidPos
 from .checkpoint import CheckpointStore, pos_key
 from .ddl import DdlPolicy
@@ -38,7 +38,9 @@ class Batches:
         self.applied = (cp["file"], cp["pos"]) if cp is not None else None
         self.totals = (cp["transactions"], cp["row_changes"]) if cp is not None else (0, 0)
         self.gtid = GtidPos(cp["gtid_pos"] if cp is not None else None)
-        self.first_unit = cp is not None
+        # no transaction applied yet in this run: a DDL met now may be one a crash left
+        # applied without its checkpoint row (DdlPolicy.run's ``tolerant``)
+        self.leading = True
         self.source_ts: int | None = None   # the last watermark's ts (_watermark), --from
         self.pending_start = None   # where the oldest XA PREPARE waiting for its COMMIT starts
         self.pending_cp: tuple | None = None
@@ -140,10 +142,10 @@ class Batches:
                 tx = Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end, ts=unit.ts,
                                  server_id=unit.server_id, statements=[unit])
                 self._apply_unit(tx)
+                self.leading = False
             else:
-                self.warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                self.warn(f"{unit.file} @ {unit.pos}: not replayed: {short(unit.query)}")
                 self._advance(unit.end, unit.gtid, rows=0)
-            self.first_unit = False
             return
         tx = unit
         if self._done(tx.end):
@@ -151,8 +153,8 @@ class Batches:
                 pass        # rendered before the checkpoint was known to cover it
             self.stats["skipped"] += 1
             return
-        self.first_unit = False
         self._apply_unit(tx, parts)
+        self.leading = False
 
     def _apply_unit(self, tx, parts=None) -> None:
         early, self.in_flight = self.in_flight, False
@@ -181,7 +183,7 @@ class Batches:
             self._advance(statement.end, statement.gtid, rows=0)
             return
         self.commit()          # DDL commits implicitly: the data before it goes first
-        self.ddl.run(self.session, statement, self.first_unit)
+        self.ddl.run(self.session, statement, self.leading)
         self._advance(statement.end, statement.gtid, rows=0)
         self.commit()
 

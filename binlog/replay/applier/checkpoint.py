@@ -9,7 +9,7 @@ from typing import Any
 
 from schema_store.store import file_key
 
-from ...output.sql import quote_ident, quote_text
+from ...output.sql.literals import quote_ident, quote_text
 from ..parallel import Mark, Resume, encode_ends, resume_point
 from .executor import Executor
 

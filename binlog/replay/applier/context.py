@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ...assembly.rewrite_db import DbRewrite
 from ...assembly.transactions import in_binlog_order
 from ...filters import TableFilter
-from ...output.sql import SqlRenderer
+from ...output.sql.renderer import SqlRenderer
 from ..batch import Batch, row_numbers, row_statements
 from ..keys import KeyCatalog, load_live_tables
 from .failures import close_quietly

@@ -10,7 +10,8 @@ import pymysql
 
 from ...assembly.routines import routine_kind, strip_definer
 from ...errors import TargetError
-from ...output.sql import _short, ddl_kept, ddl_statements
+from ...output.sql.literals import short
+from ...output.sql.session import ddl_kept, ddl_statements
 from ..tidb import ddl_hint, rebuild_only
 from .executor import Executor
 from .failures import error_code
@@ -40,24 +41,28 @@ class DdlPolicy:
         kind = routine_kind(statement.query)
         if options.no_ddl or not ddl_kept(statement, table_filter) or (kind and not options.routines):
             if options.no_ddl:
-                self.warn(f"{where(statement)}: DDL not replayed (--no-ddl): {_short(statement.query)}")
+                self.warn(f"{where(statement)}: DDL not replayed (--no-ddl): {short(statement.query)}")
             elif kind and not self.routines_warned:
                 self.routines_warned = True
                 self.warn(f"{where(statement)}: {kind} definitions (and those of triggers, "
                           f"procedures, functions, events) are not replayed: the row events "
                           f"already hold the rows they wrote; --routines replays them: "
-                          f"{_short(statement.query)}")
+                          f"{short(statement.query)}")
             return False
         return True
 
     def run(self, session: Executor, statement, tolerant: bool) -> None:
-        """Execute the DDL on ``session`` (it commits implicitly); ``tolerant``: the
-        first unit after a resume, "already exists / does not exist" taken as applied
-        before a crash."""
+        """Execute the DDL on ``session`` (it commits implicitly); ``tolerant``: "already
+        exists / does not exist" taken as applied before a crash.  A DDL commits by
+        itself and its checkpoint row only after it, so a kill between the two leaves it
+        applied and unrecorded, and the run that follows meets it before any transaction
+        of its own (everything before a DDL is committed when it runs): every DDL a run
+        meets before its first transaction is tolerant, not only the first - a target
+        found holding all the leading DDLs and no checkpoint row resumes too."""
         at = where(statement)
         if session.tidb and rebuild_only(statement.query):
             self.warn(f"{at}: not replayed on TiDB, which refuses it (error 8200): a table "
-                      f"rebuild that changes nothing TiDB holds: {_short(statement.query)}")
+                      f"rebuild that changes nothing TiDB holds: {short(statement.query)}")
             return
         if self.options.strip_definer:
             statement = replace(statement, query=strip_definer(statement.query))
@@ -96,4 +101,4 @@ class DdlPolicy:
         for level, code, message in cur.fetchall():
             if level != "Note":
                 self.warn(f"{at}: the target took the DDL with {level.lower()} {code}: {message}: "
-                          f"{_short(statement.query)}")
+                          f"{short(statement.query)}")

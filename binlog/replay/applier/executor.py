@@ -11,7 +11,8 @@ from typing import Any
 import pymysql
 
 from ...errors import TargetError
-from ...output.sql import SESSION_SETUP, STATEMENT_RESET, _short, statement_sql
+from ...output.sql.literals import short
+from ...output.sql.session import SESSION_SETUP, STATEMENT_RESET, statement_sql
 from ..tidb import SESSION_SETUP as TIDB_SESSION_SETUP, is_tidb
 from .context import Run
 from .failures import CONNECTION_ERRORS, GONE, RETRYABLE_ERRORS, close_quietly, error_code, translate
@@ -164,12 +165,12 @@ class Executor:
 
     def execute_statement(self, statement, tx) -> None:
         """A statement-logged change, executed as the source ran it: in its database and
-        session (output.sql.statement_sql), then the replay's session is restored.  An
+        session (output.sql.session.statement_sql), then the replay's session is restored.  An
         error the source itself logged for the statement (its error_code) is expected."""
         where = f"{statement.file} @ {statement.pos}"
         if self.options.skip_statements:
             self.warn(f"{where}: statement-based change skipped (--skip-statements): "
-                      f"{_short(statement.query, 200)}")
+                      f"{short(statement.query, 200)}")
             return
         steps = statement_sql(self.run.rewrite.statement(statement))   # NotReplayableError (exit 1) names it
         expected = statement.event.error_code
@@ -187,7 +188,7 @@ class Executor:
                     for step in STATEMENT_RESET:
                         cur.execute(step)
         except Exception as exc:
-            error = self.translate(exc, tx, None, f"{where}: {_short(statement.query, 300)}")
+            error = self.translate(exc, tx, None, f"{where}: {short(statement.query, 300)}")
             raise error from exc
         self.stats["statements"] += 1
 

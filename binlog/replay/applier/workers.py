@@ -14,7 +14,7 @@ from pymysql.constants import CLIENT
 
 from ...assembly.transactions import DDL, Statement, Transaction
 from ...errors import TargetError
-from ...output.sql import _short
+from ...output.sql.literals import short
 from ...reader import SourceEvent
 from ..packets import execute_packet
 from ..parallel import Job, Mark, Options, PartStream, Pool, Resume, Retryable, Stopped, Tracker, conflict_keys
@@ -72,16 +72,14 @@ class WorkerSession:
                 executor.apply(unit, job.parts)
             elif unit.kind == DDL:
                 if self.workers.ddl.wanted(unit, executor.run.filter):
-                    # what a crash may have left: the first DDL a run applies (a DDL commits
-                    # by itself, its checkpoint row just after; a crash between the two
-                    # before any row was written leaves no checkpoint to resume from)
-                    tolerant = self.tracker.committed == 0
-                    self.workers.ddl.run(executor, unit, tolerant)
+                    # what a crash may have left (DdlPolicy.run): a DDL before the first
+                    # transaction this run commits (a barrier: all before it is committed)
+                    self.workers.ddl.run(executor, unit, tolerant=self.workers.leading)
             elif unit.kind == "dml":
                 executor.apply(Transaction(unit.gtid, (unit.file, unit.pos), end=unit.end,
                                            ts=unit.ts, server_id=unit.server_id, statements=[unit]))
             else:
-                executor.warn(f"{unit.file} @ {unit.pos}: not replayed: {_short(unit.query)}")
+                executor.warn(f"{unit.file} @ {unit.pos}: not replayed: {short(unit.query)}")
         except ConnectionLost as exc:
             code = getattr(exc.__cause__, "args", (None,))[0] if exc.__cause__ else None
             if code in RETRYABLE_ERRORS and not job.streamed:
@@ -117,6 +115,8 @@ class WorkerSession:
         except Exception as exc:
             raise executor.translate(exc, None, what=f"the commit of worker {self.name}") from exc
         self.totals = totals
+        if txs or any(isinstance(j.unit, Statement) and j.unit.kind == "dml" for j in jobs):
+            self.workers.leading = False
         s = self.stats
         s["commits"] += 1
         s["transactions"] += len(txs)
@@ -147,6 +147,8 @@ class Workers:
         cp = store.current
         self.applied = (cp["file"], cp["pos"]) if cp is not None else None
         self.pool: Pool | None = None
+        # no transaction committed yet in this run (DdlPolicy.run's ``tolerant``)
+        self.leading = True
 
     def run(self, reader, assembler, own: tuple[str, ...]) -> None:
         """This thread waits and shows progress; the input applied to its end, the

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from binlog.output import base, cdc, debezium, json_lines, routing, sql, text
+from binlog.output import base, cdc, debezium, extras, json_lines, routing, text
 from binlog.output.base import Wrapping, Writer
-from binlog.replay import writers as replay_writers
+from binlog.output.sql import literals, renderer, script, session
 from binlog.replay.keys import KeyCatalog
 
 
@@ -20,10 +20,10 @@ def _writers() -> dict[str, Writer]:
         "cdc": cdc.CdcJsonWriter(io.BytesIO(), keys=keys),
         "debezium": debezium.DebeziumWriter(io.BytesIO()),
         "text": text.TextWriter(io.BytesIO()),
-        "sql": sql.SqlWriter(io.BytesIO(), keys=keys),
-        "flashback": sql.SqlWriter(io.BytesIO(), keys=keys, flashback=True),
-        "checksum_json": replay_writers.ChecksumJsonWriter(io.BytesIO()),
-        "split": replay_writers.SplitUpdatesWriter(json_lines.JsonLinesWriter(io.BytesIO()), keys),
+        "sql": script.SqlWriter(io.BytesIO(), keys=keys),
+        "flashback": script.SqlWriter(io.BytesIO(), keys=keys, flashback=True),
+        "checksum_json": extras.ChecksumJsonWriter(io.BytesIO()),
+        "split": extras.SplitUpdatesWriter(json_lines.JsonLinesWriter(io.BytesIO()), keys),
     }
 
 
@@ -54,7 +54,7 @@ def test_each_writer_declares_what_it_takes(name):
 
 def test_every_writer_class_is_a_writer_and_probes_nothing():
     """No writer answers for another by ``__getattr__``, nor probes one with hasattr."""
-    modules = (cdc, debezium, json_lines, routing, sql, text, replay_writers)
+    modules = (cdc, debezium, json_lines, routing, script, renderer, literals, session, text, extras)
     found = [cls for m in modules for _, cls in inspect.getmembers(m, inspect.isclass)
              if cls.__module__ == m.__name__ and cls.__name__.endswith(("Writer", "Strings", "Db", "Files"))]
     assert {c.__name__ for c in found} >= {"CdcJsonWriter", "TextWriter", "SqlWriter", "DebeziumWriter",

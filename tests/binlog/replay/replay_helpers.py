@@ -214,7 +214,7 @@ def assert_encoded_statements_match(paths, safe: bool = True, **options) -> list
     """apply's statements from EncodedInserts/EncodedKeyeds (no row decoded) are those of
     the decoded rows, cut at the same rows, and their rows (LazyRows) are the decoded rows,
     numbered alike; gives the encoded items (``options``: apply_transactions')."""
-    from binlog.output.sql import SqlRenderer
+    from binlog.output.sql.renderer import SqlRenderer
     from binlog.replay.batch import EncodedEvent, EncodedInsert, EncodedKeyed, EncodedStatements, LazyRows
     from binlog.replay.keys import KeyCatalog
 

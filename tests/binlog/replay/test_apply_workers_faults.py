@@ -96,6 +96,26 @@ def test_kill_apply_at_twenty_five_random_moments(two_servers, safe):
     _kill_apply_repeatedly(source, target, kills=25, transactions=6000, safe=safe)
 
 
+@pytest.mark.parametrize("workers", ["1", "16"])
+def test_ddl_a_crash_left_without_checkpoint_rows_is_taken_as_applied(two_servers, workers):
+    """A DDL commits by itself and its checkpoint row only after it: a kill -9 between
+    the two leaves it applied and unrecorded.  What such crashes leave at the start of
+    the input - the database and every table created, no checkpoint row at all - is
+    taken as applied by the rerun, DDL after DDL, and each transaction is committed
+    once."""
+    source, target = two_servers
+    text = many_script("kf", 100, 5)
+    run_script(source, text)
+    run_script(target, text[:text.index("INSERT INTO")])       # the leading DDLs alone
+    files = [str(p) for p in source.binlog_files()]
+    done = cli("apply", "--to", dsn(target), "--workers", workers, "--no-safe", *files, timeout=600)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert err.count("taken as applied before the interruption") == 13, err   # the database, 12 tables
+    assert_same_contents(source, target, ["kf"])
+    assert sorted(committed_markers(target, "kf")) == list(range(1, 101))
+
+
 def test_kill_target_during_a_sixteen_worker_run(two_servers):
     """The target is killed (-9) and restarted under a 16-worker run: the apply
     reconnects and resumes from the workers' rows (or a rerun does), once each."""

@@ -1,4 +1,4 @@
-"""apply's compiled row literals (output.sql.RowValues / literal_function) write exactly
+"""apply's compiled row literals (output.sql.literals.RowValues / literal_function) write exactly
 the text of ``literal`` for every value of every sample binlog, and its multi-row INSERTs
 are the single-row statements' VALUES joined; verify-rows' compiled row checksum
 (checksum.RowChecksum) gives row_checksum's value for every image.  Every sample is read
@@ -15,7 +15,8 @@ from replay_helpers import apply_transactions, assert_encoded_statements_match
 from support.corpus import DAMAGED
 
 from binlog.errors import IncompleteEventError
-from binlog.output.sql import SqlRenderer, literal, literal_function
+from binlog.output.sql.literals import literal, literal_function
+from binlog.output.sql.renderer import SqlRenderer
 from binlog.reader import BinlogReader, RowChange
 from binlog.replay import batch as batch_module
 from binlog.replay.batch import EncodedInsert, LazyRows, row_statements

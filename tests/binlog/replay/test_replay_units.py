@@ -19,7 +19,7 @@ from binlog.assembly.transactions import Statement, Transaction, TxAssembler, cl
 from binlog.checksum import encode_value, row_checksum
 from binlog.column import Column
 from binlog.constants import ColumnType as T
-from binlog.output.sql import SqlRenderError, literal, quote_text, text_literal
+from binlog.output.sql.literals import SqlRenderError, literal, quote_text, text_literal
 from binlog.reader import BinlogReader, RowChange
 from binlog.replay.keys import TableKeys
 from binlog.rows import DecodePlan

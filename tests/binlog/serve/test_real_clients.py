@@ -278,3 +278,63 @@ def test_the_upstreams_password_is_on_no_command_line(source, tmp_path):
     finally:
         serve.stop()
     assert secret not in serve.text()
+
+
+def test_an_upstream_session_keeps_the_clients_settings(source, tmp_path):
+    """As JDBC's MariaDB driver runs Debezium's snapshot: a SET runs on the upstream too (its
+    time_zone then holds for the snapshot's SELECTs there), serve's own answers carry the
+    upstream session's status (autocommit off after SET autocommit=0: the driver keeps it
+    from every OK and EOF), and ``SET STATEMENT var=value FOR`` (the driver's query
+    timeout) wraps a query serve answers as well as one it passes on."""
+    import pymysql
+
+    source.execute("CREATE USER cdc@'%' IDENTIFIED BY 'cdc-Pw9'")
+    source.execute("GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT ON *.* TO cdc@'%'")
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path, "--upstream", f"mysql://x@127.0.0.1:{source.port}/")
+    conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="cdc", password="cdc-Pw9")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET time_zone = '+05:00'")
+            cur.execute("SELECT CAST(FROM_UNIXTIME(0) AS CHAR)")            # run on the upstream
+            assert cur.fetchall() == (("1970-01-01 05:00:00",),)
+            conn.autocommit(False)
+            assert not conn.get_autocommit()
+            conn.ping(reconnect=False)                                      # answered by serve
+            assert not conn.get_autocommit()
+            cur.execute("SET STATEMENT max_statement_time=600 FOR SHOW GLOBAL VARIABLES LIKE 'server_id'")
+            assert cur.fetchall() == (("server_id", "100"),)                 # serve's, not the source's 1
+            assert not conn.get_autocommit()
+            cur.execute("SET STATEMENT max_statement_time=600 FOR SHOW MASTER STATUS")
+            last = source.binlog_names()[-1]
+            assert cur.fetchall()[0][:2] == (last, (tmp_path / "served" / last).stat().st_size)
+            cur.execute("SET STATEMENT max_statement_time=600 FOR SELECT COUNT(*) FROM d.t")
+            assert cur.fetchall() == ((50 + 1,),)
+            cur.execute("SHOW VARIABLES WHERE Variable_name IN ('server_id', 'time_zone')")   # the source's
+            assert cur.fetchall() == (("server_id", "1"), ("time_zone", "+05:00"))
+    finally:
+        conn.close()
+        serve.stop()
+    assert "not served" not in serve.text()
+
+
+def test_a_jdbc_client_without_upstream_gets_its_settings_and_variables(source, tmp_path):
+    """A serve account (no upstream): what JDBC's MariaDB driver and Debezium's MariaDB
+    connector ask at start is answered from serve's own variables."""
+    import pymysql
+
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path)
+    conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("set sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES'),time_zone='+00:00',NAMES utf8mb4")
+            cur.execute("SET STATEMENT max_statement_time=600 FOR SHOW VARIABLES")
+            everything = dict(cur.fetchall())
+            assert everything["server_id"] == "100" and everything["binlog_format"] == "ROW"
+            cur.execute("SHOW VARIABLES WHERE Variable_name IN ('character_set_server','collation_server')")
+            assert cur.fetchall() == (("character_set_server", "utf8mb4"), ("collation_server", "utf8mb4_general_ci"))
+    finally:
+        conn.close()
+        serve.stop()
+    assert "not served" not in serve.text()

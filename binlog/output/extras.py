@@ -4,8 +4,8 @@ from __future__ import annotations
 import orjson
 
 from ..checksum import PlanChecksums, change_checksums
-from ..output.base import Writer
-from ..output.json_lines import JsonLinesWriter
+from .base import Writer
+from .json_lines import JsonLinesWriter
 
 
 class ChecksumJsonWriter(JsonLinesWriter):

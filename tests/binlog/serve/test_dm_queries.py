@@ -1,0 +1,75 @@
+"""What TiDB DM asks its source over SQL before and beside its binlog stream, answered by
+``binlog serve`` from the served binlogs of a real source (DM's binlog connection itself is
+go-mysql: tests/peers/test_go_mysql.py records what it sends).
+
+Read from pingcap/tiflow: dm/pkg/conn/db.go (GetFlavor through tidb's dbutil.ShowVersion,
+GetServerID, GetMariaDBGtidDomainID, GetSlaveServerID, GetServerUnixTS), dm/pkg/conn/utils.go
+(GetMasterStatus with gtid_binlog_pos for MariaDB, FetchLowerCaseTableNamesSetting,
+GetSessionVariable sql_mode), dm/pkg/binlog/status.go (GetBinaryLogs), dm/syncer/util.go
+str2TimezoneOrFromDB (the upstream's UTC offset), dm/pkg/checker/conn_checker.go
+(max_connections)."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pymysql
+import pytest
+from support.serve_process import PASSWORD, Serve, copy_binlogs, workload
+
+pytestmark = pytest.mark.server
+
+#: (statement, what the answer must be: a function of (rows, source, served names))
+DM_QUERIES = [
+    ("SHOW GLOBAL VARIABLES LIKE 'version';", lambda rows, src, names: "MariaDB" in rows[0][1]),
+    ("SELECT version()", lambda rows, src, names: "MariaDB" in rows[0][0]),
+    ("SHOW GLOBAL VARIABLES LIKE 'server_id'", lambda rows, src, names: rows == (("server_id", "100"),)),
+    ("SHOW GLOBAL VARIABLES LIKE 'gtid_domain_id'", lambda rows, src, names: rows == (("gtid_domain_id", "0"),)),
+    ("SHOW SLAVE HOSTS", lambda rows, src, names: rows == ()),
+    ("SHOW MASTER STATUS", lambda rows, src, names: rows[0][:2] == (names[-1], src.binlog_files()[-1].stat().st_size)),
+    ("SHOW GLOBAL VARIABLES LIKE 'gtid_binlog_pos'",
+     lambda rows, src, names: rows == (("gtid_binlog_pos", src.query("SELECT @@gtid_binlog_pos")[0][0]),)),
+    ("SHOW BINARY LOGS", lambda rows, src, names: [r[0] for r in rows] == names),
+    ("SELECT UNIX_TIMESTAMP()", lambda rows, src, names: abs(int(rows[0][0]) - src.query(
+        "SELECT UNIX_TIMESTAMP()")[0][0]) < 60),
+    ("SELECT @@lower_case_table_names;", lambda rows, src, names: rows == (("0",),)),
+    ("SHOW VARIABLES LIKE 'sql_mode'", lambda rows, src, names: rows[0][0] == "sql_mode"),
+    ("SELECT cast(TIMEDIFF(NOW(6), UTC_TIMESTAMP(6)) as time);", lambda rows, src, names: rows == (("00:00:00",),)),
+    ("SHOW GLOBAL VARIABLES LIKE 'max_connections'", lambda rows, src, names: rows == (("max_connections", "64"),)),
+]
+
+
+def test_serve_answers_what_dm_asks(mariadb_factory, tmp_path):
+    source = mariadb_factory({"server_id": 1})
+    workload(source, rows=5)
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
+        with conn.cursor() as cur:
+            for sql, check in DM_QUERIES:
+                cur.execute(sql)
+                rows = cur.fetchall()
+                assert check(rows, source, source.binlog_names()), (sql, rows)
+        conn.close()
+    finally:
+        serve.stop()
+    assert "asked what is not served" not in serve.text()
+
+
+def test_with_an_upstream_dm_gets_the_sources_time_zone(mariadb_factory, tmp_path):
+    """DM replays a DDL logged with time_zone SYSTEM in the source's zone, which it asks
+    with the UTC-offset query: with ``--upstream`` that query is the source's."""
+    source = mariadb_factory({"server_id": 1, "default_time_zone": "+08:00"})
+    source.execute("CREATE USER dm@'%' IDENTIFIED BY 'dm-Pw1'")        # an account of the source
+    source.execute("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO dm@'%'")
+    workload(source, rows=2)
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path, "--upstream", f"mysql://root@localhost/?unix_socket={source.socket}")
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="dm", password="dm-Pw1")
+        with conn.cursor() as cur:
+            cur.execute("SELECT cast(TIMEDIFF(NOW(6), UTC_TIMESTAMP(6)) as time);")
+            assert cur.fetchall() == ((timedelta(hours=8),),)       # the source's TIME column
+        conn.close()
+    finally:
+        serve.stop()
