@@ -50,10 +50,12 @@ def _kill_apply_repeatedly(source, target, kills: int, transactions: int, safe: 
     share more of the markers, ``kills`` times; then run it to the end.  Each run is held
     by the pause hook after a commit it makes before its end (a commit takes at most 8
     transactions, so it makes at least a commit per 8 left): no run ends before its kill,
-    every one of ``kills`` lands.  A run held before its share is in is killed there."""
+    every one of ``kills`` lands (counted: a run alive at its kill that committed more than
+    the runs before it).  A run held before its share is in is killed there."""
     files = _source(source, transactions)
     rng = random.Random(SEED)
     cmd = _apply_cmd(target, files, safe)
+    landed = 0
     for killed in range(kills):
         done = _committed(target)
         goal = done + rng.randint(1, max(2, (transactions - done) // (kills - killed + 1)))
@@ -72,6 +74,8 @@ def _kill_apply_repeatedly(source, target, kills: int, transactions: int, safe: 
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stderr.close()
+        landed += _committed(target) > done
+    assert landed == kills, f"seed {SEED}: {landed} of {kills} kills landed inside a run"
     before = _committed(target)
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=600)
     err = done.stderr.decode()
