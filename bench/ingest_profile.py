@@ -65,10 +65,11 @@ def main(argv=None) -> None:
     from binlog import rows
     from binlog.cli import main as cli
     from binlog.stream import EventStream
+    from binlog.stream_runs import RunModes
     from spark_ingest import arrow_columns, arrow_typed, background, records, writer
 
     timed(EventStream, "next_event", "read and frame events")
-    timed(EventStream, "_encode_run", "runs of events: JSON images + typed columns (one compiled call)")
+    timed(RunModes, "_encode", "runs of events: JSON images + typed columns (one compiled call)")
     timed(records.ImagesEncoder, "__call__", "JSON images of changes/ (compiled encoder)")
     timed(records.BatchBuilder, "add_rows", "CDC fields + Arrow batches of changes/")
     timed(records.BatchBuilder, "add_encoded", "CDC fields + Arrow batches of changes/")

@@ -19,7 +19,8 @@ from schema_store.store import SchemaStore
 
 from .errors import BinlogError
 from .filters import TableFilter
-from .reader import BinlogReader as _Reader, ReaderHooks, ReaderOptions, RowChange
+from .reader import BinlogReader as _Reader, RowChange
+from .reader_options import ReaderHooks, ReaderOptions
 from .sources.base import BinlogSource
 
 __all__ = ["BinlogReader", "TableFilter", "SchemaStore", "ReaderOptions", "ReaderHooks", "RowChange"]

@@ -151,6 +151,11 @@ MARIADB_NUMERIC_TYPES = NUMERIC_TYPES | {ColumnType.YEAR}
 
 # Collation id of the binary pseudo-charset.
 BINARY_COLLATION = 63
+# The spatial types by their code in a TABLE_MAP's GEOMETRY_TYPE metadata
+# (sql/field.h Field::geometry_type: GEOM_GEOMETRY = 0, GEOM_POINT = 1, ...)
+GEOMETRY_TYPES = ("geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+                  "multipolygon", "geometrycollection")
+GEOMETRY_POINT = GEOMETRY_TYPES.index("point")
 
 # Rows event flags (post-header).
 STMT_END_F = 0x1

@@ -25,7 +25,6 @@ from .errors import (
     MissingTableMapError,
     PrecisionUnknownError,
     UsageError,
-    check_on_error,
 )
 from .events import (
     FormatDescriptionEvent,
@@ -46,13 +45,16 @@ from .events.base import Event, SkippedRowsEvent
 from .events.query import BEGIN, COMMIT, ROLLBACK, XA_START, transaction_control
 from .events.status_vars import statement_text
 from .gtids import GtidWindow, mysql_sid
+from .header import FormatDescription
 from .infer import infer_precisions, unknown_legacy_columns
+from .reader_options import ReaderHooks, ReaderOptions, assumed_codec
 from .rows import DecodePlan, EncodedRows, build_plan, count_rows, count_walk, decode_rows
 from .scan import COUNT_RUN_CODES, count_key
 from .sources.base import BinlogSource, Heartbeat, ReadState, read_events
 from .sources.file import FileSource
 from .statements import CONTROL, DDL, classify_query, statement_kept
-from .stream import RUN_OUTPUT, CountedRun, Damage, EncodedRun, EventStream, SkippedRun
+from .stream import Damage, EventStream
+from .stream_runs import RUN_OUTPUT, CountedRun, EncodedRun, RunModes, SkippedRun
 from .types.strings import LARGE_VIEWS
 from .watermarks import Watermark, Watermarks
 
@@ -96,13 +98,13 @@ class RowCount:
 
 @dataclass(slots=True)
 class CountedRows:
-    """A run of rows events counted in one go (``BinlogReader.count_runs``: ``binlog
+    """A run of rows events counted in one go (``ReaderOptions.count_runs``: ``binlog
     stats``), given out instead of their SourceEvents and RowCounts: ``counts``, the
     RowCount of each event in order (``count`` 0 included), ``sizes`` their event sizes."""
     file: str
     counts: list
     sizes: list
-    raw: bytes | None = None    # the events' bytes, back to back (``BinlogReader.keep_raw``)
+    raw: bytes | None = None    # the events' bytes, back to back (``ReaderOptions.keep_raw``)
 
 
 @dataclass(slots=True)
@@ -150,6 +152,7 @@ class StatementChange:
     context: list
     schema: list | None = None
     sql_exact: bool = True  # False: ``sql`` had bytes invalid in the client charset (replaced)
+    mariadb: bool = False   # written by MariaDB (the FDE's server version)
 
     @property
     def table(self) -> str | None:
@@ -160,7 +163,7 @@ class StatementChange:
 class SourceEvent:
     file: str
     event: Event
-    raw: bytes | None = None    # the event's bytes as framed (``BinlogReader.keep_raw``)
+    raw: bytes | None = None    # the event's bytes as framed (``ReaderOptions.keep_raw``)
 
 
 @dataclass
@@ -179,66 +182,6 @@ class ReadStats:
     @property
     def damaged_bytes(self) -> int:
         return sum(d.size for d in self.damage)
-
-
-@dataclass(frozen=True)
-class ReaderOptions:
-    """How a ``BinlogReader`` reads: one object the CLI builds from its arguments and the
-    Spark source from its options.
-
-    Positions follow mysqlbinlog: ``start_position`` applies to the first binlog and
-    ``stop_position`` to the last; events before ``start_datetime`` (epoch seconds) are
-    skipped and reading stops at the first event at or after ``stop_datetime``.
-    ``tz``: the zone TIMESTAMP values are given in; with ``timestamp_offset`` as ISO 8601
-    with that zone's offset at each value's instant (``2024-10-27T02:30:00+01:00``).
-    ``on_error``: "fail" or "skip"
-    (see ``BinlogReader``).  ``follow``/``follow_timeout``/``poll_interval``: following
-    files that grow (used when the reader is given paths).  ``keys``: a
-    ``crypt.KeyRing`` to decrypt encrypted binlogs with; each binlog picks its key and
-    algorithm after its START_ENCRYPTION_EVENT."""
-    verify_checksums: bool = True
-    start_position: int | None = None
-    stop_position: int | None = None
-    start_datetime: int | None = None
-    stop_datetime: int | None = None
-    tz: Any = None
-    infer_precision: bool = False
-    table_filter: Any = None
-    on_error: str = "fail"
-    follow: bool = False
-    follow_timeout: float | None = None
-    poll_interval: float = 0.25
-    keys: Any = None        # binlog.crypt.KeyRing for encrypted binlogs (never printed)
-    start_gtid: str | None = None       # MariaDB GTID lists, as binlog.gtids reads them
-    stop_gtid: str | None = None
-    assume_charset: str | None = None
-    allow_gaps: bool = False        # a binlog missing between two: a warning, not an error
-    count_rows: bool = False        # rows events give one RowCount (row values not decoded)
-    timestamp_offset: bool = False  # TIMESTAMP as ISO 8601 with tz's offset (DST-correct)
-    # Watermark records (binlog.watermarks): None none; S at transaction ends at most every
-    # S seconds (0: after each), and at every heartbeat of a live server
-    watermark_interval: float | None = None
-
-    def __post_init__(self) -> None:
-        check_on_error(self.on_error)
-        if self.watermark_interval is not None and not 0 <= self.watermark_interval < 1e9:
-            raise UsageError(f"--watermark-interval must be 0 or more seconds, not "
-                             f"{self.watermark_interval}")
-        if self.assume_charset is not None:
-            assumed_codec(self.assume_charset)
-
-
-@dataclass(frozen=True)
-class ReaderHooks:
-    """Callbacks of a ``BinlogReader``: ``on_unknown(name, event)`` for an event type
-    this parser does not know, ``on_inferred(name, offset, plan, {index: N})`` for an
-    inferred precision, ``on_damage(Damage)`` for each skipped range, ``on_idle()``
-    before each wait while following."""
-    on_unknown: Callable[[str, UnknownEvent], None] | None = None
-    on_inferred: Callable[[str, int, DecodePlan, dict], None] | None = None
-    on_damage: Callable[[Damage], None] | None = None
-    on_idle: Callable[[], None] | None = None
-    on_warning: Callable[[str], None] | None = None     # e.g. a gap read past (allow_gaps)
 
 
 class RunWriter(Protocol):
@@ -294,17 +237,7 @@ class BinlogReader:
         # The output's fast paths (set_output_paths): row_encoder, rows_hook, run_writer.
         self.row_encoder: Callable[[RowChange, RowsEvent], EncodedRows | None] | None = None
         self.rows_hook: Callable[[str, RowsEvent, DecodePlan], None] | None = None
-        # count_runs (with count_rows): runs of rows events whose tables' rows were
-        # counted before are counted by the stream in one compiled call and given out as
-        # one CountedRows item (binlog stats); no GTID window or --start-datetime.
-        self.count_runs = False
         self.run_writer: RunWriter | None = None
-        # keep_raw: SourceEvents and CountedRows carry their events' bytes (decrypted,
-        # as framed): ``binlog apply --method binlog`` sends them on as they are.
-        self.keep_raw = False
-        # decode_table(table_map, fde) -> bool (with count_rows): the rows of the tables
-        # it says yes to are decoded (RowChanges) instead of counted.
-        self.decode_table: Callable[[TableMapEvent, Any], bool] | None = None
         self.source = source if isinstance(source, BinlogSource) else FileSource(
             source, follow=options.follow, follow_timeout=options.follow_timeout,
             poll_interval=options.poll_interval, on_idle=hooks.on_idle,
@@ -360,6 +293,8 @@ class BinlogReader:
     on_unknown = property(lambda self: self.hooks.on_unknown)
     on_inferred = property(lambda self: self.hooks.on_inferred)
     on_damage = property(lambda self: self.hooks.on_damage)
+    count_runs = property(lambda self: self.options.count_runs)
+    keep_raw = property(lambda self: self.options.keep_raw)
 
     @property
     def files(self) -> list:
@@ -438,28 +373,27 @@ class BinlogReader:
         filtered: set[int] = set()       # table_ids whose TABLE_MAP the filter rejected
         self.stats.files += 1
         skip = filtered.__contains__ if self.table_filter else None
-        stream = EventStream(name, verify_checksums=self.verify_checksums, skip_rows=skip,
-                             on_error=self.on_error, keys=self.options.keys)
-        stream.skip_table_ids = filtered if self.table_filter else None
-        stream.keep_raw = self.keep_raw
-        stream.skip_stop_offset = -1 if stop is None else stop
-        stream.skip_stop_ts = -1 if self.stop_datetime is None else self.stop_datetime
         plain = not self.gtid_window.active and self.start_datetime is None
-        if self.count_runs and self.options.count_rows and plain:
-            stream.count_walks = state.run_entries
+        counting = self.options.count_runs and self.options.count_rows and plain
         encoding = self.run_writer is not None and self.row_encoder is not None and plain \
             and run_encoder() is not None
-        if encoding:
-            stream.encode_entries = state.run_entries
+        runs = RunModes(skip_table_ids=filtered if self.table_filter else None,
+                        stop_offset=-1 if stop is None else stop,
+                        stop_ts=-1 if self.stop_datetime is None else self.stop_datetime,
+                        count_walks=state.run_entries if counting else None,
+                        encode_entries=state.run_entries if encoding else None)
+        stream = EventStream(name, verify_checksums=self.verify_checksums, skip_rows=skip,
+                             on_error=self.on_error, keys=self.options.keys,
+                             keep_raw=self.options.keep_raw, runs=runs)
         events = read_events(binlog, stream, start_position=start,
                              follow=self.follow and last, state=read)
         seen = 0
         marks = self.watermarks
         try:
             while True:
-                self._aim_skips(stream, state)      # before the stream reads the next event
+                self._aim_skips(runs, state)        # before the stream reads the next event
                 if encoding:
-                    self._aim_runs(stream, state)
+                    self._aim_runs(runs, state)
                 event = next(events, None)
                 if event is None:
                     break
@@ -552,16 +486,16 @@ class BinlogReader:
             return None
         return self.watermarks.at_heartbeat(name, beat, stream.offset)
 
-    def _aim_skips(self, stream: EventStream, state: "_FileState") -> None:
+    def _aim_skips(self, runs: RunModes, state: "_FileState") -> None:
         """Which rows events the stream may step over by length next, as ``_event``
         would take them in without giving anything out: every one inside an event group
         outside the GTID window, and those before --start-datetime (the table filter's
         are set once).  Not while the continuity check waits for the first event."""
         ready = not self.continuity.pending
-        stream.skip_all_rows = (ready and state.group is not None and state.skip_group
-                                and state.in_trx)
+        runs.skip_all_rows = (ready and state.group is not None and state.skip_group
+                              and state.in_trx)
         start = self.start_datetime
-        stream.skip_before_ts = start if ready and start is not None else -1
+        runs.skip_before_ts = start if ready and start is not None else -1
 
     def _skipped_run(self, run: SkippedRun) -> None:
         """Count a run of rows events stepped over: the filtered tables' as skipped,
@@ -587,17 +521,17 @@ class BinlogReader:
             sizes.append(size)
         return CountedRows(name, counts, sizes, run.raw)
 
-    def _aim_runs(self, stream: EventStream, state: "_FileState") -> None:
+    def _aim_runs(self, runs: RunModes, state: "_FileState") -> None:
         """The entries of encoded runs hold the transaction's GTID (in each row's head):
         a new transaction (or damage) starts them anew."""
         if state.runs_gtid != state.gtid:
             state.run_entries.clear()
             state.runs_gtid = state.gtid
         writer = self.run_writer
-        if stream.encode_args is None and state.run_prefix is not None and writer is not None:
-            stream.encode_args = (run_encoder(), state.run_prefix, writer.run_tail,
-                                  writer.run_flags, _run_max_event(),
-                                  getattr(writer, "run_output", RUN_OUTPUT))
+        if runs.encode_args is None and state.run_prefix is not None and writer is not None:
+            runs.encode_args = (run_encoder(), state.run_prefix, writer.run_tail,
+                                writer.run_flags, _run_max_event(),
+                                getattr(writer, "run_output", RUN_OUTPUT))
 
     def _register_run_entry(self, state: "_FileState", head: RowChange, event: RowsEvent) -> None:
         """Let the stream write the next events like ``event`` (just written by the row
@@ -733,7 +667,7 @@ class BinlogReader:
         sql, exact = statement_text(event.raw_query, session)
         return [StatementChange(name, h.offset, h.offset + h.event_size, h.timestamp, h.server_id,
                                 state.gtid, event.db or None, op, sql, event, session, context, schema,
-                                exact)]
+                                exact, state.fde is not None and state.fde.is_mariadb)]
 
     def _changes(self, name, event: RowsEvent, table_maps, gtid, fde, state=None):
         entry = table_maps.get(event.table_id)
@@ -747,8 +681,9 @@ class BinlogReader:
             plan = self._plan(table_map, fde, (name, table_map.offset))
             table_maps[event.table_id] = (table_map, plan)
         header = event.header
+        decode_table = self.hooks.decode_table
         counting = self.options.count_rows and not (
-            self.decode_table is not None and self.decode_table(table_map, fde))
+            decode_table is not None and decode_table(table_map, fde))
         decode: Callable[[RowsEvent, DecodePlan], Any] = count_rows if counting else decode_rows
         if self.row_encoder is not None:
             # the batch path: the writer's encoder gives all rows as output bytes, or None
@@ -777,7 +712,7 @@ class BinlogReader:
             raise
         if isinstance(rows, int):
             self.stats.rows[plan.qualified_name] += rows
-            if self.count_runs and state is not None:
+            if self.options.count_runs and state is not None:
                 _register_count_walk(state.run_entries, event, plan)
             if rows:
                 yield RowCount(name, header.offset, header.timestamp, header.server_id, gtid,
@@ -810,6 +745,7 @@ class BinlogReader:
 
     def _plan(self, table_map: TableMapEvent, fde, position) -> DecodePlan:
         known_zero = not (fde.writes_legacy_hires if fde is not None else True)
+        mariadb = fde is not None and fde.is_mariadb
         attributes: dict = {}
         if self.schema is not None:
             attributes = self.schema.attributes(table_map, position) or {}
@@ -818,12 +754,12 @@ class BinlogReader:
             attributes.setdefault(index, {}).setdefault("precision", n)
         if self.options.assume_charset:
             _assume_charset(table_map, attributes, assumed_codec(self.options.assume_charset))
-        key = (table_map.db, table_map.table, known_zero, self._columns_key(table_map.columns),
+        key = (table_map.db, table_map.table, known_zero, mariadb, self._columns_key(table_map.columns),
                tuple(sorted((i, tuple(sorted(a.items()))) for i, a in attributes.items())))
         plan = self._plans.get(key)
         if plan is None:
             plan = build_plan(table_map, legacy_precision_known_zero=known_zero, tz=self.tz,
-                              schema=attributes, ts_offset=self.options.timestamp_offset)
+                              schema=attributes, ts_offset=self.options.timestamp_offset, mariadb=mariadb)
             self._plans[key] = plan
             self._warn_unknown_charsets(plan)
         return plan
@@ -835,7 +771,7 @@ class BinlogReader:
         if hit is not None and hit[0] is columns:
             return hit[1]
         key = tuple((c.binlog_type, c.meta, c.unsigned, c.collation, c.name, c.enum_values,
-                     c.set_values, c.nullable) for c in columns)
+                     c.set_values, c.nullable, c.geometry_type) for c in columns)
         if len(self._column_keys) >= 1024:
             self._column_keys.clear()
         self._column_keys[id(columns)] = (columns, key)
@@ -867,12 +803,12 @@ class _FileState:
     """What reading one file has established so far (reset by damage where needed)."""
     table_maps: dict = field(default_factory=dict)   # table_id -> (TableMapEvent, plan|None)
     # what runs of like rows events need, {table_id: {scan.count_key: ...}}: counting
-    # walks (EventStream.count_walks, count_runs) or encoder entries (.encode_entries)
+    # walks (RunModes.count_walks, count_runs) or encoder entries (.encode_entries)
     run_entries: dict = field(default_factory=dict)
     runs_gtid: str | None = None    # the GTID the encode entries were made in
     run_prefix: bytes | None = None  # the records' head up to the offset (the file)
     gtid: str | None = None
-    fde: object = None
+    fde: FormatDescription | None = None
     in_trx: bool = False        # between a GTID event and the end of its transaction
     saw_begin: bool = False     # the transaction is an explicit one (BEGIN ... COMMIT)
     maps_lost_at: int | None = None
@@ -910,17 +846,6 @@ def _register_count_walk(run_entries: dict, event: RowsEvent, plan: DecodePlan) 
     if walk is not None:
         key = count_key(code, event.width, event.present, event.present_after)
         run_entries.setdefault(event.table_id, {})[key] = walk
-
-
-def assumed_codec(charset: str) -> str:
-    """The Python codec of an --assume-charset name; UsageError for a name without one."""
-    from .charsets import CHARSET_CODECS
-
-    codec = CHARSET_CODECS.get(charset.lower())
-    if codec is None:
-        raise UsageError(f"--assume-charset {charset}: not a character set this reader can "
-                         f"decode (e.g. latin1, utf8mb4, gbk)")
-    return codec
 
 
 def _assume_charset(table_map, attributes: dict, codec: str) -> None:

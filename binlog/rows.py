@@ -87,6 +87,7 @@ class DecodePlan:
     columns: list[Column]
     decoders: list
     json_columns: list[int]
+    mariadb: bool = False           # written by MariaDB (the FDE's server version)
     by_key: dict = field(default_factory=dict)
     _walks: dict = field(default_factory=dict, repr=False)
     _counts: dict = field(default_factory=dict, repr=False)   # count_rows' packed walks
@@ -140,7 +141,7 @@ def _deferred_error(error: BinlogError):
 
 
 def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, tz=None,
-               schema=None, ts_offset: bool = False) -> DecodePlan:
+               schema=None, ts_offset: bool = False, mariadb: bool = False) -> DecodePlan:
     """Plan for a TABLE_MAP.  ``legacy_precision_known_zero``: the writer cannot produce
     MariaDB hires legacy columns (MySQL, or MariaDB < 5.3), so 7/12/11 mean N = 0.
     ``schema`` (optional) maps column index -> dict of known attributes (precision,
@@ -175,7 +176,7 @@ def build_plan(table_map: TableMapEvent, *, legacy_precision_known_zero: bool, t
         columns.append(col)
         decoders.append(decoder)
     json_columns = [c.index for c in columns if c.type == T.JSON]
-    return DecodePlan(table_map.db, table_map.table, columns, decoders, json_columns)
+    return DecodePlan(table_map.db, table_map.table, columns, decoders, json_columns, mariadb)
 
 
 # Kinds of the compiled walks (column_kinds, binlog/_column_kinds.h), by real column type.

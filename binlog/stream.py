@@ -50,10 +50,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
-from . import (
-    events as _events,  # noqa: F401  (fills EVENT_DECODERS)
-    scan,
-)
+from . import events as _events  # noqa: F401  (fills EVENT_DECODERS)
 from .constants import (
     BINLOG_MAGIC,
     CHECKSUM_CRC32,
@@ -78,6 +75,7 @@ from .events.base import Event, SkippedRowsEvent
 from .events.rows import ROWS_EVENT_TYPES
 from .header import EventHeader, FormatDescription, event_crc, parse_format_description, parse_header
 from .registry import EVENT_DECODERS
+from .stream_runs import Run, RunModes
 
 if TYPE_CHECKING:                # both imported when a binlog turns out encrypted
     from .crypt import KeyRing
@@ -164,63 +162,22 @@ class Damage:
                 f"{self.error}")
 
 
-@dataclass
-class SkippedRun:
-    """Rows events stepped over by length in one go (``EventStream.skip_*``): never
-    decoded, never given out.  ``header``: the last one's.  ``filtered_*``: events of
-    tables in ``skip_table_ids`` (as ``SkippedRowsEvent`` always was: not CRC-checked);
-    ``counted``: {type code: events} and ``counted_bytes`` of the others (before
-    ``skip_before_ts``, or all of them while ``skip_all_rows``): CRC-checked, and read
-    as far as the reader is concerned, only not parsed."""
-    header: EventHeader
-    filtered_events: int
-    filtered_bytes: int
-    counted: dict
-    counted_bytes: int
-
-
-@dataclass
-class CountedRun:
-    """Rows events whose rows were counted in one go (``EventStream.count_walks``:
-    ``binlog stats``): framed, CRC-checked, never decoded into events.  ``header``: the
-    last one's; ``events``: (offset, type code, table_id, rows, size, timestamp,
-    server_id) of each, in order."""
-    header: EventHeader
-    events: list
-    raw: bytes | None = None    # the events' bytes, back to back (``EventStream.keep_raw``)
-
-
-#: Output bytes after which an encoded run ends (the rest is the next run): memory stays
-#: flat however long a transaction's run of rows events is.
-RUN_OUTPUT = 4 << 20
-
-
-@dataclass
-class EncodedRun:
-    """Rows events written in one go (``EventStream.encode_entries``: ``binlog dump
-    --format json``): framed, CRC-checked, their rows straight into ``data`` (JSON lines,
-    the last one held open from ``last_start`` on, as ``rows.encode_rows`` gives one
-    event's); ``rows`` in all; ``events``: (offset, type code, table_id, rows, size), and
-    the timestamp and server id too for ``binlog ingest``'s runs (encode_run flags 48)."""
-    header: EventHeader
-    data: bytes
-    last_start: int
-    rows: int
-    events: list
-
-
 class EventStream:
     def __init__(self, source: str = "<bytes>", *, verify_checksums: bool = True,
                  expect_magic: bool = True, offset: int = 0,
                  skip_rows: Callable[[int], bool] | None = None, on_error: str = "fail",
-                 keys: KeyRing | None = None):
+                 keys: KeyRing | None = None, keep_raw: bool = False, runs: RunModes | None = None):
         """``skip_rows(table_id) -> bool``: rows events of tables it says yes to are
         stepped over by their length (no checksum, no copy, no decode) and come out as
         ``SkippedRowsEvent`` (the table filter, decided at TABLE_MAP time).
         ``on_error``: "fail" raises on damage, "skip" returns ``Damage`` records.
         ``keys``: a ``crypt.KeyRing``; after a START_ENCRYPTION_EVENT every event is
         decrypted in the buffer before it is framed (``binlog.decryption``; without keys:
-        EncryptedBinlogError)."""
+        EncryptedBinlogError).  ``keep_raw``: each event's bytes as framed (decrypted, with
+        header and checksum; None for a payload's inner events) stay in ``last_raw`` until
+        the next event, and a CountedRun holds its events' bytes (apply --method binlog,
+        rewrite).  ``runs``: the runs of rows events that come out as one SkippedRun,
+        CountedRun or EncodedRun (``binlog.stream_runs``: the reader's)."""
         check_on_error(on_error)
         self.source = source
         self.skip_rows = skip_rows
@@ -249,33 +206,9 @@ class EventStream:
         self._discard = False         # everything to the end is unreadable (encrypted)
         self.keys = keys
         self.decryption: Decryption | None = None   # after START_ENCRYPTION (binlog.decryption)
-        # Runs of rows events stepped over by length (binlog.scan.skip_run), set by the
-        # reader between events: the table_ids it filters, every rows event (an event
-        # group outside the GTID window), those before a timestamp; never past
-        # skip_stop_offset or, for the unfiltered ones, at or past skip_stop_ts (-1: no
-        # limit).  A SkippedRun comes out instead of the events.
-        self.skip_table_ids: set[int] | None = None
-        self.skip_all_rows = False
-        self.skip_before_ts = -1
-        self.skip_stop_ts = -1
-        self.skip_stop_offset = -1
-        # Rows events counted by length (binlog.scan.count_run), set by the reader when
-        # it counts rows (binlog stats): {table_id: {scan.count_key: walk}} of the walks
-        # it counted such events with itself; a CountedRun comes out instead.  The
-        # skip_stop_* limits apply.
-        self.count_walks: dict | None = None
-        # Rows events written by length (rows._speedups.encode_run), set by the reader
-        # for a writer with a run path: {table_id: {scan.count_key: entry}} and
-        # (encode_run, prefix, tail, flags, max_event, max_out); an EncodedRun comes out.
-        self.encode_entries: dict | None = None
-        self.encode_args: tuple | None = None
-        # keep_raw: each event's bytes as framed (decrypted; header and checksum
-        # included) stay in ``last_raw`` until the next event, and a CountedRun holds its
-        # events' bytes: ``binlog apply --method binlog`` sends them on as they are.
-        # None for what has no bytes of its own in the file (a payload's inner events).
-        self.keep_raw = False
+        self.runs = runs
+        self.keep_raw = keep_raw
         self.last_raw: bytes | None = None
-        self._widths: tuple[FormatDescription, bytes] | None = None
 
     # --- input -------------------------------------------------------------
     def feed(self, data: bytes | memoryview) -> None:
@@ -371,7 +304,7 @@ class EventStream:
                                     field_offset=self.offset, hint=hint)
 
     # --- output ------------------------------------------------------------
-    def next_event(self) -> Event | Damage | SkippedRun | CountedRun | EncodedRun | _NeedData:
+    def next_event(self) -> Event | Damage | Run | _NeedData:
         self.last_raw = None
         if self._pending:
             return self._pending.pop(0)
@@ -397,14 +330,8 @@ class EventStream:
             waiting = self._decrypt_next()
             if waiting is not None:
                 return waiting
-        elif self.seen_fde:
-            run: SkippedRun | CountedRun | EncodedRun | None = None
-            if self.skip_table_ids is not None or self.skip_all_rows or self.skip_before_ts >= 0:
-                run = self._skip_run()
-            if run is None and self.count_walks:
-                run = self._count_run()
-            elif run is None and self.encode_entries:
-                run = self._encode_run()
+        elif self.seen_fde and self.runs is not None and self.decryption is None:
+            run = self._run(self.runs)
             if run is not None:
                 return run
         if self.buffered < HEADER_LEN:
@@ -413,7 +340,8 @@ class EventStream:
             return NEED_DATA
         header = parse_header(self._buf, self._pos, self.offset)
         try:
-            self._check_size(header)
+            check_event_size(header.type_code, header.event_size, self.fde, source=self.source,
+                             offset=header.offset)
         except BinlogError as exc:
             if self.on_error == "fail":
                 raise
@@ -464,85 +392,22 @@ class EventStream:
             self.last_raw = raw
         return event
 
-    def _skip_run(self) -> SkippedRun | None:
-        """Step over the buffered run of rows events the skip_* settings cover (None:
-        the next event is not one).  The checks are those of the one-event path in
-        next_event (size, the log_pos chain in skip mode without CRCs); whatever fails
-        them, or is not wholly buffered, is left to it."""
-        if self.decryption is not None and not self.decryption.encrypted(self.offset):
-            return None         # an encrypted file: one decrypted event at a time
+    def _run(self, runs: RunModes) -> Run | None:
+        """The buffered run of rows events ``runs`` covers (None: the next event is not
+        one).  The checks are those of the one-event path in next_event (size, the
+        log_pos chain in skip mode without CRCs); whatever fails them, or is not wholly
+        buffered, is left to it.  (An encrypted file: one decrypted event at a time.)"""
         strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
-        last = self._last_log_pos
-        got = scan.skip_run(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
-                            self.fde.common_header_len, self.fde.checksum_len, self.skip_table_ids,
-                            self.skip_all_rows, self.skip_before_ts, self.skip_stop_ts,
-                            self.skip_stop_offset, -1 if last is None else last, self._chain_run,
-                            strict, self.verify_checksums)
+        last = -1 if self._last_log_pos is None else self._last_log_pos
+        got = runs.take(self._buf, self._pos, self.offset, self.fde, (last, self._chain_run),
+                        strict, self.verify_checksums, self.keep_raw)
         if got is None:
             return None
-        pos, filtered, filtered_bytes, counted, counted_bytes, last_log_pos, chain_run, at = got
-        header = parse_header(self._buf, at, self.offset + at - self._pos)
-        self._advance(pos - self._pos)
+        run, end, (last_log_pos, chain_run) = got
+        self._advance(end - self._pos)
         self._last_log_pos = None if last_log_pos < 0 else last_log_pos
         self._chain_run = chain_run
-        return SkippedRun(header, filtered, filtered_bytes, counted, counted_bytes)
-
-    def _count_run(self) -> CountedRun | None:
-        """Count the buffered run of rows events ``count_walks`` covers (None: the next
-        event is not one); the checks are ``_skip_run``'s, plus the rows post-header."""
-        if self.decryption is not None and not self.decryption.encrypted(self.offset):
-            return None
-        strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
-        last = self._last_log_pos
-        got = scan.count_run(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
-                             self.fde.common_header_len, self.fde.checksum_len, self.count_walks,
-                             self.skip_stop_ts, self.skip_stop_offset, -1 if last is None else last,
-                             self._chain_run, strict, self.verify_checksums)
-        if got is None:
-            return None
-        pos, events, last_log_pos, chain_run, at = got
-        header = parse_header(self._buf, at, self.offset + at - self._pos)
-        raw = bytes(self._buf[self._pos:pos]) if self.keep_raw else None
-        self._advance(pos - self._pos)
-        self._last_log_pos = None if last_log_pos < 0 else last_log_pos
-        self._chain_run = chain_run
-        return CountedRun(header, events, raw)
-
-    def _encode_run(self) -> EncodedRun | None:
-        """Write the buffered run of rows events ``encode_entries`` covers (None: the next
-        event is not one); the checks are ``_count_run``'s."""
-        if (self.decryption is not None and not self.decryption.encrypted(self.offset)
-                or self.encode_args is None):
-            return None
-        encode, prefix, tail, flags, max_event, max_out = self.encode_args
-        strict = self.on_error == "skip" and not (self.verify_checksums and self.fde.checksum_len)
-        last = self._last_log_pos
-        got = encode(self._buf, self._pos, len(self._buf), self.offset, self._rows_widths(),
-                     self.fde.common_header_len, self.fde.checksum_len, self.encode_entries, prefix,
-                     tail, flags, self.skip_stop_ts, self.skip_stop_offset,
-                     -1 if last is None else last, self._chain_run, strict, self.verify_checksums,
-                     max_event, max_out)
-        if got is None:
-            return None
-        pos, data, last_start, rows, events, last_log_pos, chain_run, at = got
-        header = parse_header(self._buf, at, self.offset + at - self._pos)
-        self._advance(pos - self._pos)
-        self._last_log_pos = None if last_log_pos < 0 else last_log_pos
-        self._chain_run = chain_run
-        return EncodedRun(header, data, last_start, rows, events)
-
-    def _rows_widths(self) -> bytes:
-        """Per type code, the table_id width of a rows event (4 when the FDE gives rows a
-        6-byte post-header, pre-5.1.4), 0 for other codes and for rows codes whose
-        post-header is no rows event's (the decoder reports those unknown)."""
-        if self._widths is None or self._widths[0] is not self.fde:
-            table = bytearray(256)
-            for code in ROWS_EVENT_TYPES:
-                post = self.fde.post_header(code, 8)
-                if post in (6, 8, 10):
-                    table[code] = 4 if post == 6 else 6
-            self._widths = (self.fde, bytes(table))
-        return self._widths[1]
+        return run
 
     def _peek_table_id(self, header: EventHeader) -> int | None:
         """table_id of a rows event in the buffer: 6 bytes LE after the common header,
@@ -576,10 +441,6 @@ class EventStream:
         if header.log_pos:
             self._chain_run = self._chain_run + 1 if self._chained(header) else 0
             self._last_log_pos = header.log_pos
-
-    def _check_size(self, header: EventHeader) -> None:
-        check_event_size(header.type_code, header.event_size, self.fde, source=self.source,
-                         offset=header.offset)
 
     # --- encrypted binlogs (binlog.decryption) -----------------------------
     def _start_decryption(self, event: StartEncryptionEvent) -> None:

@@ -12,132 +12,37 @@ source, offsets, event type, table and column in it.  Two levels:
   on both paths; the compiled walk itself (``_speedups.decode_event``) may only return
   what the pure walk returns, or raise ``_speedups.Fallback``: never another exception,
   never a value where the pure walk raises.
-* ``check_dump(data)``: a whole ``binlog dump`` of a binlog (the option byte of
-  fuzz/target.py and the file's bytes) on both paths: byte-identical output in JSON and
-  text, the same error, the same damage records in ``--on-error skip``.
+* ``check_dump(data)`` (fuzz/differential_dump.py): a whole ``binlog dump`` of a binlog
+  (the option byte of fuzz/target.py and the file's bytes) on both paths: byte-identical
+  output in JSON and text, the same error, the same damage records in ``--on-error skip``.
 
-A difference raises ``Difference`` (an AssertionError: a finding).  Used by
+How the compiled paths are switched off and what two outcomes must agree on:
+fuzz/pure_paths.py.  A difference raises ``Difference`` (an AssertionError: a finding).  Used by
 tests/hostile/test_differential.py (hypothesis, CI), fuzz/fuzz_differential.py (atheris)
 and ``make fuzz`` (under AddressSanitizer/UBSan, fuzz/sanitize.py).
 """
 from __future__ import annotations
 
-import io
 import re
 import sys
-import types
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from binlog import TableFilter, rows
+from binlog import rows
 from binlog.constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
 from binlog.errors import BinlogError
-from binlog.reader import RowCount
 from binlog.stream import NEED_DATA, EventStream
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import target  # noqa: E402
+from differential_dump import check_dump, cli_dump  # noqa: E402
+from pure_paths import Difference, error_key, pure, rows_key, short, value_key  # noqa: E402
 
 MAGIC = b"\xfebin"
-
-
-class Difference(AssertionError):
-    """The compiled and the pure path disagree on an input."""
-
-
-# --- switching the compiled paths off ----------------------------------------------
-
-def compiled_bindings() -> list[tuple[types.ModuleType, str]]:
-    """(module, attribute) of every loaded ``binlog`` module attribute bound to a
-    compiled ``binlog._*`` extension module."""
-    found = []
-    for name, module in list(sys.modules.items()):
-        if not (name == "binlog" or name.startswith("binlog.")) or module is None:
-            continue
-        for attr, value in list(vars(module).items()):
-            if (isinstance(value, types.ModuleType) and value.__name__.startswith("binlog._")
-                    and not getattr(value, "__file__", "").endswith(".py")):
-                found.append((module, attr))
-    return found
-
-
-@contextmanager
-def pure() -> Iterator[None]:
-    """Run the body with every compiled path off (as BINLOG_PURE=1 would at import)."""
-    saved = [(module, attr, getattr(module, attr)) for module, attr in compiled_bindings()]
-    for module, attr, _ in saved:
-        setattr(module, attr, None)
-    try:
-        yield
-    finally:
-        for module, attr, value in saved:
-            setattr(module, attr, value)
-
-
-def compiled_calls(run) -> set[str]:
-    """Names of the functions of compiled ``binlog._*`` modules that ``run()`` calls:
-    none may be called under ``pure()`` (a compiled path that pure() does not switch
-    off would be compared with itself)."""
-    called: set[str] = set()
-
-    def profile(frame, what, arg):
-        if what == "c_call":
-            owner = getattr(arg, "__self__", None)
-            if isinstance(owner, types.ModuleType) and owner.__name__.startswith("binlog._"):
-                called.add(f"{owner.__name__}.{arg.__name__}")
-
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return called
-
-
-def compiled_available() -> bool:
-    return bool(compiled_bindings())
-
-
-def stale_builds() -> list[str]:
-    """Compiled modules older than the C source beside them: a checkout updated (a merge)
-    without rebuilding (``python setup.py build_ext --inplace`` or ``make install``).
-    Comparing them with the new pure path would report the rebuild, not a bug."""
-    stale = []
-    for module, attr in compiled_bindings():
-        built = Path(getattr(module, attr).__file__)
-        source = built.parent / (built.name.split(".")[0] + ".c")
-        if source.exists() and source.stat().st_mtime > built.stat().st_mtime:
-            stale.append(str(built))
-    return list(dict.fromkeys(stale))
-
-
-# --- outcomes ----------------------------------------------------------------------
-
-def error_key(exc: BinlogError) -> tuple:
-    """What two paths must agree on when they fail."""
-    return (type(exc).__name__, str(exc), exc.source, exc.event_offset, exc.field_offset,
-            exc.event_type, exc.table, exc.column)
-
-
-def value_key(value) -> tuple:
-    """A value with its type: 1 == 1.0 == True and Decimal('0') == Decimal('-0') must not
-    pass for equal."""
-    if isinstance(value, dict):
-        return ("dict", tuple((k, value_key(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, tuple(value_key(v) for v in value))
-    return (type(value).__name__, repr(value))
-
-
-def rows_key(decoded: list) -> tuple:
-    return tuple((value_key(before), value_key(after)) for before, after in decoded)
 
 
 # --- level 1: one rows event --------------------------------------------------------
@@ -647,181 +552,6 @@ def _walk(event, plan):
     except Exception as exc:
         raise Difference(f"_speedups.decode_event raised {type(exc).__name__}: {exc}") from exc
     return rows_key(decoded)
-
-
-# --- level 2: a whole dump ---------------------------------------------------------
-
-# Table filter of the dump cases whose option byte has 0x10 (fuzz/target.py's
-# --infer-precision bit: its search is slow and no compiled path): about half of the
-# samples' tables, so that filtered rows events are skipped between kept ones.
-FILTER = 0x10
-EXCLUDE_TABLES = ["%.%i%", "%.t1"]
-# Option bit 0x80 (fuzz_binlog.py's names target; unused by fuzz/target.py): binlog stats'
-# reading, rows counted (binlog/_scan.c count_rows), not decoded; one line per count.
-COUNT = 0x80
-
-
-def dump(data: bytes, path: Path) -> tuple:
-    """``binlog dump`` of ``data`` (fuzz/target.py's option byte + file): (output bytes,
-    error key or None, damage keys, incomplete key)."""
-    if not data:
-        return (b"", None, (), None)
-    options, body = data[0], data[1:]
-    if options & target.FIX_CRC:
-        body = target.fix_crcs(body)
-    path.write_bytes(body)
-    sink = io.BytesIO()
-    text = bool(options & target.TEXT)
-    writer = (target.TextWriter if text else target.JsonLinesWriter)(sink, "hex")
-    error = None
-    reader = None
-    try:
-        reader = target.BinlogReader([path], on_error="skip" if options & target.SKIP else "fail",
-                                     verify_checksums=not options & target.NO_VERIFY,
-                                     schema=target._schema() if options & target.TRACK_DDL == target.TRACK_DDL
-                                     else None,
-                                     table_filter=TableFilter(exclude=EXCLUDE_TABLES) if options & FILTER else None,
-                                     count_rows=bool(options & COUNT))
-        for item in reader.items():
-            if isinstance(item, RowCount):
-                sink.write(f"{item.file} {item.pos} {item.db}.{item.table} {item.op} {item.count}\n".encode())
-            elif isinstance(item, target.RowChange):
-                writer.write(item)
-            elif text:
-                writer.event(item)
-    except BinlogError as exc:
-        error = error_key(exc)
-    damage = tuple(error_key(d.error) for d in reader.stats.damage) if reader else ()
-    incomplete = None
-    if reader is not None and reader.stats.incomplete is not None:
-        incomplete = str(reader.stats.incomplete)
-    return (sink.getvalue(), error, damage, incomplete)
-
-
-# The command line's dump, in-process: --format by option bits 0x20 and 0x80 (json,
-# text, sql, debezium: every writer the batch path can feed), the other bits as dump().
-_CLI_FORMATS = {0x00: "json", 0x20: "text", 0x80: "sql", 0xA0: "debezium"}
-
-
-def cli_dump(data: bytes, path: Path) -> tuple:
-    """``binlog dump`` run through ``binlog.cli.main``: (exit status, stdout bytes,
-    stderr text)."""
-    if not data:
-        return (0, b"", "")
-    options = data[0]
-    argv = ["dump", "--quiet", "--format", _CLI_FORMATS[options & 0xA0], str(path)]
-    if options & 0xA8 == 0x08:      # json, TRACK_DDL half set (--no-track-ddl): --checksum
-        argv.append("--checksum")
-    if options & target.SKIP:
-        argv += ["--on-error", "skip"]
-    if options & target.TRACK_DDL != target.TRACK_DDL:
-        argv.append("--no-track-ddl")
-    return _cli(data, path, argv)
-
-
-def cli_stats(data: bytes, path: Path) -> tuple:
-    """``binlog stats --json`` of the same binlog through ``binlog.cli.main`` (runs of
-    rows events counted by binlog/_scan.c count_run): (exit status, stdout, stderr)."""
-    if not data:
-        return (0, b"", "")
-    return _cli(data, path, ["stats", "--json", str(path)])
-
-
-def _cli(data: bytes, path: Path, argv: list) -> tuple:
-    """``binlog.cli.main(argv)`` over the binlog of ``data`` (its option byte, then the
-    file) written to ``path``, with the options both commands share."""
-    from binlog import cli
-
-    options, body = data[0], data[1:]
-    if options & target.FIX_CRC:
-        body = target.fix_crcs(body)
-    path.write_bytes(body)
-    if options & target.NO_VERIFY:
-        argv.append("--no-verify-checksum")
-    if options & FILTER:
-        for pattern in EXCLUDE_TABLES:
-            argv += ["--exclude-table", pattern]
-    stdout, stderr = io.TextIOWrapper(io.BytesIO(), write_through=True), io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = stdout, stderr
-    try:
-        status = cli.main(argv)
-    finally:
-        sys.stdout, sys.stderr = saved
-    stdout.flush()
-    return (status, stdout.buffer.getvalue(), stderr.getvalue())
-
-
-def _ingest(path: Path, out: Path, runs: bool):
-    """What ``binlog ingest``'s task makes of ``path`` (on-error skip): the change
-    records and the typed table of ru.t (``runs_binlog``'s), as lists; or the error.
-    ``runs``: the stream writes runs of like events in one call (records.ImagesEncoder),
-    else every event goes through the encoder alone."""
-    import pyarrow.parquet as pq
-
-    from spark_ingest import records
-    from spark_ingest.arrow_typed import TypedWriter
-    from spark_ingest.options import parse_options
-    from spark_ingest.plan import build_plan
-
-    run_parts = records.ImagesEncoder.run_parts
-    if not runs:
-        records.ImagesEncoder.run_parts = lambda self, change, event: None   # type: ignore[method-assign]
-    try:
-        plan = build_plan(parse_options({"path": str(path), "on-error": "skip"}))
-        changes = []
-        for split in plan.splits:
-            typed = TypedWriter(str(out), 1, split.index,
-                                # (its text column's charset is unknown: Python-typed)
-                                lambda db, table: [("@1", "int")] if (db, table) == ("ru", "t") else None)
-            for batch in records.read_split(split, plan.options, plan.snapshots[split.group], batch_size=64,
-                                            typed=typed):
-                changes += batch.to_pylist()
-            typed.close()
-    except Exception as exc:  # noqa: BLE001 - the outcome compared: the same error both ways
-        return ("error", type(exc).__name__, str(exc))
-    finally:
-        records.ImagesEncoder.run_parts = run_parts     # type: ignore[method-assign]
-    files = sorted(out.rglob("*.parquet"), key=lambda p: (str(p.parent), int(p.stem.rsplit("-", 1)[1])))
-    return changes, [(str(p.relative_to(out).parent), pq.read_table(p).to_pylist()) for p in files]
-
-
-def check_ingest_runs(data: bytes, path: Path) -> None:
-    """``binlog ingest`` of a binlog (``runs_binlog``'s, mutated) with runs of events in
-    one compiled call (``_speedups.encode_run`` flags 48: images and typed columns) and
-    with every event alone: the same change records, the same typed table, in the same
-    order, or the same error."""
-    import shutil
-
-    path.write_bytes(data)
-    outcomes = []
-    for runs in (True, False):
-        out = path.parent / f"{path.name}.{'runs' if runs else 'events'}"
-        shutil.rmtree(out, ignore_errors=True)
-        outcomes.append(_ingest(path, out, runs))
-        shutil.rmtree(out, ignore_errors=True)
-    if outcomes[0] != outcomes[1]:
-        raise Difference(f"ingest with runs differs from ingest event by event:\n  runs {str(outcomes[0])[:2000]}\n"
-                         f"  events {str(outcomes[1])[:2000]}")
-
-
-def check_dump(data: bytes, path: Path) -> None:
-    """Dump ``data`` on both paths, through the reader and through the command line, and
-    count it with ``binlog stats``; raise Difference if output or errors differ."""
-    for run in (dump, cli_dump, cli_stats):
-        with pure():
-            reference = run(data, path)
-        got = run(data, path)
-        if got != reference:
-            raise Difference(f"{run.__name__} differs:\n  compiled {short(got)}\n  pure     {short(reference)}")
-
-
-def short(outcome: tuple) -> str:
-    if len(outcome) == 3:
-        status, out, err = outcome
-        return f"exit {status}, {len(out)} bytes {out[-300:]!r}, stderr {err[-500:]!r}"
-    out, error, damage, incomplete = outcome
-    return f"{len(out)} bytes {out[-300:]!r}, error {error}, damage {damage}, incomplete {incomplete}"
 
 
 # --- seeds: the rows events of real binlogs ------------------------------------------

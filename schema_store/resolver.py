@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from binlog.charsets import CHARSET_CODECS, collation_id
-from binlog.constants import BINARY_COLLATION, LEGACY_TEMPORAL_TYPES, ColumnType as T
+from binlog.constants import BINARY_COLLATION, GEOMETRY_TYPES, LEGACY_TEMPORAL_TYPES, ColumnType as T
 
 from .errors import DdlParseError, SchemaMismatchError, SchemaNotFoundError
 from .model import ColumnSchema, TableSchema
@@ -36,8 +36,7 @@ Position = tuple[str, int] | None
 _INTS: dict[str, set[int]] = {"tinyint": {T.TINY}, "smallint": {T.SHORT}, "mediumint": {T.INT24},
                                  "int": {T.LONG}, "integer": {T.LONG}, "bigint": {T.LONGLONG}}
 _TEXT_BLOBS = {T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED}
-_GEOMETRY = ("geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
-             "multipolygon", "geometrycollection")
+_GEOMETRY = GEOMETRY_TYPES
 
 # information_schema DATA_TYPE -> the TABLE_MAP type codes such a column can have.
 BINLOG_TYPES: dict[str, set[int]] = {
@@ -119,6 +118,8 @@ def _column_extras(col, spec: ColumnSchema, has_signedness: bool) -> dict:
         extras["enum_values"] = tuple(spec.enum_values)
     if col.type == T.SET and col.set_values is None and spec.set_values:
         extras["set_values"] = tuple(spec.set_values)
+    if col.type == T.GEOMETRY and col.geometry_type is None and spec.data_type in GEOMETRY_TYPES:
+        extras["geometry_type"] = GEOMETRY_TYPES.index(spec.data_type)
     return {k: v for k, v in extras.items() if v is not None}
 
 

@@ -1,6 +1,6 @@
 """``binlog ingest SRC... --to DIR``: the bulk job.
 
-Writes, under DIR (DESIGN.md):
+Writes, under DIR (docs/lake.md, `binlog ingest`):
 
 - ``changes/run=<N>/db=<db>/table=<table>/date=<YYYY-MM-DD>/*.parquet``: the change
   records (``records``), the columns named as in the JSON of ``binlog dump``; ``date`` is
@@ -188,7 +188,7 @@ def _same_head(path: str, head: str) -> bool:
 def select_work(sources: list[str], state: dict, *, allow_gaps: bool = False,
                 follow_symlinks: bool = False):
     """What to read: ({path: (start, None)}, active paths, driver-side errors, file list)."""
-    from .options import discover
+    from binlog.sources.file import discover
 
     ranges: dict[str, tuple] = {}
     active: set[str] = set()

@@ -7,7 +7,6 @@ comma-separated string.  Booleans: true/false/1/0/yes/no.
 """
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass, field, fields
 
@@ -22,8 +21,7 @@ MIN_SPLIT = 4 << 20
 #: them, with the command line's options they share).
 OPTION_NAMES = tuple(SOURCES)
 
-__all__ = ["OPTION_NAMES", "ReadOptions", "parse_options", "parse_size", "discover",
-           "expand_sources"]
+__all__ = ["OPTION_NAMES", "ReadOptions", "parse_options", "parse_size"]
 
 
 @dataclass
@@ -89,9 +87,9 @@ class ReadOptions:
         return parse_epoch(self.start_datetime, zone), parse_epoch(self.stop_datetime, zone)
 
     def table_filter(self):
-        from binlog.filters import TableFilter
+        from binlog.reader_options import table_filter_of
 
-        return TableFilter(list(self.table), list(self.exclude_table), list(self.database))
+        return table_filter_of(self)
 
     def split_bytes(self, total_bytes: int) -> int:
         """Target split size: the option, or like Spark's file sources
@@ -130,126 +128,3 @@ def parse_options(options) -> ReadOptions:
     opts.epochs()          # validate the time zone and datetimes now (UsageError)
     opts.table_filter()
     return opts
-
-
-def expand_sources(paths) -> list[str]:
-    """Globs expanded (sorted, ``*.index`` files left out); other items kept, in order."""
-    out: list[str] = []
-    for item in paths:
-        item = str(item)
-        if any(ch in item for ch in "*?["):
-            matches = sorted(m for m in glob.glob(item) if not m.endswith(".index"))
-            if not matches:
-                raise UsageError(f"no file matches {item!r}")
-            out.extend(matches)
-        else:
-            out.append(item)
-    return out
-
-
-def _is_binlog(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == b"\xfebin"
-    except OSError:
-        return False
-
-
-def discover(paths, on_warning=None, *, allow_gaps: bool = False,
-             follow_symlinks: bool = False) -> list[tuple[str, list[str]]]:
-    """The sources as *sequences*: [(key, [file, ...])], each read like one `binlog dump`
-    (DDL followed from file to file, positions ordered).
-
-    - files given one after another form one sequence, as on dump's command line;
-    - a directory with a ``*.index`` or numbered files (``mariadb-bin.000042``) is one
-      sequence, its files in index order;
-    - any other directory is searched recursively: each such directory inside it is a
-      sequence, and each other binlog file (checked by its magic bytes) is a sequence of
-      its own (e.g. ``samples/``: unrelated sample binlogs, each with its own DDL).
-
-    The search does not follow symlinks to directories (a link to a parent would loop:
-    the same files read again and again) unless ``follow_symlinks``: then each directory
-    is searched once (by device and inode: a loop ends where it comes back), and in any
-    case no file is read twice: a file met again
-    (a symlink, an index naming it twice, a path given twice) is left out.  Both are
-    reported through ``on_warning`` (default: stderr), never dropped silently.  An index
-    naming a binlog that is not there is a GapError (``allow_gaps``: a warning).
-    """
-    import os
-    import sys
-    from pathlib import Path
-
-    from binlog.sources.file import directory_binlogs
-
-    def to_stderr(message: str) -> None:
-        sys.stderr.write(f"binlog: warning: {message}\n")
-
-    warn = on_warning or to_stderr
-    groups: list[tuple[str, list[str]]] = []
-    loose: list[str] = []
-    seen: dict[tuple[int, int], str] = {}      # (device, inode) -> the path read
-
-    def once(paths: list[str]) -> list[str]:
-        kept = []
-        for path in paths:
-            st = os.stat(path)
-            first = seen.setdefault((st.st_dev, st.st_ino), path)
-            if first == path and path not in kept:
-                kept.append(path)
-            else:
-                warn(f"{path} is the same file as {first}: read once")
-        return kept
-
-    def add(key: str, paths: list[str]):
-        paths = once(paths)
-        if paths:
-            groups.append((key, paths))
-
-    def flush():
-        if loose:
-            add(f"files:{loose[0]}", list(loose))
-            loose.clear()
-
-    searched: set[tuple[int, int]] = set()     # (device, inode) of the directories searched
-
-    def walk(directory: Path):
-        st = os.stat(directory)
-        if (st.st_dev, st.st_ino) in searched:
-            warn(f"{directory} is a directory already searched (a symlink loop): searched once")
-            return
-        searched.add((st.st_dev, st.st_ino))
-        try:
-            files = [str(p) for p in directory_binlogs(directory, allow_gaps=allow_gaps,
-                                                        on_warning=warn)]
-        except UsageError:
-            files = []
-        if files:
-            add(f"dir:{directory}", files)
-            return
-        for entry in sorted(directory.iterdir()):
-            if entry.is_symlink() and entry.is_dir():
-                if follow_symlinks:
-                    walk(entry.resolve())      # by its real path: the checkpoint's key
-                else:
-                    warn(f"{entry} is a symlink to a directory: not followed "
-                         f"(--follow-symlinks follows it)")
-            elif entry.is_dir():
-                walk(entry)
-            elif entry.is_file() and not entry.name.endswith(".index") and (
-                    entry.name.endswith(".binlog") or _is_binlog(str(entry))):
-                add(f"file:{entry}", [str(entry)])
-
-    for item in expand_sources(paths):
-        path = Path(item)
-        if path.is_dir():
-            flush()
-            before = len(groups)
-            walk(path.resolve())
-            if len(groups) == before:
-                raise UsageError(f"no binlog files in directory {path}")
-        elif path.exists():
-            loose.append(str(path.resolve()))
-        else:
-            raise UsageError(f"no such file or directory: {path}")
-    flush()
-    return groups

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from binlog.continuity import Continuity
 from binlog.errors import BinlogError, UsageError
+from binlog.sources.file import discover
 
-from .options import ReadOptions, discover
+from .options import ReadOptions
 from .prescan import FileScan, plan_splits, scan_file
 
 

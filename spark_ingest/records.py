@@ -570,14 +570,13 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
     compiled encoder writes (``add_event``: when it returns False, the event is decoded
     and goes to ``add_batch``) and each run of events the stream writes in one compiled
     call (``add_run``)."""
-    from binlog.reader import BinlogReader, ReaderHooks, ReaderOptions, RowBatch
+    from binlog.reader import BinlogReader, RowBatch
+    from binlog.reader_options import ReaderHooks, reader_options
     from binlog.replay.keys import KeyCatalog
     from binlog.rows import EncodedRows
     from binlog.sources.file import FileSource
 
     size = batch_size or opts.batch_size
-    start_dt, stop_dt = opts.epochs()
-    zone = opts.zone
     schema = make_schema(snapshot)
     builder = BatchBuilder(opts.binary_encoding, keys=KeyCatalog(schema=schema),
                            with_types=opts.with_types)
@@ -592,12 +591,8 @@ def read_split(split, opts, snapshot: str | None, *, batch_size: int | None = No
     skip_damage = on_damage if opts.on_error == "skip" else None
     position = split.start if split.read else None
     while position is not None:
-        options = ReaderOptions(verify_checksums=opts.verify_checksums,
-                                start_position=position if position > 4 else None,
-                                stop_position=split.stop, start_datetime=start_dt,
-                                stop_datetime=stop_dt, tz=zone, table_filter=table_filter,
-                                infer_precision=opts.infer_precision, on_error=opts.on_error,
-                                keys=keys)
+        options = reader_options(opts, start_position=position if position > 4 else None,
+                                 stop_position=split.stop, table_filter=table_filter, keys=keys)
         reader = BinlogReader(FileSource([split.path]), options, schema=schema,
                               hooks=ReaderHooks(on_damage=skip_damage))
         heads = None

@@ -32,10 +32,10 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("binlog.output.json_lines", "binlog.output.text", "binlog.output.debezium", "binlog.checksum")],
     [("binlog.output.values", "binlog.output")],
     [("binlog.assembly",)],                     # transactions, split, --rewrite-db, routines
-    [("binlog.reader", "binlog.infer", "binlog.rows", "binlog.sources", "binlog.continuity",
-      "binlog.rewrite", "binlog.watermarks"),
+    [("binlog.reader", "binlog.reader_options", "binlog.infer", "binlog.rows", "binlog.sources",
+      "binlog.continuity", "binlog.rewrite", "binlog.watermarks"),
      ("schema_store",), ("binlog.options",)],
-    [("binlog.stream",)],
+    [("binlog.stream", "binlog.stream_runs")],
     [("binlog.decryption",)],                   # the encrypted part of a file, for the stream
     [("binlog.events", "binlog.crypt")],
     [("binlog.types", "binlog.header", "binlog.registry", "binlog.compression", "binlog.protocol")],

@@ -1,6 +1,6 @@
 """The generated parts of the documentation site, and the MkDocs hook that checks them.
 
-Two kinds of tables in ``docs/`` are written by code, not by hand, between marker
+Several kinds of tables in ``docs/`` are written by code, not by hand, between marker
 comments:
 
 - ``<!-- options:CMD:begin ... -->`` ... ``<!-- options:CMD:end -->``: the options of
@@ -9,7 +9,11 @@ comments:
 - ``<!-- exit-codes:begin ... -->`` ... ``<!-- exit-codes:end -->``: the exit code table,
   ``binlog.exitcodes.markdown_table()``;
 - ``<!-- data-source-options:begin ... -->`` ... ``<!-- data-source-options:end -->``: the
-  Spark data source's options, ``binlog.options.source_table()``.
+  Spark data source's options, ``binlog.options.source_table()``;
+- ``<!-- layers:begin ... -->`` ... ``<!-- layers:end -->``: the layers of the code, top
+  first, from ``LAYERS`` in ``tests/test_layers.py`` (the list that test enforces); the
+  page holding it must name every module prefix of the list in code outside the block
+  (what that part owns), so a layer added to the test without a description fails too.
 
 The parsers and the data source's options come from one table, ``binlog.options``
 (one declaration per option).
@@ -32,9 +36,41 @@ DOCS = REPO / "docs"
 REGENERATE = "python tools/docs_reference.py --write"
 
 # <!-- NAME:begin (comment) --> ... <!-- NAME:end -->, NAME "exit-codes",
-# "data-source-options" or "options:CMD"
-BLOCK = re.compile(r"(<!-- (?P<name>exit-codes|data-source-options|options:[a-z -]+):begin[^>]*-->\n)(?P<body>.*?)(?P<end><!-- (?P=name):end -->)",
+# "data-source-options", "layers" or "options:CMD"
+BLOCK = re.compile(r"(<!-- (?P<name>exit-codes|data-source-options|layers|options:[a-z -]+):begin[^>]*-->\n)(?P<body>.*?)(?P<end><!-- (?P=name):end -->)",
                    re.S)
+LAYERS_SOURCE = REPO / "tests" / "test_layers.py"
+
+
+def layers() -> list[list[tuple[str, ...]]]:
+    """``LAYERS`` of tests/test_layers.py, read from its text (the test module imports
+    pytest, which the site's build need not have)."""
+    import ast
+
+    for node in ast.parse(LAYERS_SOURCE.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "LAYERS":
+            return ast.literal_eval(node.value)
+    raise KeyError(f"{LAYERS_SOURCE}: no LAYERS list")
+
+
+def layers_table() -> str:
+    """Markdown: one row per layer, top first; the groups of a layer (which do not import
+    each other) separated by a semicolon."""
+    out = ["| layer | modules (a prefix: the package and everything in it) |", "| --- | --- |"]
+    for n, groups in enumerate(layers(), 1):
+        cells = "; ".join(", ".join(f"`{prefix}`" for prefix in group) for group in groups)
+        out.append(f"| {n} | {cells} |")
+    return "\n".join(out) + "\n"
+
+
+def undescribed(text: str) -> list[str]:
+    """The module prefixes of LAYERS that a page holding the layers block does not name
+    in code outside it (none when it holds no such block)."""
+    if "<!-- layers:begin" not in text:
+        return []
+    rest = BLOCK.sub("", text)
+    return [prefix for groups in layers() for group in groups for prefix in group
+            if f"`{prefix}`" not in rest and f"`{prefix.lstrip('=')}`" not in rest]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -111,6 +147,8 @@ def render(name: str) -> str:
         from binlog.exitcodes import markdown_table
 
         return markdown_table().rstrip("\n") + "\n"
+    if name == "layers":
+        return layers_table()
     if name == "data-source-options":
         if str(REPO) not in sys.path:
             sys.path.insert(0, str(REPO))
@@ -142,6 +180,8 @@ def check(pages: list[Path], write: bool = False) -> list[str]:
         if stale and write:
             page.write_text(new, encoding="utf-8")
         problems += [f"{page.relative_to(REPO)}: {name}" for name in stale]
+        problems += [f"{page.relative_to(REPO)}: layer {prefix} has no description"
+                     for prefix in undescribed(text)]
     return problems
 
 
@@ -153,6 +193,10 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if stale:
         raise PluginError(f"{page.file.src_path}: generated block(s) {', '.join(stale)} differ from "
                           f"the code; run `{REGENERATE}`")
+    missing = undescribed(markdown)
+    if missing:
+        raise PluginError(f"{page.file.src_path}: the layers of tests/test_layers.py name "
+                          f"{', '.join(missing)}, which the page does not describe")
     return markdown
 
 

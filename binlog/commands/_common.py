@@ -9,7 +9,6 @@ from ..constants import LEGACY_TEMPORAL_TYPES
 from ..errors import ServerError, TargetError, UsageError
 from ..exitcodes import Exit
 from ..options import DEFAULT_WATERMARK_INTERVAL
-from ..user_values import parse_epoch, parse_zone
 
 # The names other modules import (binlog.exitcodes.Exit is the table).
 EXIT_OK, EXIT_DECODE_ERROR, EXIT_USAGE, EXIT_DAMAGE, EXIT_INCOMPLETE = (
@@ -121,36 +120,26 @@ def warn_unmatched(reader, *, own: tuple[str, ...] = ()) -> None:
             warn(f"{pattern} matched no table in the input")
 
 
-def make_reader(args, *, paths=None, start_position=None, schema=None, table_filter=None, tz=None,
-                count_rows=False, watermark_interval=None):
+def make_reader(args, *, paths=None, start_position=None, schema=None, tz=None,
+                decode_table=None, **fields):
     """A BinlogReader for the options (``paths``/``start_position`` override them;
-    ``count_rows``: rows events give RowCounts, values not decoded; ``watermark_interval``:
-    the reader's Watermark records)."""
-    from ..reader import BinlogReader, ReaderHooks, ReaderOptions
+    ``fields``: ReaderOptions fields the command decides, e.g. ``count_rows`` (rows events
+    give RowCounts, values not decoded) or ``watermark_interval`` (the reader's Watermark
+    records); ``decode_table``: ReaderHooks')."""
+    from ..reader import BinlogReader
+    from ..reader_options import ReaderHooks, reader_options
 
-    zone = parse_zone(getattr(args, "timezone", "UTC"))
     if schema is None:
         schema = open_schema(args, required=not args.no_track_ddl)
-    if table_filter is None:
-        table_filter = table_filter_of(args)
     if start_position is None:
         start_position = getattr(args, "start_position", None)
         if isinstance(paths if paths is not None else source_of(args), (list, tuple)):
             check_positions(paths if paths is not None else args.paths, start_position,
                             getattr(args, "stop_position", None))
-    options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
-                            start_position=start_position,
-                            stop_position=getattr(args, "stop_position", None),
-                            start_datetime=parse_epoch(getattr(args, "start_datetime", None), zone),
-                            stop_datetime=parse_epoch(getattr(args, "stop_datetime", None), zone),
-                            tz=tz, table_filter=table_filter, infer_precision=args.infer_precision,
-                            keys=key_ring(args),
-                            start_gtid=getattr(args, "start_gtid", None),
-                            stop_gtid=getattr(args, "stop_gtid", None),
-                            assume_charset=getattr(args, "assume_charset", None),
-                            allow_gaps=getattr(args, "allow_gaps", False),
-                            count_rows=count_rows, watermark_interval=watermark_interval)
-    hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred, on_warning=warn)
+    options = reader_options(args, start_position=start_position, tz=tz, keys=key_ring(args),
+                             **fields)
+    hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred, on_warning=warn,
+                        decode_table=decode_table)
     return BinlogReader(paths if paths is not None else source_of(args), options, schema=schema,
                         hooks=hooks)
 
@@ -167,9 +156,9 @@ def open_schema(args, *, required: bool = False):
 
 def table_filter_of(args):
     """The TableFilter of --table, --exclude-table and --database."""
-    from ..filters import TableFilter
+    from ..reader_options import table_filter_of as of_values
 
-    return TableFilter(args.table, args.exclude_table, args.database)
+    return of_values(args)
 
 
 def live_tables_from_dsn(dsn: str):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..exitcodes import Exit
 from ..options import build
-from ..user_values import parse_epoch, parse_zone
+from ..user_values import parse_zone
 from ._common import (
     EXIT_DAMAGE,
     EXIT_INCOMPLETE,
@@ -38,7 +38,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..interrupts import GuardedOutput
-    from ..reader import BinlogReader, ReaderHooks, ReaderOptions, RowChange, StatementChange
+    from ..reader import BinlogReader, RowChange, StatementChange
+    from ..reader_options import ReaderHooks, reader_options
     from ..rows import EncodedRows
     from ..watermarks import Watermark
 
@@ -60,18 +61,10 @@ def run(args) -> int:
     # ZonedTimestamp is UTC too, and read in UTC it is exact (a wall-clock time in a zone
     # is ambiguous in the hour a DST change repeats: 02:30 twice in Berlin on 2024-10-27)
     tz = None if args.format in ("sql", "flashback", "debezium") else zone
-    options = ReaderOptions(verify_checksums=not args.no_verify_checksum,
-                            start_position=args.start_position, stop_position=args.stop_position,
-                            start_datetime=parse_epoch(args.start_datetime, zone),
-                            stop_datetime=parse_epoch(args.stop_datetime, zone), tz=tz,
-                            table_filter=table_filter_of(args), infer_precision=args.infer_precision,
-                            on_error=args.on_error, follow=args.follow,
-                            follow_timeout=args.follow_timeout, keys=key_ring(args),
-                            start_gtid=args.start_gtid, stop_gtid=args.stop_gtid,
-                            assume_charset=args.assume_charset, allow_gaps=args.allow_gaps,
-                            # debezium: TIMESTAMP is ZonedTimestamp (UTC) whatever is asked
-                            timestamp_offset=args.timestamp_offset and args.format in ("json", "text"),
-                            watermark_interval=watermark_interval(args))
+    options = reader_options(args, tz=tz, keys=key_ring(args),
+                             # debezium: TIMESTAMP is ZonedTimestamp (UTC) whatever is asked
+                             timestamp_offset=args.timestamp_offset and args.format in ("json", "text"),
+                             watermark_interval=watermark_interval(args))
     hooks = ReaderHooks(on_unknown=warn_unknown, on_inferred=report_inferred,
                         on_damage=_report_damage, on_idle=sys.stdout.flush, on_warning=warn)
     reader = BinlogReader(source_of(args, on_idle=sys.stdout.flush), options, schema=schema,
@@ -99,30 +92,20 @@ def run(args) -> int:
         reader.set_output_paths(row_encoder=writer.row_encoder(), rows_hook=writer.rows_hook(),
                                 run_writer=writer.run_writer())
     try:
-        if args.format == "debezium" and not args.split_updates:
-            for record in with_progress(reader, reader.records(), args,
-                                        output_is_terminal=_is_terminal(sys.stdout)):
-                if isinstance(record, RowChange):
-                    writer.write(record)
-                elif isinstance(record, Watermark):
-                    _watermark(writer, record, out)
-                elif writer.takes_statements:
-                    writer.statement(record)
-        else:
-            for item in with_progress(reader, reader.items(statements=True), args,
-                                      output_is_terminal=_is_terminal(sys.stdout)):
-                if isinstance(item, RowChange):
-                    writer.write(item)
-                elif isinstance(item, EncodedRows):
-                    writer.write_encoded(item)
-                elif isinstance(item, StatementChange):
-                    # json (split): a line; text/sql: the QUERY event itself says it all
-                    if writer.takes_statements:
-                        writer.statement(item)
-                elif isinstance(item, Watermark):
-                    _watermark(writer, item, out)
-                else:
-                    writer.event(item)
+        for item in with_progress(reader, reader.items(statements=True), args,
+                                  output_is_terminal=_is_terminal(sys.stdout)):
+            if isinstance(item, RowChange):
+                writer.write(item)
+            elif isinstance(item, EncodedRows):
+                writer.write_encoded(item)
+            elif isinstance(item, StatementChange):
+                # json (split), debezium: a line; text/sql: the QUERY event itself says it all
+                if writer.takes_statements:
+                    writer.statement(item)
+            elif isinstance(item, Watermark):
+                _watermark(writer, item, out)
+            else:
+                writer.event(item)
         writer.close()      # sql: an unfinished transaction; flashback: everything, reversed
     except KeyboardInterrupt:
         writer.end_open_record()    # json: a record streamed whole up to its commit fields
@@ -149,6 +132,9 @@ def record_writer(args, out, schema=None):
     from ..output.routing import BigintsAsStrings, PerTableFiles, RewriteDb
 
     rewrite = DbRewrite(dict(args.rewrite_db), warn)     # one for all files: one warning each
+    from ..replay.keys import KeyCatalog
+
+    debezium_keys = KeyCatalog(schema=schema)           # one for all files: each sees what one learns
 
     def make(stream):
         # each format imports its own writer only (start-up of a short run)
@@ -156,10 +142,9 @@ def record_writer(args, out, schema=None):
         if args.format == "debezium":
             from ..output.debezium import DebeziumWriter
 
-            writer = DebeziumWriter(stream, on_warning=warn)
+            writer = DebeziumWriter(stream, on_warning=warn, keys=debezium_keys)
         elif args.format == "json":
             from ..output.cdc import CdcJsonWriter
-            from ..replay.keys import KeyCatalog
 
             writer = CdcJsonWriter(stream, args.binary_encoding, keys=KeyCatalog(schema=schema),
                                    with_types=args.with_types, rewrite_db=rewrite,

@@ -95,14 +95,14 @@ class _Job:
         self.index = self.index or index_name(name)
         after, out_offset = self.out.resume(name)
         stream = EventStream(name, verify_checksums=not self.args.no_verify_checksum,
-                             keys=self.keys)
-        stream.keep_raw = True
+                             keys=self.keys, keep_raw=True)
         rewriter = Rewriter(name, schema=self.schema, options=self.options,
                             resume_after=after, resume_out=out_offset)
         self.out.open(name, out_offset)
         self.out.add_to_index(self.index, name)
         state = ReadState()
         self.files += 1
+        complete = False
         try:
             for event in read_events(binlog, stream, follow=self.args.follow and binlog.last,
                                      state=state):
@@ -116,6 +116,7 @@ class _Job:
                 self.out.write(written.data, written.entry(event.header.event_size))
                 self.written += 1
                 self.bytes_out += len(written.data)
+            complete = True
         except IncompleteEventError as exc:
             if not binlog.last:
                 raise
@@ -128,7 +129,7 @@ class _Job:
         finally:
             self.values += rewriter.stats.values
             self.kept += rewriter.stats.events - rewriter.stats.changed
-            self.out.close()
+            self.out.close(complete)
         return state.rotated_to
 
     def summary(self) -> None:

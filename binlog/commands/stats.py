@@ -147,8 +147,8 @@ def run(args) -> int:
         _matplotlib()        # before the scan, not after it
     # rows are counted, not decoded; transactions hold one RowCount per rows event, so
     # memory stays flat however large a transaction is
-    reader = make_reader(args, count_rows=True)
-    reader.count_runs = os.environ.get("BINLOG_BATCH", "1") != "0"   # runs counted in C
+    reader = make_reader(args, count_rows=True,
+                         count_runs=os.environ.get("BINLOG_BATCH", "1") != "0")  # runs counted in C
     stats = Stats(args.top)
     assembler = TxAssembler()
     for item in with_progress(reader, reader.items(statements=True), args):

@@ -1,16 +1,19 @@
 """``--format debezium``: Debezium's change-event envelope, one JSON object per line.
 
-The value of a Debezium MySQL connector's change event as Kafka Connect's JsonConverter
-writes it without schemas (``value.converter.schemas.enable=false``), with the
-connector's default settings (Debezium documentation, "Debezium connector for MySQL",
-sections "Change events" and "Data type mappings")::
+The value of a change event of Debezium's MariaDB connector (its MySQL connector's for a
+binlog MySQL wrote: ``source.connector``) as Kafka Connect's JsonConverter writes it
+without schemas (``value.converter.schemas.enable=false``), with the connector's default
+settings (Debezium documentation, "Debezium connector for MariaDB", sections "Change
+events" and "Data type mappings"), equal to what Debezium ``CONNECTOR_VERSION`` itself
+gives for the same binlog but for the differences docs/output-formats.md lists
+(tests/binlog/output/test_debezium_peer.py runs it)::
 
     {"before": {...} | null, "after": {...} | null,
-     "source": {"version", "connector": "mysql", "name", "ts_ms", "snapshot": "false",
-                "db", "sequence": null, "table", "server_id", "gtid", "file", "pos",
-                "row", "thread": null, "query": null},
-     "op": "c" | "u" | "d", "ts_ms",
-     "transaction": {"id", "total_order", "data_collection_order"} | null}
+     "source": {"version", "connector": "mariadb" | "mysql", "name", "ts_ms",
+                "snapshot": "false", "db", "sequence": null, "ts_us", "ts_ns", "table",
+                "server_id", "gtid", "file", "pos", "row", "thread": null, "query": null},
+     "transaction": {"id", "total_order", "data_collection_order"} | null,
+     "op": "c" | "u" | "d", "ts_ms", "ts_us", "ts_ns"}
 
 Values (defaults: ``decimal.handling.mode=precise``, ``time.precision.mode=
 adaptive_time_microseconds``, ``bigint.unsigned.handling.mode=long``,
@@ -19,22 +22,29 @@ adaptive_time_microseconds``, ``bigint.unsigned.handling.mode=long``,
 =============================  ===================================================
 INTEGER types, YEAR            number (BIGINT UNSIGNED: the 64-bit value as a signed
                                long, as the connector's ``long`` mode gives it)
-FLOAT, DOUBLE                  number
+FLOAT                          number: the fewest digits (at least two) that read
+                               back as the same float32 (Java's Float.toString)
+DOUBLE                         number
 DECIMAL                        base64 of the unscaled value, big-endian two's
-                               complement (Kafka Connect ``Decimal``)
+                               complement in fewest bytes (Kafka Connect ``Decimal``)
 BIT(1) / BIT(n)                boolean / base64 of the bits, little-endian bytes
 DATE                           days since 1970-01-01 (``io.debezium.time.Date``)
 DATETIME(0-3) / DATETIME(4-6)  ms / µs since the epoch of the wall-clock value
                                (``Timestamp`` / ``MicroTimestamp``)
 TIMESTAMP                      ISO 8601 in UTC, ``2021-06-30T12:00:00.654321Z``
-                               (``ZonedTimestamp``)
+                               (``ZonedTimestamp``); the zero TIMESTAMP is
+                               ``1970-01-01T00:00:00Z`` (its value in the row)
 TIME                           µs (``MicroTime``)
 CHAR, VARCHAR, TEXT, ENUM,     string (SET: the labels joined by commas; JSON: its
 SET, JSON                      text, ``io.debezium.data.Json``)
 BINARY, VARBINARY, BLOB        base64
-GEOMETRY                       {"wkb": base64, "srid": number}
-zero dates (0000-00-00)        null
+GEOMETRY                       {"wkb": base64, "srid": number | null (0)}; a POINT
+                               column's (``Point``) adds "x" and "y" first
+zero dates (0000-00-00)        null (DATE, DATETIME)
 =============================  ===================================================
+
+An UPDATE that changes the primary key is a delete of the old key's row and a create of
+the new one, as the connector gives it (the key from the TABLE_MAP or the schema store).
 
 ``source.row`` is the row's index inside its rows event; ``transaction.id`` is the GTID
 (as the connector gives it with GTIDs), ``total_order`` the event's rank in its
@@ -53,16 +63,18 @@ topic"; io.debezium.relational.history.JsonTableChangeSerializer)::
                                               "typeName", "typeExpression", "charsetName",
                                               "length", "scale", "position", "optional",
                                               "autoIncremented", "generated", "comment",
-                                              "hasDefaultValue", "enumValues"}]} | null,
-                       "comment": null}]}
+                                              "defaultValueExpression": null,
+                                              "enumValues": ["'a'", ...] | null}],
+                                 "comment": null} | null}]}
 
 Such a line has ``ddl`` and no ``op``: tell the two kinds apart by that.  The tables are
 those the schema store has right after the statement (``tableChanges`` is [] when it
 does not know them: ``--no-track-ddl``, DDL it does not parse, database statements);
 ``jdbcType`` is what the connector's DDL parser (MySqlAntlrDdlParser's data types) gives
-each type; ``autoIncremented``, ``generated`` and ``hasDefaultValue`` are not tracked by
-the schema store and are always false, ``defaultCharsetName`` null; a dropped table has
-``table: null``.
+each type; ``autoIncremented`` and ``generated`` are not tracked by the schema store and
+are always false, ``defaultValueExpression`` and ``defaultCharsetName`` null; a dropped
+table has ``table: null``; ``source.db`` is the statement's database (the table's when
+it has no default database).
 
 A **watermark** (``binlog.watermarks``: live streams) is the connector's **heartbeat
 record** (io.debezium.heartbeat.HeartbeatImpl, MySqlOffsetContext), written whole as
@@ -92,22 +104,25 @@ import base64
 import codecs
 import re
 import secrets
+import struct
 from dataclasses import replace
 from datetime import datetime, timezone
-from decimal import Decimal
+from decimal import Context, Decimal
 
 import orjson
 
-from ..constants import ColumnType as T
+from ..constants import GEOMETRY_POINT, ColumnType as T
 from ..interrupts import deferred
 from ..types.strings import LargeText
 from .base import Writer
 from .values import Base64Bytes, bytes_pieces, large_values
 
-CONNECTOR_VERSION = "2.7.0.Final"
+CONNECTOR_VERSION = "3.5.0.Final"
 HEARTBEAT_TOPICS_PREFIX = "__debezium-heartbeat"    # HeartbeatImpl.DEFAULT_HEARTBEAT_TOPICS_PREFIX
 OPS = {"insert": "c", "update": "u", "delete": "d"}
 _EPOCH_ORDINAL = 719163         # date(1970, 1, 1).toordinal()
+_WKB_POINT_SIZE = 1 + 4 + 8 + 8  # byte order, type, x, y: a 2D point (Point.parseWKBPoint)
+_EXACT = Context(prec=200)      # DECIMAL has up to 65 digits: scaled exactly, never rounded
 
 
 def _b64(raw: bytes) -> str:
@@ -115,11 +130,28 @@ def _b64(raw: bytes) -> str:
 
 
 def _decimal(value, col):
+    """Kafka Connect's Decimal: the unscaled value's two's complement, big-endian, in as
+    few bytes as Java's BigInteger.toByteArray gives (bitLength / 8 + 1; bitLength leaves
+    the sign bit out: -128 is one byte, 0x80)."""
     d = Decimal(value) if not isinstance(value, Decimal) else value
-    scale = col.scale or 0
-    unscaled = int(d.scaleb(scale).to_integral_value())
-    size = max(1, (unscaled.bit_length() + 8) // 8)
-    return _b64(unscaled.to_bytes(size, "big", signed=True))
+    unscaled = int(d.scaleb(col.scale or 0, _EXACT))
+    bits = unscaled.bit_length() if unscaled >= 0 else (~unscaled).bit_length()
+    return _b64(unscaled.to_bytes(bits // 8 + 1, "big", signed=True))
+
+
+def _float(value, col):
+    """FLOAT: Kafka Connect's float32, which the JSON converter writes as Java's
+    Float.toString does: the decimal of fewest digits, but at least two, that reads back
+    as the same float32, the closest to it of those (3.14159, not the double
+    3.141590118408203 the float widens to; Float.MIN_VALUE 1.4E-45, not 1E-45)."""
+    for digits in range(2, 10):
+        text = f"{value:.{digits - 1}e}"        # the closest decimal of that many digits
+        try:
+            if struct.unpack("<f", struct.pack("<f", float(text)))[0] == value:
+                return float(text)
+        except OverflowError:       # rounded past the largest float32: more digits
+            continue
+    return value
 
 
 def _days(text: str):
@@ -150,8 +182,11 @@ def _datetime(value, col):
 def _timestamp(value, col):
     micros = _wall_micros(value)
     if micros is None:
-        return None
-    if col.tz is not None:
+        # the zero TIMESTAMP ('0000-00-00 00:00:00'): 0 seconds since the epoch in the
+        # row (sql/field.cc Field_timestampf stores it so), which is what the connector
+        # reads from a binlog: 1970-01-01T00:00:00Z (a zero DATE/DATETIME stays null)
+        micros = 0
+    elif col.tz is not None:
         # rendered in the read's zone: back to the instant (ambiguous in the hour a DST
         # change repeats; binlog dump reads debezium in UTC, where it is exact)
         wall = datetime(1970, 1, 1) + _delta(micros)
@@ -217,8 +252,16 @@ def _json(value, col):
 
 
 def _geometry(value, col):
+    """``io.debezium.data.geometry.Geometry`` (a POINT column's ``Point`` adds x and y):
+    the WKB after the stored value's 4-byte SRID, and the SRID, null when 0
+    (debezium-connector-binlog BinlogGeometry.fromBytes)."""
     raw = bytes(value)
-    return {"wkb": _b64(raw[4:]), "srid": int.from_bytes(raw[:4], "little")}
+    srid = int.from_bytes(raw[:4], "little") or None
+    wkb = raw[4:]
+    if col.geometry_type == GEOMETRY_POINT and len(wkb) == _WKB_POINT_SIZE:
+        x, y = struct.unpack("<dd" if wkb[0] else ">dd", wkb[5:])
+        return {"x": x, "y": y, "wkb": _b64(wkb), "srid": srid}
+    return {"wkb": _b64(wkb), "srid": srid}
 
 
 def _same(value, col):
@@ -227,7 +270,7 @@ def _same(value, col):
 
 ENCODERS = {
     T.TINY: _same, T.SHORT: _same, T.INT24: _same, T.LONG: _same, T.LONGLONG: _bigint,
-    T.YEAR: _same, T.FLOAT: _same, T.DOUBLE: _same,
+    T.YEAR: _same, T.FLOAT: _float, T.DOUBLE: _same,
     T.NEWDECIMAL: _decimal, T.DECIMAL: _decimal,
     T.BIT: _bit, T.DATE: lambda v, c: _days(v), T.NEWDATE: lambda v, c: _days(v),
     T.DATETIME: _datetime, T.DATETIME2: _datetime,
@@ -319,13 +362,14 @@ def _column_change(col: dict, position: int) -> dict:
         length, scale = col.get("numeric_precision"), col.get("numeric_scale")
     elif data_type in _TEMPORAL:
         length = col.get("datetime_precision")
-    values = col.get("enum_values") or col.get("set_values") or []
+    values = col.get("enum_values") or col.get("set_values")
     return {"name": col.get("name"), "jdbcType": JDBC_TYPES.get(data_type, 1111), "nativeType": None,
             "typeName": type_name, "typeExpression": type_name, "charsetName": col.get("charset"),
             "length": length, "scale": scale, "position": position,
             "optional": bool(col.get("nullable", True)), "autoIncremented": False,
-            "generated": False, "comment": None, "hasDefaultValue": False,
-            "enumValues": list(values)}
+            "generated": False, "comment": None, "defaultValueExpression": None,
+            # the labels as the DDL quotes them (the connector keeps its parser's literals)
+            "enumValues": None if values is None else ["'" + v.replace("'", "''") + "'" for v in values]}
 
 
 def table_changes(record) -> list:
@@ -336,15 +380,20 @@ def table_changes(record) -> list:
     for entry in record.schema or ():
         table_id = '"{}"."{}"'.format(entry["db"], entry["table"])
         if entry["columns"] is None:
-            out.append({"type": "DROP", "id": table_id, "table": None, "comment": None})
+            out.append({"type": "DROP", "id": table_id, "table": None})
             continue
         table: dict = {"defaultCharsetName": None,
                        "primaryKeyColumnNames": list(entry.get("primary_key") or ()),
                        "columns": [_column_change(c, i + 1) for i, c in enumerate(entry["columns"])],
-                       "attributes": []}
+                       "comment": None}
         out.append({"type": "CREATE" if keyword == "CREATE" else "ALTER", "id": table_id,
-                    "table": table, "comment": None})
+                    "table": table})
     return out
+
+
+def _times(ts: int) -> dict:
+    """``ts_ms``, ``ts_us`` and ``ts_ns`` of an event's timestamp (whole seconds)."""
+    return {"ts_ms": ts * 1000, "ts_us": ts * 1_000_000, "ts_ns": ts * 1_000_000_000}
 
 
 def _json_default(value):
@@ -360,10 +409,11 @@ class DebeziumWriter(Writer):
     takes_statements = True
     takes_watermarks = True
 
-    def __init__(self, out, server_name: str = "binlog", *, on_warning=None):
+    def __init__(self, out, server_name: str = "binlog", *, on_warning=None, keys=None):
         self.out = out
         self.server_name = server_name
         self.warn = on_warning
+        self.keys = keys              # a replay.keys.KeyCatalog: primary keys (None: unknown)
         self.statements = 0           # statement-logged changes written as extension records
         self._trx = None              # GTID of the current transaction
         self._total = 0
@@ -371,21 +421,34 @@ class DebeziumWriter(Writer):
 
     def envelope(self, change) -> dict:
         transaction = self._transaction(change.gtid, f"{change.db}.{change.table}")
-        ts_ms = change.ts * 1000
-        return {
-            "before": encode_row(change.before, change.plan),
-            "after": encode_row(change.after, change.plan),
-            "source": {"version": CONNECTOR_VERSION, "connector": "mysql", "name": self.server_name,
-                       "ts_ms": ts_ms, "snapshot": "false", "db": change.db, "sequence": None,
-                       "table": change.table, "server_id": change.server_id, "gtid": change.gtid,
-                       "file": change.file, "pos": change.pos, "row": change.row, "thread": None,
-                       "query": None},
-            "op": OPS[change.op], "ts_ms": ts_ms, "transaction": transaction,
-        }
+        source = self._source(change, change.table, change.plan.mariadb)
+        source["row"] = change.row
+        return {"before": encode_row(change.before, change.plan),
+                "after": encode_row(change.after, change.plan),
+                "source": source, "transaction": transaction, "op": OPS[change.op], **_times(change.ts)}
 
     def write(self, change) -> None:
         if change.op not in OPS:
             return
+        if change.op == "update" and self._key_changed(change):
+            # the connector gives an UPDATE of the primary key as a delete of the old key
+            # and a create of the new one (debezium-core RelationalChangeRecordEmitter
+            # emitUpdateAsPrimaryKeyChangeRecord; the tombstone between has no line here)
+            self._write_one(replace(change, op="delete", after=None))
+            self._write_one(replace(change, op="insert", before=None))
+            return
+        self._write_one(change)
+
+    def _key_changed(self, change) -> bool:
+        if self.keys is None or change.before is None or change.after is None:
+            return False
+        columns, before, after = change.plan.columns, change.before, change.after
+        names = [columns[i].key for i in self.keys.keys(change).primary or ()]
+        # a column an image lacks (binlog_row_image MINIMAL: the after image has only the
+        # changed columns) did not change
+        return any(n in before and n in after and before[n] != after[n] for n in names)
+
+    def _write_one(self, change) -> None:
         large = [(key, col) for row in (change.before, change.after)
                  for key, col in large_values(row, change.plan) if col is not None and col.type in _PIECED]
         if large:
@@ -429,19 +492,24 @@ class DebeziumWriter(Writer):
         self._per_table[name] = self._per_table.get(name, 0) + 1
         return {"id": gtid, "total_order": self._total, "data_collection_order": self._per_table[name]}
 
-    def _source(self, record, table) -> dict:
-        return {"version": CONNECTOR_VERSION, "connector": "mysql", "name": self.server_name,
-                "ts_ms": record.ts * 1000, "snapshot": "false", "db": record.db, "sequence": None,
-                "table": table, "server_id": record.server_id, "gtid": record.gtid,
-                "file": record.file, "pos": record.pos, "row": 0, "thread": None, "query": None}
+    def _source(self, record, table, mariadb: bool) -> dict:
+        """The source block (io.debezium.connector.mariadb.Source, or the MySQL
+        connector's for a binlog MySQL wrote), in the connector's order."""
+        times = _times(record.ts)
+        return {"version": CONNECTOR_VERSION, "connector": "mariadb" if mariadb else "mysql",
+                "name": self.server_name, "ts_ms": times["ts_ms"], "snapshot": "false", "db": record.db,
+                "sequence": None, "ts_us": times["ts_us"], "ts_ns": times["ts_ns"], "table": table,
+                "server_id": record.server_id, "gtid": record.gtid, "file": record.file, "pos": record.pos,
+                "row": 0, "thread": None, "query": None}
 
     def schema_change(self, record) -> dict:
         """A DDL record (``reader.StatementChange``, op ddl) as the connector's schema change
         event."""
-        source = self._source(record, record.table)
+        source = self._source(record, record.table, record.mariadb)
         first = (record.schema or [{}])[0]
+        source["db"] = database = record.db or first.get("db")     # the table's, without a USE
         return {"source": source, "ts_ms": record.ts * 1000,
-                "databaseName": record.db or first.get("db"), "schemaName": None,
+                "databaseName": database, "schemaName": None,
                 "ddl": record.sql, "tableChanges": table_changes(record)}
 
     def statement_record(self, record) -> dict:
@@ -449,17 +517,19 @@ class DebeziumWriter(Writer):
         from .json_lines import session_json
         from .values import bytes_renderer
 
-        source = self._source(record, record.table)
+        source = self._source(record, record.table, record.mariadb)
         source["query"] = record.sql
-        return {"before": None, "after": None, "source": source, "op": "statement",
-                "ts_ms": record.ts * 1000,
+        return {"before": None, "after": None, "source": source,
                 "transaction": self._transaction(record.gtid, f"{record.db}.{record.table}"),
+                "op": "statement", **_times(record.ts),
                 "statement": {"sql": record.sql,
                               "session": session_json(record, bytes_renderer("base64"))}}
 
     def statement(self, record) -> None:
         """A statement or DDL record (``reader.StatementChange``), in binlog order."""
         if record.op == "ddl":
+            if self.keys is not None:
+                self.keys.invalidate()      # the table's key may be another from here on
             out = self.schema_change(record)
         else:
             self.statements += 1
@@ -483,4 +553,8 @@ class DebeziumWriter(Writer):
         self.out.write(orjson.dumps(self.heartbeat_record(mark), option=orjson.OPT_APPEND_NEWLINE))
 
     def event(self, item) -> None:
-        """Events are in the Debezium output through their records (rows, DDL, statements)."""
+        """Events are in the Debezium output through their records (rows, DDL, statements);
+        a TABLE_MAP tells the primary key (binlog_row_metadata=FULL)."""
+        event = getattr(item, "event", None)
+        if self.keys is not None and event is not None:
+            self.keys.observe(event)

@@ -1,4 +1,4 @@
-"""``--format json``: one object per changed row, one per line (DESIGN.md).
+"""``--format json``: one object per changed row, one per line (docs/output-formats.md).
 
 All rows of one rows event share file, pos, ts, server_id, gtid, db, table and op: that
 part of the line is serialised once per event and reused, so a row costs two orjson

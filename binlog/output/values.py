@@ -1,4 +1,4 @@
-"""Rendering decoded values for output (DESIGN.md "Outside contract").
+"""Rendering decoded values for output (docs/output-formats.md: the JSON record).
 
 The helpers the JSON and text outputs share live here, below them.  A column's charset
 (``charsets.charset_of``) and MySQL's text form of a JSON value (``types.json_binary.

@@ -23,7 +23,7 @@ What a statement holds (sans-IO: bytes in, bytes out):
   (Rows_log_event::STMT_END_F, sql/log_event.h): the server ends the statement there,
   as it does at the original's end.  Flags changed here get their CRC32 recomputed.
 
-``RawEvents`` keeps, from the reader's items (``BinlogReader.keep_raw``), the bytes
+``RawEvents`` keeps, from the reader's items (``ReaderOptions.keep_raw``), the bytes
 each rows event needs until its transaction is applied.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Legacy MariaDB binlogs into MySQL 5.6-format binlogs: events in, events out.
 
 Sans-IO: ``Rewriter.event(event, raw)`` takes one decoded event and its bytes as framed
-(``EventStream.keep_raw``) and gives back the event as it is written, with where it
+(``EventStream(keep_raw=True)``) and gives back the event as it is written, with where it
 starts in the output (``Rewritten``) - or None for an event that is not written.
 ``StreamRewriter`` joins it to an ``EventStream``: bytes in (a file, a growing relay),
 rewritten events out.  Nothing here opens a file.
@@ -413,8 +413,7 @@ class StreamRewriter:
     def __init__(self, name: str, *, schema: Any = None, options: RewriteOptions | None = None,
                  keys: Any = None, verify_checksums: bool = True, resume_after: int = -1,
                  resume_out: int = 4):
-        self.stream = EventStream(name, verify_checksums=verify_checksums, keys=keys)
-        self.stream.keep_raw = True
+        self.stream = EventStream(name, verify_checksums=verify_checksums, keys=keys, keep_raw=True)
         self.rewriter = Rewriter(name, schema=schema, options=options,
                                  resume_after=resume_after, resume_out=resume_out)
 

@@ -79,8 +79,9 @@ Answer = list[bytes]
 class Answers:
     """One client's session: its user variables and the answer to each query."""
 
-    def __init__(self, state: ServeState):
+    def __init__(self, state: ServeState, user: str = ""):
         self.state = state
+        self.user = user            # the --users account the client logged in with
         self.user_vars: dict[str, str | None] = {}
         self.table: list[tuple[re.Pattern[str], Callable[[re.Match[str]], Answer]]] = [
             (re.compile(r"SET\s+(.*)", re.I | re.S), self._set),
@@ -94,6 +95,7 @@ class Answers:
             (re.compile(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\s*", re.I), self._binary_logs),
             (re.compile(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\s*", re.I), self._replica_hosts),
             (re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST\s*", re.I), self._processlist),
+            (re.compile(_OWN_GRANTS, re.I), self._grants),
             (re.compile(_UTC_OFFSET, re.I), self._utc_offset),
             (re.compile(r"SELECT\s+binlog_gtid_pos\(\s*'([^']*)'\s*,\s*(\d+)\s*\)\s*", re.I), self._gtid_pos),
             (re.compile(r"SELECT\s+(.+?)\s*(?:LIMIT\s+1\s*)?", re.I | re.S), self._select_values),
@@ -182,6 +184,16 @@ class Answers:
         return s.result_set(["Id", "User", "Host", "db", "Command", "Time", "State", "Info"], rows,
                             numeric=frozenset({0, 5}))
 
+    def _grants(self, match) -> Answer:
+        """The account's grants as the server shows them (sql/sql_acl.cc mysql_show_grants),
+        without a password hash: what a replication client needs, the dump (REPLICATION
+        SLAVE) and SHOW MASTER STATUS / BINARY LOGS (REPLICATION CLIENT, BINLOG MONITOR
+        since MariaDB 10.5, which TiDB DM's precheck cannot parse: dm/pkg/checker
+        privilege.go parses the grants with TiDB's parser).  Nothing else is served."""
+        quoted = self.user.replace("`", "``")
+        return s.result_set([f"Grants for {self.user}@%"],
+                            [(f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `{quoted}`@`%`",)])
+
     def _gtid_pos(self, match: re.Match[str]) -> Answer:
         name, pos = match.group(1), int(match.group(2))
         return s.result_set([f"binlog_gtid_pos('{name}',{pos})"], [(self.state.gtid_pos_at(name, pos),)])
@@ -228,6 +240,9 @@ UPSTREAM_FIRST: list[re.Pattern[str]] = []
 _UTC_OFFSET = (r"SELECT\s+(?P<expr>CAST\(\s*TIMEDIFF\(\s*NOW\(\d?\)\s*,\s*UTC_TIMESTAMP\(\d?\)\s*\)\s+AS\s+TIME\s*\))"
                r"(?:\s+(?:AS\s+)?`?(?P<name>\w+)`?)?\s*")
 UPSTREAM_FIRST.append(re.compile(_UTC_OFFSET + r";?\s*", re.I))
+#: the client's own grants (DM's precheck, Debezium): an upstream account's are the upstream's
+_OWN_GRANTS = r"SHOW\s+GRANTS(?:\s+FOR\s+CURRENT_USER(?:\s*\(\s*\))?)?\s*"
+UPSTREAM_FIRST.append(re.compile(_OWN_GRANTS, re.I))
 _SET_STATEMENT = re.compile(r"SET\s+STATEMENT\s", re.I)
 
 

@@ -224,7 +224,7 @@ class Session:
         if not self._check(response.user, scramble, reply, upstream, caps):
             return False
         self.send(s.ok())
-        self.answers = Answers(self.state())
+        self.answers = Answers(self.state(), response.user)
         self.log(f"client {self.info.id} ({self._who()}) connected")
         return True
 

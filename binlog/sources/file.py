@@ -6,6 +6,7 @@ numeric extension (``mysql-bin.000042``), in numeric order.
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -67,6 +68,119 @@ def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: 
             hint="give them as files in reading order (binlog dump DIR/a DIR/b ...), or "
                  "write DIR/NAME.index listing them one per line")
     raise UsageError(f"no binlog files in directory {directory}")
+
+
+# -- discovery: the binlogs of many directories, as the lake reads them -----------------------
+
+def expand_sources(paths) -> list[str]:
+    """Globs expanded (sorted, ``*.index`` files left out); other items kept, in order."""
+    out: list[str] = []
+    for item in paths:
+        item = str(item)
+        if any(ch in item for ch in "*?["):
+            matches = sorted(m for m in glob.glob(item) if not m.endswith(".index"))
+            if not matches:
+                raise UsageError(f"no file matches {item!r}")
+            out.extend(matches)
+        else:
+            out.append(item)
+    return out
+
+
+def discover(paths, on_warning=None, *, allow_gaps: bool = False,
+             follow_symlinks: bool = False) -> list[tuple[str, list[str]]]:
+    """The sources as *sequences*: [(key, [file, ...])], each read like one `binlog dump`
+    (DDL followed from file to file, positions ordered).
+
+    - files given one after another form one sequence, as on dump's command line;
+    - a directory with a ``*.index`` or numbered files (``mariadb-bin.000042``) is one
+      sequence, its files in index order;
+    - any other directory is searched recursively: each such directory inside it is a
+      sequence, and each other binlog file (checked by its magic bytes) is a sequence of
+      its own (e.g. ``samples/``: unrelated sample binlogs, each with its own DDL).
+
+    The search does not follow symlinks to directories (a link to a parent would loop:
+    the same files read again and again) unless ``follow_symlinks``: then each directory
+    is searched once (by device and inode: a loop ends where it comes back), and in any
+    case no file is read twice: a file met again
+    (a symlink, an index naming it twice, a path given twice) is left out.  Both are
+    reported through ``on_warning`` (default: stderr), never dropped silently.  An index
+    naming a binlog that is not there is a GapError (``allow_gaps``: a warning).
+    """
+    import sys
+
+    def to_stderr(message: str) -> None:
+        sys.stderr.write(f"binlog: warning: {message}\n")
+
+    warn = on_warning or to_stderr
+    groups: list[tuple[str, list[str]]] = []
+    loose: list[str] = []
+    seen: dict[tuple[int, int], str] = {}      # (device, inode) -> the path read
+
+    def once(paths: list[str]) -> list[str]:
+        kept = []
+        for path in paths:
+            st = os.stat(path)
+            first = seen.setdefault((st.st_dev, st.st_ino), path)
+            if first == path and path not in kept:
+                kept.append(path)
+            else:
+                warn(f"{path} is the same file as {first}: read once")
+        return kept
+
+    def add(key: str, paths: list[str]):
+        paths = once(paths)
+        if paths:
+            groups.append((key, paths))
+
+    def flush():
+        if loose:
+            add(f"files:{loose[0]}", list(loose))
+            loose.clear()
+
+    searched: set[tuple[int, int]] = set()     # (device, inode) of the directories searched
+
+    def walk(directory: Path):
+        st = os.stat(directory)
+        if (st.st_dev, st.st_ino) in searched:
+            warn(f"{directory} is a directory already searched (a symlink loop): searched once")
+            return
+        searched.add((st.st_dev, st.st_ino))
+        try:
+            files = [str(p) for p in directory_binlogs(directory, allow_gaps=allow_gaps,
+                                                        on_warning=warn)]
+        except UsageError:
+            files = []
+        if files:
+            add(f"dir:{directory}", files)
+            return
+        for entry in sorted(directory.iterdir()):
+            if entry.is_symlink() and entry.is_dir():
+                if follow_symlinks:
+                    walk(entry.resolve())      # by its real path: the checkpoint's key
+                else:
+                    warn(f"{entry} is a symlink to a directory: not followed "
+                         f"(--follow-symlinks follows it)")
+            elif entry.is_dir():
+                walk(entry)
+            elif entry.is_file() and not entry.name.endswith(".index") and (
+                    entry.name.endswith(".binlog") or _is_binlog(entry)):
+                add(f"file:{entry}", [str(entry)])
+
+    for item in expand_sources(paths):
+        path = Path(item)
+        if path.is_dir():
+            flush()
+            before = len(groups)
+            walk(path.resolve())
+            if len(groups) == before:
+                raise UsageError(f"no binlog files in directory {path}")
+        elif path.exists():
+            loose.append(str(path.resolve()))
+        else:
+            raise UsageError(f"no such file or directory: {path}")
+    flush()
+    return groups
 
 
 def _named_binlogs(directory: Path, allow_gaps: bool, on_warning) -> list[Path]:

@@ -2,6 +2,14 @@
 a position map beside each (``<name>.map``, format in binlog/rewrite/position_map.py),
 and an index (``<base>.index``, one name per line, as the server writes its own).
 
+A binlog's FORMAT_DESCRIPTION carries LOG_EVENT_BINLOG_IN_USE_F while the server writes the
+file and has it cleared when the server closes it (sql/log.cc MYSQL_BIN_LOG::close: one
+write of the flags byte, the CRC32 does not count the flag - binlog/header.py event_crc).
+An output file carries the input's flag while it is written and has it cleared when it is
+complete (its input read to the end, no event cut short): a copy of a binlog the server
+still had open is rewritten into a closed file, which readers that check the FDE's CRC32
+over the flag as it is (go-mysql v1.16's file mode) take.
+
 A rerun continues where the output ends: ``resume(name)`` cuts a partial last event
 (and map lines naming bytes the output does not hold, or output the map does not
 name), and says after which input event writing goes on and at which output offset.
@@ -13,8 +21,9 @@ import os
 from pathlib import Path
 from typing import IO
 
-from ..constants import BINLOG_MAGIC, HEADER_LEN
+from ..constants import BINLOG_MAGIC, HEADER_LEN, LOG_EVENT_BINLOG_IN_USE_F, EventType
 from ..errors import InputError, MalformedEventError
+from ..header import FLAGS_AT, TYPE_AT
 from ..rewrite.position_map import MAP_HEADER, MapEntry, parse_map
 from .base import event_heads
 
@@ -36,6 +45,7 @@ class RewriteDir:
         self._out: IO[bytes] | None = None
         self._map: IO[str] | None = None
         self.name: str | None = None
+        self._fde_flags: int | None = None     # the low flags byte of the FDE at 4
 
     def path(self, name: str) -> Path:
         return self.directory / name
@@ -89,17 +99,20 @@ class RewriteDir:
         self.name = name
         path = self.path(name)
         if out_offset <= 4:
-            self._out = open(path, "wb")
+            self._out = open(path, "w+b")
             self._out.write(BINLOG_MAGIC)
             self._map = open(self.map_path(name), "w", encoding="ascii")
             self._map.write(MAP_HEADER)
         else:
             self._out = open(path, "r+b")
+            self._fde_flags = _fde_flags(self._out.read(4 + HEADER_LEN))
             self._out.seek(out_offset)
             self._map = open(self.map_path(name), "a", encoding="ascii")
 
     def write(self, data: bytes, entry: MapEntry) -> None:
         assert self._out is not None and self._map is not None
+        if entry.out_start == 4:
+            self._fde_flags = _fde_flags(BINLOG_MAGIC + data[:HEADER_LEN])
         self._out.write(data)
         self._map.write(entry.line())
 
@@ -123,12 +136,17 @@ class RewriteDir:
             self._out.flush()
             self._map.flush()
 
-    def close(self) -> None:
+    def close(self, complete: bool = False) -> None:
         """Flush what was written: the binlog first, then its map (a map line never
-        names bytes a crash lost; resume() drops what the map does not name)."""
+        names bytes a crash lost; resume() drops what the map does not name).
+        ``complete``: the whole input is in the file, its FDE's in-use flag is cleared."""
         if self._out is not None:
+            if complete and self._fde_flags is not None and self._fde_flags & LOG_EVENT_BINLOG_IN_USE_F:
+                self._out.seek(4 + FLAGS_AT)
+                self._out.write(bytes((self._fde_flags & ~LOG_EVENT_BINLOG_IN_USE_F,)))
             self._out.close()
             self._out = None
+            self._fde_flags = None
         if self._map is not None:
             self._map.close()
             self._map = None
@@ -139,6 +157,14 @@ class RewriteDir:
         if name not in names:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(name + "\n")
+
+
+def _fde_flags(head: bytes) -> int | None:
+    """The low flags byte of the event at 4 of a binlog starting with ``head`` (the
+    magic and one header), when it is a FORMAT_DESCRIPTION."""
+    if len(head) < 4 + HEADER_LEN or head[4 + TYPE_AT] != EventType.FORMAT_DESCRIPTION_EVENT:
+        return None
+    return head[4 + FLAGS_AT]
 
 
 def _whole_events_end(path: Path) -> int:

@@ -21,6 +21,7 @@ from ..cursor import Cursor
 from ..errors import BinlogError, MalformedEventError, RelayError, UsageError
 from ..events.gtid import decode_gtid_list, decode_maria_gtid
 from ..header import parse_header
+from ..inert import inert
 from ..rewrite.position_map import lookup, parse_map
 from .base import event_heads
 
@@ -47,6 +48,7 @@ class ServedLogs:
         self._listed: tuple[tuple, list[str]] | None = None     # (what the list came from, it)
         self._files: set[str] = set()       # names seen as plain files (a file stays one)
         self._state: tuple[str, int, dict] | None = None        # gtid_state so far: file, end
+        self._listing()         # an index serve cannot follow fails at start, not in a dump
 
     def names(self) -> list[str]:
         """The files in index order (the ``.index`` file, else the names sorted).  Asked
@@ -71,9 +73,16 @@ class ServedLogs:
         if indexes:
             lines = indexes[0].read_text(encoding="utf-8", errors="replace").splitlines()
             names = [Path(line.strip()).name for line in lines if line.strip()]
+            odd = [n for n in names if not BINLOG_NAME.fullmatch(n)]
+            if odd:
+                # left out, the file would never come and a dump would wait for it forever
+                raise RelayError(f"{indexes[0].name} names {inert(odd[0], limit=100)!r}, not a binlog "
+                                 f"name: serve sends files named as the server names its binlogs, "
+                                 f"BASE.NNNNNN", source=str(indexes[0]),
+                                 hint="rename the file (e.g. to mariadb-bin.000001) and its line in "
+                                      "the index")
         else:
             names = sorted(p.name for p in self.dir.iterdir() if BINLOG_NAME.fullmatch(p.name))
-        names = [n for n in names if BINLOG_NAME.fullmatch(n)]
         self._listed = (key, names)
         return names
 

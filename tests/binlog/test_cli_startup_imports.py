@@ -70,9 +70,11 @@ DUMP_ONE_EVENT_NEVER = ("binlog.crypt", "binlog.sources.keys", "hashlib", "_hash
                         "hmac", "binlog.commands.apply", "pymysql", "binlog.output.sql",
                         "binlog.replay.batch", "schema_store.ddl")
 #: the project's modules a dump of one event imports (69 when this was written, 73
-#: before its lazy imports): a new module-level import of a part of the project the
-#: dump does not use fails here; lower it when a module leaves the dump's path
-DUMP_ONE_EVENT_MODULES = 69
+#: before its lazy imports; 71 once reader_options and stream_runs were split out of
+#: reader.py and stream.py, code the dump runs): a new module-level import of a part of
+#: the project the dump does not use fails here; lower it when a module leaves the
+#: dump's path
+DUMP_ONE_EVENT_MODULES = 71
 
 
 def test_dump_of_one_event_stays_within_its_import_budget(one_event):

@@ -19,7 +19,7 @@ from binlog.events import MariaGtidEvent
 from binlog.filters import TableFilter
 from binlog.reader import BinlogReader, RowChange, SourceEvent, StatementChange
 from binlog.sources.keys import load_key_ring
-from binlog.stream import EventStream
+from binlog.stream_runs import RunModes
 
 MARIADB = REPO / "samples" / "mariadb-10.11"
 SAMPLES = sorted(MARIADB.glob("*.binlog")) + [MARIADB / "events_misc"] + sorted(
@@ -38,9 +38,9 @@ def tracking():
 def run(paths, *, runs: bool, track: bool = False, **settings):
     """What a reader gives out (items, comparable), its counts, and the error it ended
     with; ``runs=False``: every event through the stream's one-event path."""
-    original = EventStream._skip_run
+    original = RunModes._skip
     if not runs:
-        EventStream._skip_run = lambda self: None
+        RunModes._skip = lambda self, *args: None     # type: ignore[method-assign]
     reader = BinlogReader(paths, schema=tracking() if track else None, **settings)
     items, error = [], None
     try:
@@ -56,7 +56,7 @@ def run(paths, *, runs: bool, track: bool = False, **settings):
     except BinlogError as exc:
         error = (type(exc).__name__, exc.source, exc.event_offset, exc.event_type)
     finally:
-        EventStream._skip_run = original
+        RunModes._skip = original     # type: ignore[method-assign]
     s = reader.stats
     counts = (dict(s.events), dict(s.rows), s.bytes, s.skipped_events, s.skipped_bytes,
               [(d.start, d.end, type(d.error).__name__) for d in s.damage],
@@ -113,18 +113,18 @@ def test_runs_do_skip(scan_mode):
     items, counts, _ = same([path], table_filter=TableFilter(include=["em.big"]))
     assert counts[3] > 0          # filtered rows events skipped
     seen = []
-    original = EventStream._skip_run
+    original = RunModes._skip
 
-    def spy(self):
-        run_ = original(self)
-        if run_ is not None:
-            seen.append(run_)
-        return run_
-    EventStream._skip_run = spy
+    def spy(self, *args):
+        got = original(self, *args)
+        if got is not None:
+            seen.append(got[0])
+        return got
+    RunModes._skip = spy     # type: ignore[method-assign]
     try:
         run([path], runs=True, start_datetime=2**31 - 1)
     finally:
-        EventStream._skip_run = original
+        RunModes._skip = original     # type: ignore[method-assign]
     assert seen and sum(sum(r.counted.values()) for r in seen) > 0
 
 

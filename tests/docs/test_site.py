@@ -1,6 +1,7 @@
 """The documentation site (mkdocs.yml, docs/): it builds in strict mode, a broken link,
-a missing page or a stale generated table fails the build, and the generated tables
-(each command's options, the exit codes) are those of the code."""
+a missing page, a stale generated table or a layer of the code the architecture page
+does not describe fails the build, and the generated tables (each command's options, the
+exit codes, the layers) are those of the code."""
 from __future__ import annotations
 
 import argparse
@@ -41,6 +42,8 @@ def copy(tmp_path):
     shutil.copy(REPO / "mkdocs.yml", root)
     shutil.copytree(REPO / "docs", root / "docs")
     shutil.copytree(REPO / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "tests").mkdir()
+    shutil.copy(REPO / "tests" / "test_layers.py", root / "tests")     # the layers' table
     return root
 
 
@@ -80,6 +83,26 @@ def test_a_stale_option_table_fails_the_build(copy, tmp_path):
     page.write_text(text.replace("<code>--semi-sync</code>", "<code>--semi-synchronous</code>"))
     r = build(copy, tmp_path / "site")
     assert r.returncode != 0 and "options:fetch" in r.stderr
+
+
+def test_a_layer_added_to_the_layer_test_fails_the_build_until_described(copy, tmp_path):
+    test = copy / "tests" / "test_layers.py"
+    text = test.read_text()
+    assert '[("binlog.decryption",)],' in text
+    test.write_text(text.replace('[("binlog.decryption",)],',
+                                 '[("binlog.decryption",)],\n    [("binlog.newpart",)],'))
+    r = build(copy, tmp_path / "stale")
+    assert r.returncode != 0 and "layers" in r.stderr, r.stderr
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    subprocess.run([sys.executable, str(copy / "tools" / "docs_reference.py"), "--write"], env=env,
+                   check=True, capture_output=True, timeout=300)    # the copy's table, afresh
+    page = copy / "docs" / "architecture.md"
+    assert "`binlog.newpart`" in page.read_text()
+    r = build(copy, tmp_path / "undescribed")
+    assert r.returncode != 0 and "binlog.newpart" in r.stderr, r.stderr
+    page.write_text(page.read_text() + "\n- `binlog.newpart`: a new part.\n")
+    r = build(copy, tmp_path / "site")
+    assert r.returncode == 0, r.stderr
 
 
 def test_generated_tables_match_the_code():

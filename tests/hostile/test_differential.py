@@ -9,7 +9,8 @@ binlog stats' row counts (binlog/_scan.c count_rows) and the compiled header wal
 (binlog/_scan.c skip_run) against their pure references (binlog/scan.py).
 
 The long-running counterpart is fuzz/fuzz_differential.py (atheris, ``make fuzz``, also
-under AddressSanitizer/UBSan); both run fuzz/differential.py.  Inputs that found a
+under AddressSanitizer/UBSan); both run fuzz/differential.py (and
+fuzz/differential_dump.py, its whole dumps).  Inputs that found a
 difference are kept in tests/hostile/differential_regressions/ and replayed here.
 """
 from __future__ import annotations
@@ -26,6 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "fuzz"))
 
 import differential as diff  # noqa: E402
+import differential_dump as whole  # noqa: E402
+import pure_paths  # noqa: E402
 import target  # noqa: E402
 
 from binlog import rows  # noqa: E402
@@ -356,7 +359,7 @@ def test_checksum_of_a_nan_double_is_a_typed_error(tmp_path):
 @given(seed=st.sampled_from(DUMP_SEEDS), options=st.integers(0, 255),
        mutations=st.lists(_mutation, min_size=1, max_size=4))
 def test_dump_output_identical(seed, options, mutations):
-    diff.check_dump(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "dump.binlog")
+    whole.check_dump(bytes([options]) + target.mutate(seed[1:], mutations), _TMP / "dump.binlog")
 
 
 # --- binlog/_scan.c skip_run: mutated runs of sample events, every parameter -----------
@@ -373,16 +376,16 @@ def test_skip_run_compiled_equals_pure(seed, head, buf):
     event(diff.check_skip_run(case))
 
 
-@pytest.mark.parametrize("run", [diff.dump, diff.cli_dump], ids=["reader", "cli"])
+@pytest.mark.parametrize("run", [whole.dump, whole.cli_dump], ids=["reader", "cli"])
 @pytest.mark.parametrize("options", [0x00, 0x20, 0x80 | 0x10, 0xA0 | 0x48 | 0x02],
                          ids=["json", "text", "count-or-sql", "debezium-ddl-skip"])
 def test_pure_mode_calls_no_compiled_function(run, options):
     """pure() switches every compiled path off (else the tests above would compare a
     compiled path with itself), and the compiled runs do use them."""
     data = bytes([options]) + (REPO / "samples/mariadb-10.11/types_full.binlog").read_bytes()
-    compiled = diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog"))
-    with diff.pure():
-        assert diff.compiled_calls(lambda: run(data, _TMP / "calls.binlog")) == set()
+    compiled = pure_paths.compiled_calls(lambda: run(data, _TMP / "calls.binlog"))
+    with pure_paths.pure():
+        assert pure_paths.compiled_calls(lambda: run(data, _TMP / "calls.binlog")) == set()
     assert compiled
 
 
@@ -395,7 +398,7 @@ def test_runs_output_identical(checksums, options, mutations):
     """A binlog of long runs of rows events, mutated: json dumps (encode_run), stats
     (count_run) and the other outputs equal the pure path's, errors included."""
     data = diff.runs_binlog(checksums)
-    diff.check_dump(bytes([options]) + target.mutate(data, mutations), _TMP / "runs.binlog")
+    whole.check_dump(bytes([options]) + target.mutate(data, mutations), _TMP / "runs.binlog")
 
 
 @settings(max_examples=60, **_SETTINGS)
@@ -404,7 +407,7 @@ def test_ingest_runs_identical(checksums, mutations):
     """The same binlog, mutated: ``binlog ingest``'s records and typed table with runs of
     events in one compiled call equal those made event by event, errors included."""
     pytest.importorskip("pyarrow")
-    diff.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
+    whole.check_ingest_runs(target.mutate(diff.runs_binlog(checksums), mutations), _TMP / "ingest-runs.binlog")
 
 
 def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
@@ -419,28 +422,28 @@ def test_ingest_of_the_runs_binlog_goes_in_runs(monkeypatch):
                         lambda self, item, heads: (events.extend(item.events), add_run(self, item, heads)))
     path = _TMP / "ingest-runs-plain.binlog"
     path.write_bytes(diff.runs_binlog())
-    changes, tables = diff._ingest(path, _TMP / "ingest-runs-plain", True)
+    changes, tables = whole._ingest(path, _TMP / "ingest-runs-plain", True)
     assert len(events) >= 60 and len(changes) == sum(len(rows) for _, rows in tables) > 100
 
 
 def test_runs_binlog_is_written_in_runs(monkeypatch, capsys):
     from binlog.cli import main
-    from binlog.stream import EventStream
+    from binlog.stream_runs import RunModes
 
     path = _TMP / "runs-plain.binlog"
     path.write_bytes(diff.runs_binlog())
     seen = []
-    for name in ("_encode_run", "_count_run"):
-        original = getattr(EventStream, name)
+    for name in ("_encode", "_count"):
+        original = getattr(RunModes, name)
 
-        def spy(self, original=original, name=name):
-            run = original(self)
-            if run is not None:
-                seen.append((name, len(run.events)))
-            return run
-        monkeypatch.setattr(EventStream, name, spy)
+        def spy(self, *args, original=original, name=name):
+            got = original(self, *args)
+            if got is not None:
+                seen.append((name, len(got[0].events)))
+            return got
+        monkeypatch.setattr(RunModes, name, spy)
     assert main(["dump", "--quiet", str(path)]) == 0
     assert main(["stats", "--json", str(path)]) == 0
     capsys.readouterr()
-    assert {name for name, _ in seen} == {"_encode_run", "_count_run"}
+    assert {name for name, _ in seen} == {"_encode", "_count"}
     assert max(n for _, n in seen) >= 3

@@ -308,3 +308,49 @@ def test_a_zero_month_is_go_mysqls_own(legacy, peers, version):
         assert [go_time_date(v) for v in expected[0][1:]] == native[0][1:]
     else:
         assert native == [[1, *expected[0][1:]]]
+
+
+def test_dm_relay_reader_reads_a_rewrite_of_the_open_binlog(peers, tmp_path):
+    """A binlog copied while the server still writes it has LOG_EVENT_BINLOG_IN_USE_F in its
+    FORMAT_DESCRIPTION, which the server leaves out of that event's CRC32 (sql/log_event_server.cc
+    Log_event_writer::write_header) and clears when it closes the file (sql/log.cc
+    MYSQL_BIN_LOG::close); go-mysql v1.16.0 checks the CRC32 over the flag as it is and refuses
+    such a copy.  ``binlog rewrite`` writes the copy into a closed file (the flag cleared, the
+    CRC32 unchanged): go-mysql reads every row of it as the source holds them."""
+    from binlog.constants import LOG_EVENT_BINLOG_IN_USE_F
+    from binlog.header import FLAGS_AT
+
+    require_mariadbd()
+    binary = peers("go-mysql-1.16.0") / "gomysql-peer"
+    source = MariaDBServer({"server_id": 1})
+    source.start()
+    try:
+        source.set_global("mysql56_temporal_format", "OFF")
+        conn = source.connect()
+        with conn.cursor() as cur:
+            for sql in WORKLOAD[:7]:        # rw.leg: every legacy type, N = 0..6, edge values
+                cur.execute(sql)
+        conn.commit()
+        conn.close()
+        name = source.binlog_names()[-1]    # the file the server has open
+        copy_binlogs(source, tmp_path / "original")
+        open_copy = tmp_path / "original" / name
+        assert open_copy.read_bytes()[4 + FLAGS_AT] & LOG_EVENT_BINLOG_IN_USE_F
+        subprocess.run(["python3", "-m", "binlog.cli", "rewrite", "--quiet", "--to", str(tmp_path / "rewritten"),
+                        str(tmp_path / "original")], cwd=REPO, check=True, capture_output=True)
+        rewritten = tmp_path / "rewritten" / name
+        assert not rewritten.read_bytes()[4 + FLAGS_AT] & LOG_EVENT_BINLOG_IN_USE_F
+
+        rows, end = run_peer(binary, "-mode", "file", str(rewritten))
+        assert end["kind"] == "end", end
+        columns, expected = server_rows(source, "leg")
+        got = final_state(rows)["rw.leg"]
+        assert sorted(got, key=int) == [r[0] for r in expected]
+        for want in expected:
+            assert all(same(a, b) for a, b in zip(got[want[0]], want, strict=True)), (got[want[0]], want)
+        # the copy itself: refused at its first event, before any row
+        rows, end = run_peer(binary, "-mode", "file", str(open_copy))
+        assert end["kind"] == "error" and not rows, end
+        assert "failed checksum for FormatDescriptionEvent" in end["error"], end["error"][:300]
+    finally:
+        source.cleanup()

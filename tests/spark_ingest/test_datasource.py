@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from spark_helpers import SAMPLES, SCHEMA_DDL, dump_records, record_key, row_key
 
-from spark_ingest.options import discover
+from binlog.sources.file import discover
 
 pytestmark = pytest.mark.spark
 

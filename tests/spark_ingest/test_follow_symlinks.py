@@ -15,7 +15,7 @@ import pyarrow.dataset as ds
 from spark_helpers import SAMPLES, dump_records
 
 from binlog.cli import main
-from spark_ingest.options import discover
+from binlog.sources.file import discover
 
 pytestmark = pytest.mark.spark
 

@@ -99,7 +99,7 @@ def test_inside_refuses_a_path_that_resolves_elsewhere(tmp_path):
 def test_discovery_follows_no_directory_symlink_and_reads_no_file_twice(tmp_path):
     from spark_helpers import SAMPLES
 
-    from spark_ingest.options import discover
+    from binlog.sources.file import discover
 
     root = tmp_path / "root"
     (root / "sub").mkdir(parents=True)

@@ -103,7 +103,7 @@ def test_typed_tables_equal_spark_from_json(spark, both):
 def test_changes_equal_dump(spark, both):
     _, local = both
     rows = _read(spark, local / "changes").where("op != 'error'").collect()
-    from spark_ingest.options import discover
+    from binlog.sources.file import discover
 
     want = [record_key(r) for _, files in discover([SAMPLES]) for r in dump_records(files, SCHEMA_DDL)]
     got = [row_key(r) for r in rows]

@@ -10,7 +10,8 @@ pytest.importorskip("pyarrow")
 
 from spark_helpers import SAMPLES, SCHEMA_DDL, arrow_key, dump_records, record_key  # noqa: E402
 
-from spark_ingest.options import discover, parse_options  # noqa: E402
+from binlog.sources.file import discover  # noqa: E402
+from spark_ingest.options import parse_options  # noqa: E402
 from spark_ingest.plan import build_plan  # noqa: E402
 from spark_ingest.prescan import plan_splits, scan_file  # noqa: E402
 from spark_ingest.records import read_split  # noqa: E402

@@ -145,6 +145,26 @@ class Debezium:
         return self.log_path.read_text(errors="replace")[-n:]
 
 
+def read_to_end(engine: Debezium, file: str, end: int, limit: float = 120.0) -> dict:
+    """Let a connector started at a served binlog's start read it: until the engine stops
+    by itself, or a record's offset says it has read the whole of ``file`` (``end`` bytes;
+    a heartbeat's: Debezium makes one after any event once heartbeat.interval.ms has
+    passed, serve's own heartbeats at the end included), then a clean stop.  How the
+    engine ended (its "completed" line)."""
+    deadline = time.monotonic() + limit
+    while engine.completed() is None and time.monotonic() < deadline:
+        if any(_past(line.get("offset") or {}, file, end) for line in engine.lines()):
+            break
+        time.sleep(0.3)
+    return engine.completed() or engine.stop()
+
+
+def _past(offset: dict, file: str, end: int) -> bool:
+    """An offset at ``file``'s end, or in a later file (its closing ROTATE names the next)."""
+    name = offset.get("file") or ""
+    return name > file or (name == file and offset.get("pos", 0) >= end)
+
+
 def changes(lines: list[dict]) -> list[Change]:
     """The row change events of the runner's lines (not tombstones, schema changes or the
     engine's own lines)."""

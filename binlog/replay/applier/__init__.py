@@ -176,18 +176,23 @@ class Applier:
                                  base.databases)
         if self.store.current is None and not live:
             self.io.check_positions(files, start_position, args.stop_position)
+        binlog = {}
+        if args.method == "binlog":
+            # the reader counts the rows of the tables whose events go on as they are (and
+            # keeps their bytes); those of the others are decoded for SQL
+            run.binlog = self._binlog_method()
+            binlog = dict(count_runs=True, keep_raw=True, decode_table=needs_sql)
         reader = self.io.open_reader(paths=source if live else files, start_position=start_position,
                                      schema=self.schema, table_filter=run.filter,
                                      count_rows=args.method == "binlog",
-                                     watermark_interval=self.io.watermark_interval if live else None)
+                                     watermark_interval=self.io.watermark_interval if live else None,
+                                     **binlog)
         if args.method == "sql" and not args.split_updates:
             # the rows events of the transaction being read: the compiled walk writes their
             # row images' VALUES from their bytes (SqlRenderer.row_values)
             run.renderer.events = {}
             reader.set_output_paths(rows_hook=run.renderer.note_event,
                                     row_encoder=partial(encode_event, run.renderer))
-        if args.method == "binlog":
-            run.binlog = self._binlog_method(reader)
         assembler = TxAssembler(on_warning=self.warn)
         own = (f"--exclude-table {self.store.db}.{self.store.table}",)
         if args.workers > 1:
@@ -237,9 +242,9 @@ class Applier:
                 self.warn(f"--start-position ignored: resuming from the checkpoint {self.checkpoint_text()}")
         return files, start_position, source
 
-    def _binlog_method(self, reader) -> BinlogMethod:
-        """--method binlog: the reader counts the rows of the tables whose events go on
-        as they are (and keeps their bytes); those of the others are decoded for SQL."""
+    def _binlog_method(self) -> BinlogMethod:
+        """--method binlog: the target's packet limit, and the rows events kept for the
+        BINLOG statements of the tables whose events go on as they are (needs_sql)."""
         from ..binlog_statements import RawEvents
 
         conn = self.target.conn
@@ -251,9 +256,6 @@ class Applier:
             raise UsageError(f"--method binlog needs a MariaDB target; this one is {version}",
                              hint="use --method sql (the default)")
         max_packet = int(packet)
-        reader.count_runs = True
-        reader.keep_raw = True
-        reader.decode_table = needs_sql
         raw = RawEvents(lambda table_map, fde: not needs_sql(table_map, fde), dict(self.args.rewrite_db))
         # a statement's events before base64 (4/3 larger), below the target's limit
         return BinlogMethod(raw, max_packet, min(8 << 20, max(1, (max_packet - 1024) * 3 // 4)))

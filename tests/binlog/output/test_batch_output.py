@@ -81,17 +81,18 @@ def test_batch_output_equals_per_row_and_pure(path, fmt, monkeypatch):
 def test_batch_path_is_taken(monkeypatch):
     """The samples above do go through the encoder (not all through its fallback)."""
     import binlog.output.cdc as cdc
-    from binlog.stream import EventStream
+    from binlog.stream_runs import RunModes
 
     taken, runs = [], []
     encode = rows.encode_rows
     monkeypatch.setattr(cdc, "encode_rows", lambda *a: taken.append(encode(*a)) or taken[-1])
-    encode_run = EventStream._encode_run     # (runs of like events: one compiled call each)
-    monkeypatch.setattr(EventStream, "_encode_run", lambda self: runs.append(encode_run(self)) or runs[-1])
+    encode_run = RunModes._encode     # (runs of like events: one compiled call each)
+    monkeypatch.setattr(RunModes, "_encode",
+                        lambda self, *args: runs.append(encode_run(self, *args)) or runs[-1])
     code, out, _ = _dump(["dump", str(SAMPLES / "mariadb-10.11" / "types_full.binlog")], "batch",
                          monkeypatch)
     assert code == 0 and taken and all(t is not None for t in taken)
-    assert sum(t[2] for t in taken) + sum(r.rows for r in runs if r) == sum(
+    assert sum(t[2] for t in taken) + sum(r[0].rows for r in runs if r) == sum(
         b'"op":"' in line and b'"row":' in line for line in out.splitlines())
 
 

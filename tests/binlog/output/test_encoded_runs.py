@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from binlog.stream import EventStream
+from binlog.stream_runs import RunModes
 
 pytestmark = [pytest.mark.server, pytest.mark.usefixtures("compiled")]
 
@@ -79,14 +79,14 @@ def test_the_runs_are_long(binlog_and_counts, monkeypatch, fmt):
 
     path, _ = binlog_and_counts
     written = []
-    original = EventStream._encode_run
+    original = RunModes._encode
 
-    def spy(self):
-        run = original(self)
-        if run is not None:
-            written.append(len(run.events))
-        return run
-    monkeypatch.setattr(EventStream, "_encode_run", spy)
+    def spy(self, *args):
+        got = original(self, *args)
+        if got is not None:
+            written.append(len(got[0].events))
+        return got
+    monkeypatch.setattr(RunModes, "_encode", spy)
     out = open("/dev/null", "w")
     monkeypatch.setattr(sys, "stdout", out)
     try:

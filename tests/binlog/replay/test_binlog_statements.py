@@ -48,9 +48,7 @@ def _events(payload: bytes) -> list[bytes]:
 
 
 def _transactions(path: Path, **raw_options):
-    reader = BinlogReader([str(path)], count_rows=True)
-    reader.keep_raw = True
-    reader.count_runs = True
+    reader = BinlogReader([str(path)], count_rows=True, keep_raw=True, count_runs=True)
     raw = RawEvents(lambda table_map, fde: True, **raw_options)
     assembler = TxAssembler()
     for item in reader.items():

@@ -59,8 +59,7 @@ def test_a_relay_fed_in_pieces_gives_the_same_output():
 
 def test_damaged_rows_name_table_and_column():
     """A rows event whose last legacy value is cut: a typed error with the place."""
-    stream = EventStream(PREDUMP.name)
-    stream.keep_raw = True
+    stream = EventStream(PREDUMP.name, keep_raw=True)
     rewriter = Rewriter(PREDUMP.name, schema=_schema())
     with FileBinlog(PREDUMP) as binlog:
         for event in read_events(binlog, stream):

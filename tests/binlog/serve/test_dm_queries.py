@@ -7,9 +7,11 @@ GetServerID, GetMariaDBGtidDomainID, GetSlaveServerID, GetServerUnixTS), dm/pkg/
 (GetMasterStatus with gtid_binlog_pos for MariaDB, FetchLowerCaseTableNamesSetting,
 GetSessionVariable sql_mode), dm/pkg/binlog/status.go (GetBinaryLogs), dm/syncer/util.go
 str2TimezoneOrFromDB (the upstream's UTC offset), dm/pkg/checker/conn_checker.go
-(max_connections)."""
+(max_connections), dm/pkg/checker/privilege.go (SHOW GRANTS FOR CURRENT_USER, parsed with
+TiDB's parser)."""
 from __future__ import annotations
 
+import subprocess
 from datetime import timedelta
 
 import pymysql
@@ -18,6 +20,8 @@ from support.serve_process import PASSWORD, Serve, copy_binlogs, workload
 
 pytestmark = pytest.mark.server
 
+#: a --users account's grants as serve shows them: what a replication client needs
+OWN_GRANTS = "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `repl`@`%`"
 #: (statement, what the answer must be: a function of (rows, source, served names))
 DM_QUERIES = [
     ("SHOW GLOBAL VARIABLES LIKE 'version';", lambda rows, src, names: "MariaDB" in rows[0][1]),
@@ -35,6 +39,7 @@ DM_QUERIES = [
     ("SHOW VARIABLES LIKE 'sql_mode'", lambda rows, src, names: rows[0][0] == "sql_mode"),
     ("SELECT cast(TIMEDIFF(NOW(6), UTC_TIMESTAMP(6)) as time);", lambda rows, src, names: rows == (("00:00:00",),)),
     ("SHOW GLOBAL VARIABLES LIKE 'max_connections'", lambda rows, src, names: rows == (("max_connections", "64"),)),
+    ("SHOW GRANTS FOR CURRENT_USER", lambda rows, src, names: rows == ((OWN_GRANTS,),)),
 ]
 
 
@@ -54,6 +59,61 @@ def test_serve_answers_what_dm_asks(mariadb_factory, tmp_path):
     finally:
         serve.stop()
     assert "asked what is not served" not in serve.text()
+
+
+def test_the_grants_serve_shows_are_a_replication_clients(mariadb_factory, tmp_path):
+    """Serve's answer to SHOW GRANTS (DM's precheck and Debezium ask it) is a statement the
+    server takes: given to an account of the source, it is all that account needs to read
+    the binlog positions and dump the binlogs, as a replication client of serve does.  With
+    ``--upstream`` an upstream account's grants are the upstream's own."""
+    source = mariadb_factory({"server_id": 1})
+    workload(source, rows=2)
+    copy_binlogs(source, tmp_path / "served")
+    serve = Serve(tmp_path / "served", tmp_path)
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
+        with conn.cursor() as cur:
+            answers = []
+            for sql in ("SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"):
+                cur.execute(sql)
+                answers.append((cur.description[0][0], cur.fetchall()))
+        conn.close()
+    finally:
+        serve.stop()
+    assert answers == [("Grants for repl@%", ((OWN_GRANTS,),))] * 2
+    source.execute(f"CREATE USER repl@'%' IDENTIFIED BY '{PASSWORD}'")
+    source.execute(OWN_GRANTS)
+    assert source.query("SHOW GRANTS FOR repl@'%'")[0][0].startswith(
+        "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO `repl`@`%`")
+    login = pymysql.connect(host="127.0.0.1", port=source.port, user="repl", password=PASSWORD)
+    with login.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        assert cur.fetchall()
+        cur.execute("SHOW BINARY LOGS")
+        assert [r[0] for r in cur.fetchall()] == source.binlog_names()
+    login.close()
+    first = source.binlog_names()[0]
+    done = subprocess.run(["mariadb-binlog", "--read-from-remote-server", "--host", "127.0.0.1",
+                           "--port", str(source.port), "--user", "repl", f"--password={PASSWORD}",
+                           "--raw", "--result-file", f"{tmp_path}/dumped-", first],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / f"dumped-{first}").read_bytes() == (tmp_path / "served" / first).read_bytes()
+
+    # an account of the source (not one of serve's --users): its session passes through
+    source.execute("CREATE USER dm@'%' IDENTIFIED BY 'dm-Pw1'")
+    source.execute("GRANT REPLICATION SLAVE, SELECT ON *.* TO dm@'%'")
+    (tmp_path / "upstream").mkdir()
+    serve = Serve(tmp_path / "served", tmp_path / "upstream", "--upstream",
+                  f"mysql://root@localhost/?unix_socket={source.socket}")
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="dm", password="dm-Pw1")
+        with conn.cursor() as cur:
+            cur.execute("SHOW GRANTS FOR CURRENT_USER")
+            assert list(cur.fetchall()) == [tuple(r) for r in source.query("SHOW GRANTS FOR dm@'%'")]
+        conn.close()
+    finally:
+        serve.stop()
 
 
 def test_with_an_upstream_dm_gets_the_sources_time_zone(mariadb_factory, tmp_path):

@@ -83,8 +83,10 @@ def _result(engine: Debezium, end: dict, target: Target) -> Run:
         result.changes.append(Change(f"{change.source['db']}.{change.table}", OPS.get(change.op, change.op),
                                      images[0], images[1], change.source.get("gtid")))
     if not end.get("success"):
+        # the first failure stopped the connector; its binlog client may read (and fail
+        # on) later events before it stops, each logged with a later position
         near = _NEAR.findall(engine.log_path.read_text(errors="replace"))
-        gtid = gtid_of_position(target.binlog, int(near[-1])) if near else None
+        gtid = gtid_of_position(target.binlog, int(near[0])) if near else None
         result.errors.append((gtid, _cause(end.get("error") or end.get("message") or "")))
         result.finished = False
     return result
