@@ -42,6 +42,15 @@ def rewrite_rule(text: str) -> tuple[str, str]:
     return source, target
 
 
+def collation_rule(text: str) -> tuple[str, str]:
+    """``FROM=TO``: two collation names (--map-collation)."""
+    source, sep, target = text.partition("=")
+    source, target = source.strip().lower(), target.strip().lower()
+    if not sep or not re.fullmatch(r"\w+", source) or not re.fullmatch(r"\w+", target):
+        raise argparse.ArgumentTypeError(f"expected FROM=TO (two collation names), got {text!r}")
+    return source, target
+
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)i?b?\s*$", re.I)
 
 
@@ -392,6 +401,11 @@ _DECLARATIONS: tuple[Option, ...] = (
     _flag("skip-statements", "skip statement-based changes (binlog_format=STATEMENT/MIXED) "
                              "with a warning instead of executing them (their changes are "
                              "then missing)"),
+    _o("map-collation", action="append", default=[], metavar="FROM=TO", type=collation_rule,
+       help="TiDB target: create what the source gave collation FROM (one TiDB lacks, such "
+            "as latin1_swedish_ci) with TiDB's collation TO of the same character set "
+            "(latin1_bin), which compares otherwise; by default the run stops at it; "
+            "repeatable"),
     _o("retries", type=int, default=3, metavar="N",
        help="on a lost connection or deadlock: reconnect and resume from the "
             "checkpoint up to N times (default 3)"),
@@ -741,8 +755,8 @@ COMMAND_OPTIONS: dict[str, tuple] = {
     "apply": ("paths", "@live", "@positions", "@reading", "apply:to", "checkpoint-table",
               "checkpoint-name", "reset-checkpoint", "batch-transactions", "batch-rows",
               "method", "apply:safe", "split-updates", "no-ddl", "@routines", "rewrite-db",
-              "allow-triggers", "skip-statements", "retries", "retry-timeout", "workers",
-              "apply:quiet"),
+              "allow-triggers", "skip-statements", "map-collation", "retries", "retry-timeout",
+              "workers", "apply:quiet"),
     "stats": ("paths", "@live", "@positions", "@reading", "top", "stats:json", "plot"),
     "verify-rows": ("paths:files", "@positions", "@reading", "against", "records",
                     "max-report", "memory-rows"),

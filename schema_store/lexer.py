@@ -18,7 +18,7 @@ Two passes, both aware of quoting:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import DdlParseError
 
@@ -50,10 +50,10 @@ def has_legacy_marker(text: str) -> bool:
     return _MARKER_RE.search(text) is not None
 
 
-def _skip_quoted(text: str, i: int) -> int:
-    """Index just past the quoted string/identifier starting at ``text[i]``."""
+def _skip_quoted(text: str, i: int, n: int | None = None) -> int:
+    """Index just past the quoted string/identifier starting at ``text[i]`` (at most ``n``)."""
     q = text[i]
-    n = len(text)
+    n = len(text) if n is None else n
     i += 1
     while i < n:
         c = text[i]
@@ -69,10 +69,11 @@ def _skip_quoted(text: str, i: int) -> int:
     return n     # unterminated: runs to the end (the statement is then bad, not the split)
 
 
-def _line_comment_at(text: str, i: int) -> bool:
+def _line_comment_at(text: str, i: int, n: int | None = None) -> bool:
+    n = len(text) if n is None else n
     if text[i] == "#":
         return True
-    return text.startswith("--", i) and (i + 2 >= len(text) or text[i + 2] in " \t\r\n")
+    return text.startswith("--", i, n) and (i + 2 >= n or text[i + 2] in " \t\r\n")
 
 
 def split_statements(text: str) -> list[Statement]:
@@ -156,6 +157,10 @@ def _has_content(chunk: str) -> bool:
 class Token:
     kind: str        # 'word' (bare identifier/keyword), 'qident' (`quoted`), 'string', 'number', 'punct', 'marker'
     value: str       # unescaped text for strings/qidents; as written for words/numbers/punct
+    #: where its text is in the statement: ``text[start:end]`` (inside an executable
+    #: comment too), for a rewrite that inserts after a token (replay.tidb.ddl)
+    start: int = field(default=0, compare=False)
+    end: int = field(default=0, compare=False)
 
     def is_word(self, *words: str) -> bool:
         return self.kind == "word" and self.value.upper() in words
@@ -199,65 +204,64 @@ def _unescape(body: str, q: str) -> str:
 def tokenize(text: str, *, keep_markers: bool = True) -> list[Token]:
     """Tokens of one statement; see the module docstring for comment handling."""
     toks: list[Token] = []
-    _tokenize_into(text, toks, keep_markers)
+    _tokenize_into(text, 0, len(text), toks, keep_markers)
     return toks
 
 
-def _tokenize_into(text: str, toks: list[Token], keep_markers: bool) -> None:
-    n = len(text)
-    i = 0
+def _tokenize_into(text: str, i: int, n: int, toks: list[Token], keep_markers: bool) -> None:
+    """The tokens of ``text[i:n]`` (positions are in ``text``)."""
     while i < n:
         c = text[i]
         if c.isspace():
             i += 1
             continue
-        if c == "/" and text.startswith("/*", i):
-            j = text.find("*/", i + 2)
+        if c == "/" and text.startswith("/*", i, n):
+            j = text.find("*/", i + 2, n)
             end = n if j < 0 else j
-            m = _EXEC_RE.match(text, i)
+            m = _EXEC_RE.match(text, i, n)
             if m:
                 version = m.group(2)
                 if version and int(version) >= 999999:      # client-only (sandbox) command
                     i = end + 2
                     continue
-                _tokenize_into(text[m.end():end], toks, keep_markers)
+                _tokenize_into(text, m.end(), end, toks, keep_markers)
             elif keep_markers and _MARKER_RE.fullmatch(text, i, end + 2):
-                toks.append(Token("marker", LEGACY_MARKER))
+                toks.append(Token("marker", LEGACY_MARKER, i, min(end + 2, n)))
             i = end + 2
             continue
-        if _line_comment_at(text, i):
-            j = text.find("\n", i)
+        if _line_comment_at(text, i, n):
+            j = text.find("\n", i, n)
             i = n if j < 0 else j
             continue
         if c in "'\"`":
-            j = _skip_quoted(text, i)
+            j = _skip_quoted(text, i, n)
             body = text[i + 1: j - 1] if j <= n and text[j - 1] == c and j - i >= 2 else text[i + 1: j]
-            toks.append(Token("qident" if c == "`" else "string", _unescape(body, c)))
+            toks.append(Token("qident" if c == "`" else "string", _unescape(body, c), i, j))
             i = j
             continue
         # hex/bit/national literals: x'..', b'..', n'..'
         if c in "xXbBnN" and i + 1 < n and text[i + 1] == "'":
-            j = _skip_quoted(text, i + 1)
-            toks.append(Token("string", _unescape(text[i + 2: j - 1], "'")))
+            j = _skip_quoted(text, i + 1, n)
+            toks.append(Token("string", _unescape(text[i + 2: j - 1], "'"), i, j))
             i = j
             continue
-        m = _NUMBER_RE.match(text, i)
+        m = _NUMBER_RE.match(text, i, n)
         if m and (m.end() >= n or not _WORD_RE.match(text[m.end()])):
-            toks.append(Token("number", m.group()))
+            toks.append(Token("number", m.group(), i, m.end()))
             i = m.end()
             continue
-        m = _WORD_RE.match(text, i)
+        m = _WORD_RE.match(text, i, n)
         if m:
-            toks.append(Token("word", m.group()))
+            toks.append(Token("word", m.group(), i, m.end()))
             i = m.end()
             continue
         for p in _PUNCT3 + _PUNCT2:
-            if text.startswith(p, i):
-                toks.append(Token("punct", p))
+            if text.startswith(p, i, n):
+                toks.append(Token("punct", p, i, i + len(p)))
                 i += len(p)
                 break
         else:
-            toks.append(Token("punct", c))
+            toks.append(Token("punct", c, i, i + 1))
             i += 1
 
 

@@ -62,6 +62,7 @@ from functools import partial
 
 from ..options import build
 from ..replay.applier import MAX_WORKERS, Applier, ApplyInput, ApplyOptions
+from ..replay.tidb.collations import CollationMap
 from ._common import (
     DEFAULT_WATERMARK_INTERVAL,
     check_positions,
@@ -124,6 +125,7 @@ def options_of(args) -> ApplyOptions:
     if len(args.checkpoint_name) > 60:
         raise UsageError("--checkpoint-name: at most 60 characters (the workers' rows add "
                          "'/N')")
+    CollationMap.of(args.map_collation)         # a TO TiDB lacks: exit 2 before anything runs
     options = ApplyOptions(**{f.name: getattr(args, f.name) for f in fields(ApplyOptions)})
     # safe mode by default with SQL statements (the BINLOG statements are never safe)
     return replace(options, safe=args.method == "sql" if args.safe is None else args.safe)

@@ -8,12 +8,22 @@ written on either server: SELECT and SHOW statements, and a one-shot binlog dump
 """
 from __future__ import annotations
 
+from ..replay.tidb import collations as tidb_collations
 from .checks import Facts, run_checks
 from .facts import TargetFacts, connect, read_source, read_target
 from .findings import Finding
 from .scan import scan
 
 __all__ = ["examine", "Facts", "Finding"]
+
+
+def kind_only(kind: str) -> TargetFacts:
+    """The target of ``--target-kind`` without ``--target``: for TiDB, TiDB 8.5's collations
+    and character sets (replay.tidb.collations, compared with a running one by
+    tests/binlog/doctor/test_doctor_tidb.py); else none known."""
+    if kind != "tidb":
+        return TargetFacts(None, None, False, None, None)
+    return TargetFacts(None, None, True, set(tidb_collations.NAMES), set(tidb_collations.CHARSETS))
 
 
 def examine(source_dsn: str, *, target_dsn: str | None = None, target_kind: str | None = None,
@@ -36,6 +46,6 @@ def examine(source_dsn: str, *, target_dsn: str | None = None, target_kind: str 
         finally:
             tconn.close()
     elif target_kind:
-        target = TargetFacts(None, None, target_kind == "tidb", None, None)
+        target = kind_only(target_kind)
     facts = Facts(source, binlog_scan, target, migration_hours, databases)
     return facts, run_checks(facts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..replay.tidb.collations import tidb_name
 from . import temporal, tidb
 from .facts import SYSTEM_DATABASES, SourceFacts, Table, TargetFacts
 from .findings import BLOCKER, INFO, WARNING, Finding
@@ -299,10 +300,12 @@ def check_target_charsets(facts: Facts) -> list[Finding]:
     found = []
     for t in facts.source.tables:
         names = {c.collation for c in t.columns if c.collation} | ({t.collation} if t.collation else set())
-        missing = sorted(n for n in names if n.lower() not in target.collations)
+        # on TiDB as apply names them there (utf8mb3_general_ci: utf8_general_ci)
+        missing = sorted(n for n in names if (tidb_name(n) if target.tidb else n.lower())
+                         not in target.collations)
         if missing:
             found.append(Finding(BLOCKER, "target-collation", f"collation(s) {', '.join(missing)} "
-                                 f"not on the target ({target.version})", "convert the columns "
+                                 f"not on the target ({target.version or 'TiDB 8.5'})", "convert the columns "
                                  "to a collation the target has, or map them when creating the "
                                  "target schema", table=t.qualified, details={"collations": missing}))
     return found

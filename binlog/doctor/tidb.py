@@ -8,11 +8,12 @@ target find rows by a value it computed itself.
 """
 from __future__ import annotations
 
+from ..replay.tidb import collations as tidb_collations
 from .facts import SourceFacts, Table, TargetFacts
 from .findings import BLOCKER, WARNING, Finding
 
 DOC = "https://docs.pingcap.com/tidb/stable/mysql-compatibility"
-CHARSETS = frozenset({"ascii", "latin1", "binary", "utf8", "utf8mb3", "utf8mb4", "gbk"})
+CHARSETS = tidb_collations.CHARSETS      # ascii, latin1, binary, utf8 (utf8mb3), utf8mb4, gbk
 SPATIAL_TYPES = frozenset({"geometry", "point", "linestring", "polygon", "multipoint",
                            "multilinestring", "multipolygon", "geometrycollection"})
 

@@ -181,3 +181,17 @@ def test_raw_bytes_are_the_same_object_in_json_text_and_spark(server):
     assert [json.loads(a) for a in after] == json_rows
     stats = dump(server, "--table", "pre_gbk.t", "--stats").stderr
     assert "1 text column(s) of unknown charset" in stats
+
+
+def test_the_collation_tables_are_the_servers(server):
+    """binlog/charsets.py's MariaDB tables are this server's: every named collation id
+    (information_schema.COLLATIONS) and every id's charset (COLLATION_CHARACTER_SET_APPLICABILITY,
+    the uca1400 ids too)."""
+    from binlog.charsets import MARIADB_COLLATION_NAMES, MARIADB_COLLATIONS
+
+    named = dict(server.query("SELECT ID, COLLATION_NAME FROM information_schema.COLLATIONS "
+                              "WHERE ID IS NOT NULL"))
+    assert named == MARIADB_COLLATION_NAMES
+    charsets = dict(server.query("SELECT ID, CHARACTER_SET_NAME FROM information_schema."
+                                 "COLLATION_CHARACTER_SET_APPLICABILITY WHERE ID IS NOT NULL"))
+    assert charsets == MARIADB_COLLATIONS

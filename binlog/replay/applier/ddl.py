@@ -69,7 +69,7 @@ class DdlPolicy:
         statement = session.run.rewrite.statement(statement)
         try:
             with session.conn.cursor() as cur:
-                for stmt in ddl_statements(statement):
+                for stmt in ddl_statements(statement, session.dialect):
                     try:
                         cur.execute(stmt)
                         if cur.warning_count:

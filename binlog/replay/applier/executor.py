@@ -10,10 +10,12 @@ from typing import Any
 
 import pymysql
 
-from ...errors import TargetError
+from ...errors import TargetError, UsageError
 from ...output.sql.literals import short
-from ...output.sql.session import SESSION_SETUP, STATEMENT_RESET, statement_sql
+from ...output.sql.session import MARIADB, SESSION_SETUP, Dialect, statement_sql
 from ..tidb import SESSION_SETUP as TIDB_SESSION_SETUP, is_tidb
+from ..tidb.collations import CollationMap
+from ..tidb.session import TiDBDialect
 from .context import Run
 from .failures import CONNECTION_ERRORS, GONE, RETRYABLE_ERRORS, close_quietly, error_code, translate
 from .options import ApplyInput, ApplyOptions
@@ -53,6 +55,7 @@ class Executor:
         self.warn = warn
         self.sent_fde: bytes | None = None     # the FORMAT_DESCRIPTION this session's BINLOGs read with
         self.tidb = False           # the target is TiDB (replay.tidb): set by connect
+        self.dialect: Dialect = MARIADB     # how it takes the source's session (output.sql.session)
 
     @classmethod
     def connect(cls, io: ApplyInput, options: ApplyOptions, run: Run, stats: dict,
@@ -73,6 +76,12 @@ class Executor:
             raise translate(exc, None) from exc
         session = cls(conn, run, options, stats, replaced, io.warn)
         session.tidb = tidb
+        if tidb:
+            session.dialect = TiDBDialect(CollationMap.of(options.map_collation), io.warn)
+        elif options.map_collation:
+            close_quietly(conn)
+            raise UsageError("--map-collation is for a TiDB target (a collation TiDB lacks); "
+                             "this target has the source's collations")
         return session
 
     def rollback(self) -> None:
@@ -172,7 +181,8 @@ class Executor:
             self.warn(f"{where}: statement-based change skipped (--skip-statements): "
                       f"{short(statement.query, 200)}")
             return
-        steps = statement_sql(self.run.rewrite.statement(statement))   # NotReplayableError (exit 1) names it
+        # NotReplayableError (exit 1) or the dialect's TargetError (exit 5) names it
+        steps = statement_sql(self.run.rewrite.statement(statement), self.dialect)
         expected = statement.event.error_code
         try:
             with self.conn.cursor() as cur:
@@ -185,7 +195,7 @@ class Executor:
                         if not (expected and exc.args and exc.args[0] == expected):
                             raise
                 finally:
-                    for step in STATEMENT_RESET:
+                    for step in self.dialect.reset:
                         cur.execute(step)
         except Exception as exc:
             error = self.translate(exc, tx, None, f"{where}: {short(statement.query, 300)}")

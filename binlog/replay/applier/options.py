@@ -35,6 +35,7 @@ class ApplyOptions:
     rewrite_db: list[tuple[str, str]] = field(default_factory=list)
     allow_triggers: bool = False
     skip_statements: bool = False
+    map_collation: list[tuple[str, str]] = field(default_factory=list)   # (FROM, TO): TiDB
     retries: int = 3
     retry_timeout: float = 60.0
     workers: int = 1

@@ -13,6 +13,7 @@ import pymysql
 import pytest
 
 from binlog.doctor.tidb import CHARSETS
+from binlog.replay.tidb.collations import COLLATIONS_8_5
 
 pytestmark = pytest.mark.server
 
@@ -30,6 +31,20 @@ SOURCE = [
 ]
 
 
+def doctor(source, *target: str) -> tuple[dict, dict[str, list[dict]]]:
+    """(the JSON document, {check: [finding]}) of doctor --from source ``target``."""
+    done = subprocess.run([sys.executable, "-m", "binlog.cli", "doctor", "--from",
+                           f"mysql://root@localhost/?unix_socket={source.socket}", "--database", "tt",
+                           *target, "--json"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    found: dict[str, list[dict]] = {}
+    for finding in doc["findings"]:
+        if finding["check"].startswith("tidb-") or finding["check"] == "target-collation":
+            found.setdefault(finding["check"], []).append(finding)
+    return doc, found
+
+
 @pytest.fixture
 def doctored(mariadb_factory, tidb_factory):
     """(source, tidb, {check: [finding]}) of doctor --from source --target tidb."""
@@ -37,17 +52,8 @@ def doctored(mariadb_factory, tidb_factory):
     for sql in SOURCE:
         source.execute(sql)
     tidb = tidb_factory()
-    done = subprocess.run([sys.executable, "-m", "binlog.cli", "doctor", "--from",
-                           f"mysql://root@localhost/?unix_socket={source.socket}", "--database", "tt",
-                           "--target", tidb.dsn, "--json"], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode in (0, 1), done.stderr
-    doc = json.loads(done.stdout)
+    doc, found = doctor(source, "--target", tidb.dsn)
     assert doc["target"]["tidb"] is True and "TiDB-v8.5" in doc["target"]["version"]
-    found: dict[str, list[dict]] = {}
-    for finding in doc["findings"]:
-        if finding["check"].startswith("tidb-") or finding["check"] == "target-collation":
-            found.setdefault(finding["check"], []).append(finding)
     return source, tidb, found
 
 
@@ -94,12 +100,22 @@ def test_each_tidb_finding_is_what_tidb_does(doctored):
     assert found["tidb-generated-key"][0]["details"]["columns"] == ["b"]
     tidb.execute(create_table(source, "gen"))
     assert refused(tidb, "INSERT INTO tt.gen (id, a, b) VALUES (1, 2, 4)") == 3105
+    # --target-kind tidb without a connection finds what --target finds (TiDB 8.5's lists)
+    _, offline = doctor(source, "--target-kind", "tidb")
+    assert {k: [(f["table"], f["details"]) for f in v] for k, v in offline.items()} \
+        == {k: [(f["table"], f["details"]) for f in v] for k, v in found.items()}
+    assert "not on the target (TiDB 8.5)" in offline["target-collation"][0]["reason"]
 
 
-def test_the_charsets_doctor_lets_through_are_tidbs(tidb_factory):
-    """doctor's list of the character sets TiDB has is exactly right at its edges: each
-    listed one is taken, the usual MariaDB ones outside it are refused (1115)."""
+def test_the_charsets_and_collations_doctor_and_apply_know_are_tidbs(tidb_factory):
+    """The list of TiDB 8.5's collations (doctor --target-kind tidb, apply's translations:
+    binlog/replay/tidb/collations.py) is SHOW COLLATION of the real one - names, ids,
+    defaults - so a TiDB that changes it fails here; the list of its character sets is
+    exactly right at its edges: each listed one is taken, the usual MariaDB ones outside
+    it are refused (1115)."""
     tidb = tidb_factory()
+    shown = {(name, cid, default == "Yes") for name, _, cid, default, *_ in tidb.query("SHOW COLLATION")}
+    assert shown == set(COLLATIONS_8_5)
     tidb.execute("CREATE DATABASE cs")
     for i, charset in enumerate(sorted(CHARSETS)):
         tidb.execute(f"CREATE TABLE cs.t{i} (v VARCHAR(4)) CHARACTER SET {charset}")

@@ -10,7 +10,10 @@ TiDB 8.5 (tests/binlog/replay/test_apply_tidb.py, a real tidb-server):
 - hints for the errors of what TiDB cannot take: syntax its parser lacks (GEOMETRY and SPATIAL,
   triggers, functions, events, MariaDB-only clauses: error 1064; procedures: 8108), character
   sets and collations (1115, 1273), values (a TIME beyond 838:59:59: 1292), transactions over
-  ``txn-total-size-limit`` (8004).
+  ``txn-total-size-limit`` (8004);
+- the source's session and collations as TiDB names them, or a stop where TiDB has no
+  equivalent: ``collations`` (TiDB's list, ``--map-collation``), ``session``
+  (statement-logged changes), ``ddl`` (the collations of replayed DDL made explicit).
 
 TiDB says which it is in ``VERSION()`` (``8.0.11-TiDB-v8.5.4``, pkg/parser/mysql/const.go).
 """
