@@ -117,6 +117,20 @@ class ColumnType(IntEnum):
     GEOMETRY = 255
 
 
+#: MariaDB's compressed events (log_bin_compress) and the plain type each is the
+#: compressed form of (sql/log_event.h: the compressed rows types are their plain ones
+#: moved by a constant).
+UNCOMPRESSED_TYPES: dict[int, int] = {
+    EventType.QUERY_COMPRESSED_EVENT: EventType.QUERY_EVENT,
+    EventType.WRITE_ROWS_COMPRESSED_EVENT_V1: EventType.WRITE_ROWS_EVENT_V1,
+    EventType.UPDATE_ROWS_COMPRESSED_EVENT_V1: EventType.UPDATE_ROWS_EVENT_V1,
+    EventType.DELETE_ROWS_COMPRESSED_EVENT_V1: EventType.DELETE_ROWS_EVENT_V1,
+    EventType.WRITE_ROWS_COMPRESSED_EVENT: EventType.WRITE_ROWS_EVENT,
+    EventType.UPDATE_ROWS_COMPRESSED_EVENT: EventType.UPDATE_ROWS_EVENT,
+    EventType.DELETE_ROWS_COMPRESSED_EVENT: EventType.DELETE_ROWS_EVENT,
+}
+
+
 #: The legacy temporal types (MariaDB 5.3 format and older: TABLE_MAP carries no
 #: fraction digits for them) and their SQL names; the *2 types (17/18/19) carry theirs.
 LEGACY_TEMPORAL_TYPES: dict[int, str] = {

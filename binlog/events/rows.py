@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..compression import mariadb_uncompress
-from ..constants import EventType as E
+from ..constants import UNCOMPRESSED_TYPES, EventType as E
 from ..errors import BinlogError, MalformedEventError
 from ..registry import register
 from .base import Event, UnknownEvent
@@ -39,7 +39,7 @@ _KINDS = {
 ROWS_EVENT_TYPES = frozenset(int(code) for code in _KINDS)
 _V2 = {E.WRITE_ROWS_EVENT, E.UPDATE_ROWS_EVENT, E.DELETE_ROWS_EVENT, E.PARTIAL_UPDATE_ROWS_EVENT,
        E.WRITE_ROWS_COMPRESSED_EVENT, E.UPDATE_ROWS_COMPRESSED_EVENT, E.DELETE_ROWS_COMPRESSED_EVENT}
-_COMPRESSED = set(range(166, 172))
+_COMPRESSED = frozenset(UNCOMPRESSED_TYPES) - {E.QUERY_COMPRESSED_EVENT}
 
 
 @dataclass

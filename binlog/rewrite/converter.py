@@ -46,6 +46,7 @@ from ..constants import (
     CHECKSUM_LEN,
     HEADER_LEN,
     LEGACY_TEMPORAL_TYPES,
+    UNCOMPRESSED_TYPES,
     ColumnType as T,
     EventType as E,
 )
@@ -67,6 +68,7 @@ from ..events import (
     TableMapEvent,
     XidEvent,
 )
+from ..events.query import QUERY_POST_HEADER
 from ..events.table_map import full_metadata_tlvs
 from ..header import FormatDescription, frame_event
 from ..rows import REMEDY, DecodePlan, build_plan
@@ -80,11 +82,6 @@ from .position_map import MapEntry
 #: legacy type code -> the MySQL 5.6 type code that replaces it
 V2_TYPES = {int(T.TIMESTAMP): int(T.TIMESTAMP2), int(T.DATETIME): int(T.DATETIME2),
             int(T.TIME): int(T.TIME2)}
-
-#: compressed type code -> its uncompressed form (sql/log_event.h: the compressed
-#: rows types are their plain ones moved by a constant)
-UNCOMPRESSED = {int(E.QUERY_COMPRESSED_EVENT): int(E.QUERY_EVENT),
-                **{166 + i: 23 + i for i in range(3)}, **{169 + i: 30 + i for i in range(3)}}
 
 _U32 = 0xFFFFFFFF
 #: a run of rows events rewritten in one compiled call (images.py) ends after this many
@@ -260,7 +257,7 @@ class Rewriter:
         elif isinstance(event, QueryEvent):
             if self.schema is not None:
                 self.schema.observe_query(event, (self.name, header.offset))
-            if header.type_code in UNCOMPRESSED and not self.options.keep_compressed:
+            if header.type_code in UNCOMPRESSED_TYPES and not self.options.keep_compressed:
                 return self._uncompressed_query(event, raw)
         return None, None
 
@@ -305,11 +302,11 @@ class Rewriter:
             raise MissingTableMapError(
                 f"rows event for table_id {event.table_id} has no TABLE_MAP before it",
                 hint="rewrite from the binlog's start: the TABLE_MAP of every rows event is needed")
-        compressed = code in UNCOMPRESSED
+        compressed = code in UNCOMPRESSED_TYPES
         if not table.legacy:
             if compressed and not self.options.keep_compressed:
                 self.stats.uncompressed += 1
-                return raw[HEADER_LEN:event.data_offset - event.offset] + event.data, UNCOMPRESSED[code]
+                return raw[HEADER_LEN:event.data_offset - event.offset] + event.data, UNCOMPRESSED_TYPES[code]
             self._register(event, None)
             return None, None
         if event.partial:
@@ -324,7 +321,7 @@ class Rewriter:
             return head + mariadb_compress(data), None
         if compressed:
             self.stats.uncompressed += 1
-            return head + data, UNCOMPRESSED[code]
+            return head + data, UNCOMPRESSED_TYPES[code]
         return head + data, None
 
     def _uncompressed_query(self, event: QueryEvent, raw: bytes):
@@ -332,11 +329,11 @@ class Rewriter:
         statement text becomes the plain one (sql/log_event.cc Query_log_event ctor)."""
         base = HEADER_LEN
         post = self.fde.post_header(E.QUERY_COMPRESSED_EVENT, 13)
-        db_len = raw[base + 8]
-        status_len = int.from_bytes(raw[base + 11:base + 13], "little") if post >= 13 else 0
+        _thread, _time, db_len, _error, status_len = QUERY_POST_HEADER.unpack_from(raw, base)
+        status_len = status_len if post >= QUERY_POST_HEADER.size else 0
         text_at = base + post + status_len + db_len + 1
         self.stats.uncompressed += 1
-        return raw[base:text_at] + event.raw_query, UNCOMPRESSED[int(E.QUERY_COMPRESSED_EVENT)]
+        return raw[base:text_at] + event.raw_query, UNCOMPRESSED_TYPES[int(E.QUERY_COMPRESSED_EVENT)]
 
     # --- row images -------------------------------------------------------------------
     def _images(self, event: RowsEvent, table: _Table) -> bytes:

@@ -42,6 +42,7 @@ INSERT INTO ck.t (id, v) VALUES (6, 'only');
 """
 
 
+@pytest.mark.usefixtures("compiled")
 def test_checksums_of_every_type_are_the_servers(mariadb_factory):
     server = mariadb_factory({"binlog_row_metadata": "FULL"})
     server.flush_logs()

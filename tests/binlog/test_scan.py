@@ -208,6 +208,7 @@ def test_count_run_counts_and_stops_where_it_cannot(scan_mode):
 STATS_SAMPLES = SAMPLES + sorted((REPO / "samples" / "mysql-test").glob("*"))[:40]
 
 
+@needs_compiled
 @pytest.mark.parametrize("path", [p for p in STATS_SAMPLES if p.is_file()], ids=lambda p: p.name)
 def test_stats_with_counted_runs_equal_event_by_event(path, monkeypatch, capsys):
     """binlog stats' whole output (counts, bytes, largest transactions, time range, exit

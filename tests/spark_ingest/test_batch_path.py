@@ -288,6 +288,7 @@ def _split_tables(paths, on_rows=None) -> pa.Table:
 def test_read_split_images_equal_with_and_without_the_encoder(monkeypatch):
     """The data source's records with the compiled images, with BINLOG_BATCH=0 (the
     Python images) and with decoded rows asked for (the local engine's typed tables)."""
+    require_compiled()
     paths = sorted(SAMPLES.glob("*.binlog"))
     encoded = _split_tables(paths)
     seen: list = []

@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.compiled import require_compiled
 from support.paths import REPO
 
 duckdb = pytest.importorskip("duckdb")
 pytest.importorskip("pyarrow")
+
+pytestmark = pytest.mark.usefixtures("compiled")
 
 SAMPLES = REPO / "samples" / "mariadb-10.11"
 SCHEMA_DDL = [SAMPLES / "temporal_predump.schema.sql", SAMPLES / "seed_tt_test2.schema.sql"]
@@ -34,6 +37,7 @@ def ingest(out: Path, pure: bool) -> None:
 
 @pytest.fixture(scope="module")
 def lakes(tmp_path_factory):
+    require_compiled()                  # before the two ingests: without the build there is no subject
     base = tmp_path_factory.mktemp("lakes")
     ingest(base / "compiled", pure=False)
     ingest(base / "pure", pure=True)

@@ -25,6 +25,8 @@ from spark_ingest.options import parse_options  # noqa: E402
 from spark_ingest.plan import build_plan  # noqa: E402
 from spark_ingest.tasks import table_columns_of, write_split_local  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("compiled")
+
 MIDNIGHT = 1_700_006_400          # 2023-11-15 00:00:00 UTC
 
 SCHEMA = [

@@ -34,7 +34,10 @@ class Faults:
 
     @property
     def armed(self) -> bool:
-        return self.fault is not None
+        """A fault that strikes between a commit's statements and its COMMIT (so they go
+        in two requests, not one)."""
+        return self.fault is not None and self.fault[0] in ("kill-before-commit",
+                                                            "drop-connection-before-commit")
 
     def next_commit(self) -> int:
         """The number of the commit about to be made (1, 2, ...)."""

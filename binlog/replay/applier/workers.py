@@ -125,6 +125,7 @@ class WorkerSession:
         s["replaced"] += executor.replaced.batch
         executor.replaced.batch = 0
         faults.kill_after(n)
+        faults.pause_after(n)
 
     def rollback(self) -> None:
         self.executor.rollback()

@@ -108,6 +108,7 @@ def test_stats_counts_equal_the_servers(mariadb_server):
 
 
 @pytest.mark.server
+@pytest.mark.usefixtures("compiled")
 def test_counted_runs_on_a_real_servers_binlog(mariadb_factory, monkeypatch, capsys):
     """Runs of rows events counted in one compiled call give the counts the
     server reports (the affected rows of each statement) and the same whole output as

@@ -15,7 +15,7 @@ import pytest
 
 from binlog.stream_runs import RunModes
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.usefixtures("compiled")]
 
 OPTIONS = [[], ["--with-types"], ["--binary-encoding", "base64"], ["--rewrite-db", "cr->other"],
            ["--stop-position", "200000"], ["--no-verify-checksum"], ["--format", "text"],
@@ -24,8 +24,10 @@ OPTIONS = [[], ["--with-types"], ["--binary-encoding", "base64"], ["--rewrite-db
 
 @pytest.fixture(scope="module")
 def binlog_and_counts(tmp_path_factory):
+    from support.compiled import require_compiled
     from support.mariadb_server import MariaDBServer, require_mariadbd
 
+    require_compiled()                  # before the server: without the build there is no subject
     require_mariadbd()
     with MariaDBServer({"binlog_format": "ROW", "binlog_row_metadata": "FULL"}) as srv:
         yield _workload(srv, tmp_path_factory.mktemp("runs"))

@@ -4,6 +4,7 @@ before a target commit, a lost connection, Ctrl-C) and resumption - the target e
 the source's exact contents (CHECKSUM TABLE and row by row), no row lost or doubled."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -74,27 +75,36 @@ def test_apply_crash_and_resume_gives_identical_contents(loaded):
 
 
 def test_ctrl_c_then_resume(loaded):
+    """Ctrl-C during a run: exit 130, the resume message, the checkpoint of the last
+    commit; a rerun finishes.  The run is held after its 10th commit (the pause hook,
+    BINLOG_APPLY_FAULT=pause-after-commit:10), so the signal always comes before its end."""
     source, target, files, _ = loaded
+    env = {**os.environ, "BINLOG_APPLY_FAULT": "pause-after-commit:10", "BINLOG_APPLY_PAUSE": "300"}
     proc = subprocess.Popen([sys.executable, "-m", "binlog.cli", "apply", "--to", dsn(target),
-                             "--batch-transactions", "1", *files], cwd=REPO,
+                             "--batch-transactions", "1", *files], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:       # wait for the first commits, then interrupt
-        try:
-            cp = _checkpoint(target)
-        except Exception:
-            cp = None
-        if cp is not None and cp[5] >= 10 or proc.poll() is not None:
-            break
+    deadline = time.monotonic() + 120
+    while _checkpoint_or_none(target) is None:      # its first commits are in
+        assert proc.poll() is None, proc.communicate()[1].decode()
+        assert time.monotonic() < deadline, "no commit in 120 s"
         time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it was interrupted"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode in (130, 0), err.decode()
-    if proc.returncode == 130:
-        assert b"interrupted" in err and b"run the same command to resume" in err
+    assert proc.returncode == 130, err.decode()
+    assert b"interrupted" in err and b"run the same command to resume" in err, err.decode()
+    held = _checkpoint(target)
+    assert 0 < held[5] <= 10, held                  # the commits before the signal, no more
     done = cli("apply", "--to", dsn(target), *files)
     assert done.returncode == 0, done.stderr.decode()
     assert_same_contents(source, target, DBS)
+
+
+def _checkpoint_or_none(target):
+    """The checkpoint, None before apply has made its table."""
+    made = target.query("SELECT COUNT(*) FROM information_schema.tables "
+                        "WHERE table_schema = 'binlog_apply' AND table_name = 'checkpoint'")
+    return _checkpoint(target) if made[0][0] else None
 
 
 def test_constraint_failure_names_transaction_and_row(two_servers):

@@ -28,9 +28,9 @@ def _apply_cmd(target, files, *extra) -> list[str]:
             "--batch-transactions", "8", "--quiet", *extra, *files]
 
 
-def _start(cmd) -> subprocess.Popen:
+def _start(cmd, fault: dict | None = None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "BINLOG_APPLY_FAULT"}
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+    return subprocess.Popen(cmd, cwd=REPO, env={**env, **(fault or {})}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
 
 
@@ -47,32 +47,40 @@ def _committed(target) -> int:
 
 def _kill_apply_repeatedly(source, target, kills: int, transactions: int, safe: str) -> None:
     """Start the apply, kill -9 it at a random moment after it has committed a random
-    share more of the markers, ``kills`` times; then run it to the end."""
+    share more of the markers, ``kills`` times; then run it to the end.  Each run is held
+    by the pause hook after a commit it makes before its end (a commit takes at most 8
+    transactions, so it makes at least a commit per 8 left): no run ends before its kill,
+    every one of ``kills`` lands (counted: a run alive at its kill that committed more than
+    the runs before it).  A run held before its share is in is killed there."""
     files = _source(source, transactions)
     rng = random.Random(SEED)
     cmd = _apply_cmd(target, files, safe)
-    killed = 0
-    for _ in range(kills * 3):
-        proc = _start(cmd)
+    landed = 0
+    for killed in range(kills):
         done = _committed(target)
         goal = done + rng.randint(1, max(2, (transactions - done) // (kills - killed + 1)))
-        while proc.poll() is None and _committed(target) < goal:
+        hold = {"BINLOG_APPLY_FAULT": f"pause-after-commit:{max(1, (transactions - done) // 8)}",
+                "BINLOG_APPLY_PAUSE": "600"}
+        proc = _start(cmd, hold)
+        seen, since = done, time.monotonic()
+        while (now := _committed(target)) < goal:
+            assert proc.poll() is None, f"seed {SEED}: run {killed + 1} ended: {proc.stderr.read().decode()}"
+            if now != seen:
+                seen, since = now, time.monotonic()
+            elif time.monotonic() - since > (2 if now > done else 60):
+                break                       # held by the pause: killed there
             time.sleep(0.01)
-        if proc.poll() is not None:
-            err = proc.stderr.read().decode()
-            assert proc.returncode == 0, err
-            break
+        assert proc.poll() is None, f"seed {SEED}: run {killed + 1} ended before its kill"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        killed += 1
-        if killed == kills:
-            break
-    assert killed >= min(kills, 3), f"seed {SEED}: the runs ended before {kills} kills"
+        proc.stderr.close()
+        landed += _committed(target) > done
+    assert landed == kills, f"seed {SEED}: {landed} of {kills} kills landed inside a run"
     before = _committed(target)
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=600)
     err = done.stderr.decode()
     assert done.returncode == 0, f"seed {SEED}: {err}"
-    assert 0 < before, f"seed {SEED}: nothing was committed before the last run"
+    assert 0 < before < transactions, f"seed {SEED}: {before} of {transactions} committed before the last run"
     assert_same_contents(source, target, ["kf"])
     markers = committed_markers(target, "kf")
     assert sorted(markers) == list(range(1, transactions + 1)), \
