@@ -62,6 +62,7 @@ COMMANDS = {
     "doctor": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.SERVER),
     "serve": (_E.OK, _E.USAGE),
     "rewrite": (_E.OK, _E.INPUT_ERROR, _E.USAGE, _E.INCOMPLETE, _E.SERVER),
+    "history": (_E.OK, _E.INPUT_ERROR, _E.USAGE),
 }
 
 # When several outcomes apply, the first of these wins (3 before 4: damage is worse news

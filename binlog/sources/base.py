@@ -17,10 +17,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..constants import HEADER_LEN, LOG_EVENT_ARTIFICIAL_F, EventType
 from ..errors import BadMagicError, UsageError
 from ..stream import NEED_DATA, EventStream
+
+if TYPE_CHECKING:
+    from .watch import DirectoryWatch
 
 CHUNK = 1 << 20
 
@@ -209,7 +213,7 @@ class Poller:
     each wait sleeps its interval)."""
 
     def __init__(self, timeout: float | None = None, interval: float = 0.25,
-                 on_idle: Callable[[], None] | None = None, watch=None):
+                 on_idle: Callable[[], None] | None = None, watch: DirectoryWatch | None = None):
         self.timeout = timeout
         self.interval = interval
         self.on_idle = on_idle

@@ -11,12 +11,15 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, UsageError
 from ..stream import EventStream
 from .base import CHUNK, Binlog, BinlogSource, Poller, ReadState, read_events as _read_binlog
 from .stream import COMPRESSED_SUFFIXES, STDIN, binlog_name, is_stream, open_stream
-from .watch import DirectoryWatch
+
+if TYPE_CHECKING:
+    from .watch import DirectoryWatch
 
 _NUMBERED = re.compile(r"^(.*)\.(\d+)$")
 
@@ -73,7 +76,7 @@ def directory_binlogs(directory: Path, *, allow_gaps: bool = False, on_warning: 
 
 # -- discovery: the binlogs of many directories, as the lake reads them -----------------------
 
-def expand_sources(paths) -> list[str]:
+def expand_sources(paths: Iterable[str]) -> list[str]:
     """Globs expanded (sorted, ``*.index`` files left out); other items kept, in order."""
     out: list[str] = []
     for item in paths:
@@ -88,7 +91,7 @@ def expand_sources(paths) -> list[str]:
     return out
 
 
-def discover(paths, on_warning=None, *, allow_gaps: bool = False,
+def discover(paths: Iterable[str], on_warning: Callable[[str], None] | None = None, *, allow_gaps: bool = False,
              follow_symlinks: bool = False) -> list[tuple[str, list[str]]]:
     """The sources as *sequences*: [(key, [file, ...])], each read like one `binlog dump`
     (DDL followed from file to file, positions ordered).
@@ -348,6 +351,8 @@ class FileSource(BinlogSource):
     def _poller(self, directory: Path) -> Poller:
         watch = self._watches.get(directory)
         if watch is None:
+            from .watch import DirectoryWatch  # only a follower waits (a dump's start-up without it)
+
             watch = self._watches[directory] = DirectoryWatch(directory)
         return Poller(self.follow_timeout, self.poll_interval, self.on_idle, watch=watch)
 
@@ -361,8 +366,11 @@ def read_events(path: str | os.PathLike, *, verify_checksums: bool = True,
     path = Path(path)
     stream = EventStream(path.name, verify_checksums=verify_checksums, skip_rows=skip_rows,
                          on_error=on_error)
-    poller = Poller(follow_timeout, poll_interval, on_idle,
-                    watch=DirectoryWatch(path.parent)) if follow else None
+    poller = None
+    if follow:
+        from .watch import DirectoryWatch
+
+        poller = Poller(follow_timeout, poll_interval, on_idle, watch=DirectoryWatch(path.parent))
     with FileBinlog(path, poller=poller) as binlog:
         yield from _read_binlog(binlog, stream, start_position=start_position, follow=follow,
                                 chunk=chunk, state=ReadState())

@@ -126,6 +126,19 @@ def test_ingest_without_the_spark_extra(inputs, tmp_path):
     assert "Traceback" not in r.stderr and "[spark] extra" in r.stderr
 
 
+def test_history(inputs, tmp_path):
+    pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    lake = tmp_path / "lake"
+    assert binlog("ingest", "--no-progress", SAMPLE, "--to", lake).returncode == Exit.OK
+    assert binlog("history", lake, "--start-datetime", "2000-01-01 00:00:00").returncode == Exit.OK
+    assert binlog("history", tmp_path).returncode == Exit.USAGE         # no changes/ there
+    for part in (lake / "changes").rglob("*.parquet"):
+        part.write_bytes(b"PAR1 not a Parquet file")
+    r = binlog("history", lake, "--start-datetime", "2000-01-01 00:00:00")
+    assert r.returncode == Exit.INPUT_ERROR, r.stderr
+
+
 def test_doctor_without_a_server():
     # 0 and 1 need a real source: tests/binlog/doctor/test_doctor_server.py drives them
     assert binlog("doctor", "--from", UNREACHABLE).returncode == Exit.SERVER

@@ -129,3 +129,22 @@ def test_one_time_range(written):
     assert [r["op"] for r in got] == ["update", "update", "update", "delete"]
     assert history(lake, "--table", f"{db}.pair", "--stop-datetime", "2023-11-14 00:00:31") != []
     assert history(lake, "--table", f"{db}.pair", "--stop-datetime", "2023-11-14 00:00:30") == []
+
+
+def test_a_damaged_lake_is_an_input_error(written, tmp_path):
+    """A Parquet file of changes/ cut short: exit 1 naming the lake and DuckDB's reason,
+    no traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, _, lake, _ = written
+    copy = tmp_path / "lake"
+    shutil.copytree(lake, copy)
+    victim = max((copy / "changes").rglob("*.parquet"), key=lambda p: p.stat().st_size)
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    done = subprocess.run([sys.executable, "-m", "binlog.cli", "history", str(copy), "--start-datetime",
+                           "2000-01-01 00:00:00"], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 1, done.stderr
+    assert "DuckDB could not read the lake" in done.stderr and "Traceback" not in done.stderr
