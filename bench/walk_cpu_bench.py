@@ -6,7 +6,7 @@
 TREE: a checkout with its extensions built in place (`python setup.py build_ext
 --inplace`); its `binlog` package is imported.  The dump runs in this process with its
 output sent to /dev/null; the thread CPU time spent in the compiled functions of
-binlog/_speedups.c that render rows (encode_run, encode_rows, sql_values, checksum_rows,
+binlog/_speedups_*.c that render rows (encode_run, encode_rows, sql_values, checksum_rows,
 decode_event) is summed.  Prints on stderr: that time, the process's CPU time (both in
 seconds), the dump's exit status and the time per function.  CPU time rather than wall
 time: on a shared machine the wall time of a run mostly measures the other processes.

@@ -1,6 +1,6 @@
 /*
  * The column kinds of the compiled row walks and the byte widths of their values: the
- * one copy both extensions (binlog/_speedups.c, binlog/_scan.c) include.  The Python
+ * one copy both extensions (binlog/_speedups.h, binlog/_scan.c) include.  The Python
  * side (binlog/column_kinds.py) holds the same numbers for the pure path;
  * tests/binlog/test_column_kinds.py parses this file and fails when the two disagree.
  *

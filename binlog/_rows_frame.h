@@ -1,6 +1,6 @@
 /*
  * Framing of runs of rows events, shared by binlog/_scan.c (skip_run, count_run) and
- * binlog/_speedups.c (encode_run): the 19-byte event header (sql/log_event.h
+ * binlog/_speedups_run.c (encode_run): the 19-byte event header (sql/log_event.h
  * LOG_EVENT_HEADER_LEN: timestamp, type code, server_id, event size, log_pos, flags),
  * the log_pos chain binlog/stream.py follows, CRC32 footers, and the rows post-header
  * (binlog/events/rows.py: table_id, flags, the v2 var-header, the packed column count,
@@ -36,7 +36,8 @@ static inline uint64_t frame_le(const unsigned char *p, int n) {
  * Polynomials Using PCLMULQDQ Instruction", Intel, 2009; the constants are x^k mod P(x)
  * for the fold distances, P(x)' and floor(x^64 / P(x))', bit-reflected).  zlib 1.2's
  * table walk does about 4 GB/s here, this about four times that; every binlog event's
- * footer is one (binlog/_scan.c and _speedups.c check and write them). */
+ * footer is one (binlog/_scan.c, _speedups_run.c and _speedups_rewrite.c check and write
+ * them). */
 __attribute__((target("pclmul,sse4.1")))
 static uint32_t frame_crc32_clmul(uint32_t crc, const unsigned char *buf, Py_ssize_t len) {
     const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596LL, 0x0154442bd4LL);

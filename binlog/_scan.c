@@ -17,7 +17,7 @@
  * anything unexpected makes the function give up (None / -1) so the Python path decides
  * (and raises the typed error).  Layouts: the event header (sql/log_event.h
  * LOG_EVENT_HEADER_LEN, 19 bytes), rows events (binlog/events/rows.py), value lengths
- * (binlog/_speedups.c value(), docs/binlog-formats.md sections 6-8).
+ * (binlog/_speedups_decode.c value(), docs/binlog-formats.md sections 6-8).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -149,7 +149,7 @@ def main(argv=None) -> int:
 
 def _tune_allocator() -> None:
     """Keep the megabyte buffers a run frees for reuse instead of faulting fresh pages in
-    for every chunk (binlog/_speedups.c ``tune_allocator``: a 200 MB JSON dump 1.12-1.20 s
+    for every chunk (binlog/_speedups_verify.c ``tune_allocator``: a 200 MB JSON dump 1.12-1.20 s
     -> 0.99-1.02 s).  Only here: the command owns its process."""
     from .rows import compiled_module  # (the switch pure mode turns off, tests' too)
 

@@ -47,7 +47,7 @@ VARIABLE = -2
 
 
 def kind_width(kind: int, n: int, length: int, precision: int, scale: int) -> int:
-    """Bytes of a value of ``kind`` (binlog/_speedups.c step_width): the fixed size;
+    """Bytes of a value of ``kind`` (binlog/_speedups_out.c step_width): the fixed size;
     VARIABLE for the length-prefixed kinds; -1 when the column's metadata gives none."""
     if kind in KIND_FIXED_BYTES:
         return KIND_FIXED_BYTES[kind]

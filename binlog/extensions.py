@@ -1,4 +1,4 @@
-"""The optional compiled modules (binlog/_speedups.c, binlog/_scan.c): each loads when it
+"""The optional compiled modules (binlog/_speedups*.c, binlog/_scan.c): each loads when it
 was built, and BINLOG_PURE=1 forces the pure-Python reference paths instead."""
 from __future__ import annotations
 

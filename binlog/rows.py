@@ -55,7 +55,7 @@ from .events.table_map import TableMapEvent
 from .extensions import load_extension
 from .types.strings import LARGE_VIEWS
 
-# The optional compiled walk (binlog/_speedups.c); BINLOG_PURE=1 forces pure Python.
+# The optional compiled walk (binlog/_speedups*.c); BINLOG_PURE=1 forces pure Python.
 _speedups = load_extension("_speedups")
 
 _KIND_CODES = {"insert": 0, "update": 1, "delete": 2}

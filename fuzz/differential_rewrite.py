@@ -71,7 +71,7 @@ def cli_rewrite(data: bytes, path: Path) -> tuple:
 
 def check_rewrite(data: bytes, path: Path) -> None:
     """``binlog rewrite`` of ``data`` on both paths (the compiled image walk and runs of
-    rows events, binlog/_speedups.c rewrite_rows and rewrite_run, against rewrite/images.py's
+    rows events, binlog/_speedups_rewrite.c rewrite_rows and rewrite_run, against rewrite/images.py's
     pure walk): the same output binlog and map byte for byte, the same exit status and
     messages (errors, the summary's counts)."""
     with pure():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,8 @@ def build(out: Path, source_root: Path = ROOT) -> list[Path]:
 
 
 def _extension_names(source_root: Path) -> set[str]:
-    return {p.stem for p in (source_root / "binlog").glob("_*.c")}
+    """The modules setup.py builds (binlog._speedups is built from several .c files)."""
+    return set(re.findall(r'Extension\("binlog\.(\w+)"', (source_root / "setup.py").read_text()))
 
 
 def use_sanitized(ext_dir: Path) -> list[str]:
@@ -125,7 +127,8 @@ def run(ext_dir: Path, cmd: list[str], libfuzzer: bool = False) -> int:
 
 
 # A bound to remove in the self-check: the length check of CHAR/VARCHAR/BLOB values
-# (string_shape, in the unpack step every renderer of the compiled walk reads through).
+# (string_shape in binlog/_speedups.h, in the unpack step every renderer of the compiled
+# walk reads through).
 BROKEN_FROM = "    if (avail - s->width < len) return -1;\n    u->span.p = p + s->width;\n"
 BROKEN_TO = "    u->span.p = p + s->width;\n"
 
@@ -152,10 +155,10 @@ def self_check(out: Path) -> int:
         for name in ("setup.py", "pyproject.toml", "README.md"):
             shutil.copy(ROOT / name, scratch / name)
         shutil.copytree(ROOT / "binlog", scratch / "binlog", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-        source = (scratch / "binlog" / "_speedups.c").read_text()
+        source = (scratch / "binlog" / "_speedups.h").read_text()
         if BROKEN_FROM not in source:
-            raise SystemExit("self-check: the bound to remove is not in binlog/_speedups.c any more")
-        (scratch / "binlog" / "_speedups.c").write_text(source.replace(BROKEN_FROM, BROKEN_TO))
+            raise SystemExit("self-check: the bound to remove is not in binlog/_speedups.h any more")
+        (scratch / "binlog" / "_speedups.h").write_text(source.replace(BROKEN_FROM, BROKEN_TO))
         build(out, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

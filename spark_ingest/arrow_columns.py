@@ -45,7 +45,7 @@ from binlog.column_kinds import (
     K_YEAR,
 )
 
-# Arrow type codes of binlog/_speedups.c (typed_builder)
+# Arrow type codes of binlog/_speedups.h (the A_* of typed_builder)
 A_INT8, A_INT16, A_INT32, A_INT64, A_FLOAT32, A_FLOAT64, A_DATE32, A_TIMESTAMP = range(1, 9)
 A_DECIMAL128, A_STRING, A_BINARY = 9, 10, 11
 _CODES = {pa.int8(): A_INT8, pa.int16(): A_INT16, pa.int32(): A_INT32, pa.int64(): A_INT64,

@@ -21,15 +21,7 @@ MAX_METHODS = 40
 OPTION_TABLE = "binlog/options.py"
 
 #: Files over MAX_LINES today, and why they have not been split yet.
-LONG_FILES = {
-    "binlog/_speedups.c": "the one C extension of the hot paths (encode_rows, encode_run, "
-                          "literals, checksums, Arrow columns, typed_append), one compilation "
-                          "unit in setup.py, in sections; splitting it into files linked into "
-                          "the one extension is a build change of its own",
-    "samples/generate.py": "the corpus generator, run by hand against servers; splitting it "
-                           "needs a regeneration of samples/ on every server to show the "
-                           "corpus unchanged; not split yet",
-}
+LONG_FILES: dict[str, str] = {}
 
 #: Classes ("path::Class") over MAX_METHODS today, and why.
 BIG_CLASSES: dict[str, str] = {}

@@ -376,7 +376,7 @@ class Rewriter:
             walk = table.walks[present] = images.walk(table.plan, present)
         return walk
 
-    # --- the compiled walk (binlog/_speedups.c, through images.py) ------------------------
+    # --- the compiled walk (binlog/_speedups_rewrite.c, through images.py) ------------------------
     def _compiled_walks(self, event: RowsEvent, table: _Table) -> tuple | None:
         """(walk, walk_after) of ``images.compiled_walk`` for ``event``'s images, None
         when a column has no compiled step or nothing is built."""

@@ -14,7 +14,7 @@ A walk is made once per (table, columns-present bitmap): one step per present co
 Every other byte is copied.  A failure is an ``ImageError``: the typed error, where in
 the rows data it happened and the column (the converter adds the event's context).
 
-The compiled walk (binlog/_speedups.c ``compile_rewrite``, ``rewrite_rows``,
+The compiled walk (binlog/_speedups_rewrite.c ``compile_rewrite``, ``rewrite_rows``,
 ``rewrite_run``) takes the same steps (``compiled_walk``: FIXED and PREFIX as they are,
 LEGACY by the decoder's column kind, K_TS0..K_TIME_HIRES of _column_kinds.h) and writes
 the same bytes; this pure walk is its reference (fuzz/differential_rewrite.py check_rewrite).  A

@@ -42,7 +42,7 @@ LARGE_VIEWS: ContextVar[int | None] = ContextVar("binlog_large_blob_views", defa
 #: (the JSON, text and SQL writers) nor encoded whole (the checksums): a 200 MiB LONGBLOB
 #: would otherwise be held as bytes, hex text and JSON bytes at once
 #: (docs/troubleshooting.md "Hostile content: limits").  ``binlog dump`` sets
-#: ``LARGE_VIEWS`` to it for the writers that take pieces.  binlog/_speedups.c says it
+#: ``LARGE_VIEWS`` to it for the writers that take pieces.  binlog/_speedups.h says it
 #: again (tests/binlog/test_c_constants.py holds the two together).
 LARGE_VALUE = 1 << 20
 

@@ -1,4 +1,4 @@
-"""The command line keeps the megabyte buffers it frees for reuse (binlog/_speedups.c
+"""The command line keeps the megabyte buffers it frees for reuse (binlog/_speedups_verify.c
 ``tune_allocator``): without it glibc gives each back to the kernel and the next chunk's
 output faults its pages in afresh (~70,000 page faults, 0.1-0.15 s of a 200 MB JSON dump).
 

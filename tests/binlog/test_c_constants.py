@@ -12,15 +12,15 @@ from binlog.constants import ColumnType
 from binlog.output.routing import SAFE_INTEGER
 from binlog.types.strings import LARGE_VALUE
 
-SOURCES = {name: (REPO / "binlog" / name).read_text() for name in ("_rows_frame.h", "_speedups.c")}
+SOURCES = {name: (REPO / "binlog" / name).read_text() for name in ("_rows_frame.h", "_speedups.h")}
 
 #: (C file, macro) -> its Python home
 TIED = {
     ("_rows_frame.h", "FRAME_MAX_EVENT"): constants.MAX_EVENT_SIZE,
     ("_rows_frame.h", "FRAME_HEADER_LEN"): constants.HEADER_LEN,
-    ("_speedups.c", "LARGE_VALUE"): LARGE_VALUE,
-    ("_speedups.c", "SAFE_INTEGER"): SAFE_INTEGER,
-    ("_speedups.c", "TYPE_GEOMETRY"): int(ColumnType.GEOMETRY),
+    ("_speedups.h", "LARGE_VALUE"): LARGE_VALUE,
+    ("_speedups.h", "SAFE_INTEGER"): SAFE_INTEGER,
+    ("_speedups.h", "TYPE_GEOMETRY"): int(ColumnType.GEOMETRY),
 }
 
 

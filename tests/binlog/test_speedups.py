@@ -1,4 +1,4 @@
-"""The compiled walk (binlog/_speedups.c) gives exactly what the pure-Python decoders give,
+"""The compiled walk (binlog/_speedups*.c) gives exactly what the pure-Python decoders give,
 and keeps nothing alive (fuzzing found it pinning plans through uncollectable cycles)."""
 from __future__ import annotations
 

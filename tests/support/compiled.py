@@ -1,11 +1,13 @@
-"""The tests of the compiled extensions (binlog/_speedups.c, binlog/_scan.c): skipped when
-they are not built (no compiler, BINLOG_PURE=1), unless ``BINLOG_REQUIRE_COMPILED=1`` (make
-test sets it): then a missing build fails them, as a missing server does under
-``BINLOG_REQUIRE_SERVER=1``.  A build older than its C source counts as missing: comparing
+"""The tests of the compiled extensions (binlog/_speedups.c with its sections
+binlog/_speedups_*.c, binlog/_scan.c): skipped when they are not built (no compiler,
+BINLOG_PURE=1), unless ``BINLOG_REQUIRE_COMPILED=1`` (make test sets it): then a missing
+build fails them, as a missing server does under ``BINLOG_REQUIRE_SERVER=1``.  A build
+older than any of its C sources or the headers they include counts as missing: comparing
 it with the new pure path would report the rebuild, not a bug."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from binlog import rows, scan
@@ -19,10 +21,26 @@ def missing() -> list[str]:
             out.append(f"{name} is not built")
             continue
         built = Path(module.__file__)
-        source = built.parent / (built.name.split(".")[0] + ".c")
-        if source.exists() and source.stat().st_mtime > built.stat().st_mtime:
-            out.append(f"{name} is older than {source.name}")
+        newer = [source.name for source in sources(built) if source.stat().st_mtime > built.stat().st_mtime]
+        if newer:
+            out.append(f"{name} is older than {', '.join(newer)}")
     return out
+
+
+def sources(built: Path) -> list[Path]:
+    """What ``built`` is compiled from, as setup.py lists it: NAME.c and its sections
+    NAME_*.c beside it, and every header they include ("..."), followed."""
+    stem = built.name.split(".")[0]
+    found = [path for path in [built.parent / f"{stem}.c", *sorted(built.parent.glob(f"{stem}_*.c"))]
+             if path.exists()]
+    todo = list(found)
+    while todo:
+        for name in re.findall(r'^#include "([^"]+)"', todo.pop().read_text(), re.M):
+            header = built.parent / name
+            if header.exists() and header not in found:
+                found.append(header)
+                todo.append(header)
+    return found
 
 
 def require_compiled() -> None:
