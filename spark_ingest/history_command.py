@@ -44,8 +44,11 @@ def run(args) -> int:
 def _lake_errors(lake: str) -> Iterator[None]:
     """What DuckDB cannot read in the lake (a damaged or truncated Parquet file, a file
     that is not Parquet) is an input error naming the lake, exit 1, not a traceback."""
-    import duckdb
-
+    try:
+        import duckdb
+    except ImportError:      # history.Lake's usage error names the extra
+        yield
+        return
     try:
         yield
     except duckdb.Error as exc:

@@ -171,6 +171,28 @@ def transactions(binlog: Path) -> list[tuple[str, int]]:
     return out
 
 
+# WRITE/UPDATE/DELETE_ROWS v1 and v2, MariaDB's compressed ones (sql/log_event.h Log_event_type)
+ROWS_EVENTS = frozenset({23, 24, 25, 30, 31, 32, 166, 167, 168, 169, 170, 171})
+
+
+def row_transactions(binlog: Path) -> list[str]:
+    """The GTIDs of the transactions that hold a rows event, in binlog order."""
+    data = binlog.read_bytes()
+    out: list[str] = []
+    current, pos = None, 4
+    while pos + 19 <= len(data):
+        type_code, server_id, size = data[pos + 4], *struct.unpack_from("<II", data, pos + 5)
+        if size < 19 or pos + size > len(data):
+            raise ValueError(f"{binlog.name} @ {pos}: an event of {size} bytes does not fit")
+        if type_code == GTID_EVENT:
+            seq, domain = struct.unpack_from("<QI", data, pos + 19)
+            current = f"{domain}-{server_id}-{seq}"
+        elif type_code in ROWS_EVENTS and current and (not out or out[-1] != current):
+            out.append(current)
+        pos += size
+    return out
+
+
 def position_after(binlog: Path, gtid: str) -> int | None:
     """Where the transaction after ``gtid`` starts in the file (None: it was the last)."""
     found = False

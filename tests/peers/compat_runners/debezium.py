@@ -17,7 +17,7 @@ import re
 import time
 from pathlib import Path
 
-from support.compat import Change, Run, Runner, Target, gtid_of_position
+from support.compat import Change, Run, Runner, Target, row_transactions
 from support.debezium import Debezium, properties, server_text
 from support.peers import build_peer
 
@@ -25,7 +25,6 @@ PEER = "debezium"
 POM = Path(__file__).resolve().parents[1] / "debezium" / "pom.xml"
 OPS = {"c": "insert", "u": "update", "d": "delete"}
 LIMIT = 120.0           # seconds one run may take
-_NEAR = re.compile(r"binlog reader near position = [^/\s]+/(\d+)")
 
 
 def version() -> str:
@@ -83,13 +82,36 @@ def _result(engine: Debezium, end: dict, target: Target) -> Run:
         result.changes.append(Change(f"{change.source['db']}.{change.table}", OPS.get(change.op, change.op),
                                      images[0], images[1], change.source.get("gtid")))
     if not end.get("success"):
-        # the first failure stopped the connector; its binlog client may read (and fail
-        # on) later events before it stops, each logged with a later position
-        near = _NEAR.findall(engine.log_path.read_text(errors="replace"))
-        gtid = gtid_of_position(target.binlog, int(near[0])) if near else None
+        gtid = _failed_transaction(result, target)
+        if gtid is not None:
+            result.changes = [c for c in result.changes if _before(c.gtid, gtid)]
         result.errors.append((gtid, _cause(end.get("error") or end.get("message") or "")))
         result.finished = False
     return result
+
+
+def _failed_transaction(result: Run, target: Target) -> str | None:
+    """The first transaction with rows after the start that gave no change: the one the
+    connector failed in.  Not the log's 'binlog reader near position': its binlog client
+    reads on after the failure (failing on later events, delivering others) until the
+    connector stops, so the positions it logs, and what it delivered after the failure,
+    depend on timing; the changes after the failed transaction are dropped and read again
+    by the run that starts after it."""
+    delivered = {c.gtid for c in result.changes}
+    rows = row_transactions(target.binlog)
+    started = rows.index(target.start_after) + 1 if target.start_after in rows else 0
+    if target.start_after and target.start_after not in rows:
+        started = next((i for i, g in enumerate(rows) if _seq(g) > _seq(target.start_after)), len(rows))
+    return next((g for g in rows[started:] if g not in delivered), None)
+
+
+def _seq(gtid: str) -> int:
+    """The sequence number: the corpus is one domain of one server, in order."""
+    return int(gtid.rsplit("-", 1)[1])
+
+
+def _before(gtid: str | None, failed: str) -> bool:
+    return gtid is None or _seq(gtid) < _seq(failed)
 
 
 def _text(value, schema: dict) -> str | None:
