@@ -92,6 +92,7 @@ def run_resuming(runner: Runner, target: Target) -> Run:
     merged = Run(finished=False)
     for _ in range(MAX_RESTARTS):
         run = runner.run(target)
+        _log(runner, target, run)
         merged.changes += run.changes
         merged.errors += run.errors
         if run.final is not None:
@@ -108,6 +109,15 @@ def run_resuming(runner: Runner, target: Target) -> Run:
             break
         target = replace(target, start_after=failed, start_pos=start)
     return merged
+
+
+def _log(runner: Runner, target: Target, run: Run) -> None:
+    """One line per run that stopped with an error, on stderr: the page's test shows them
+    when the page differs, so a run that failed by itself can be told from a cell."""
+    if run.errors:
+        gtid, message = run.errors[-1]
+        print(f"{runner.peer} ({runner.mode}) on {target.binlog.parent.name}, after {target.start_after or 'the start'}: "
+              f"{len(run.changes)} changes, failed in {gtid}: {message}", file=sys.stderr)
 
 
 def run_all(runners: list[Runner], tmp: Path) -> dict[tuple[int, str], Run]:

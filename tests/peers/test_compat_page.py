@@ -29,4 +29,5 @@ def test_the_committed_page_is_a_fresh_run(peers, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     diff = "".join(difflib.unified_diff(PAGE.read_text().splitlines(True), fresh.read_text().splitlines(True),
                                         "docs/compatibility.md (committed)", "a fresh run"))
-    assert not diff, f"docs/compatibility.md differs from a fresh run (make compat writes it):\n{diff[:6000]}"
+    assert not diff, (f"docs/compatibility.md differs from a fresh run (make compat writes it):\n{diff[:6000]}\n"
+                      f"the runs that failed:\n{done.stderr[-4000:]}")
