@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping
 
 import pymysql
 
-from .sql_harness import Harness, KeptConnection, cached_template, free_port
+from .sql_harness import Harness, KeptConnection, LocalProcess, cached_template, free_port
 
 __all__ = [
     "MariaDBServer",
@@ -165,7 +165,7 @@ def template_datadir(mariadbd: str | None = None) -> Path:
     return cached_template(f"mariadb-{mariadbd_version(mariadbd)}", install)
 
 
-class MariaDBServer(Harness, KeptConnection):
+class MariaDBServer(Harness, LocalProcess, KeptConnection):
     """A private ``mariadbd`` with binary logging, on 127.0.0.1:<free port> + a unix socket.
 
     ``options`` are extra server options as a dict (``binlog_row_image="MINIMAL"`` or
@@ -227,14 +227,6 @@ class MariaDBServer(Harness, KeptConnection):
             if arg:
                 args.append(arg)
         return args
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     def start(self) -> "MariaDBServer":
         """Start (or restart after :meth:`stop`) on the same datadir and binlogs."""

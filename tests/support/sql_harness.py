@@ -1,7 +1,7 @@
 """What the test servers' harnesses share (MariaDBServer, TiDBServer, DockerServer; the DM
 cluster's ports): a free loopback port, the cached templates a server starts from,
-start/cleanup as a context manager, and the one connection ``execute``/``query`` keep
-between calls."""
+start/cleanup as a context manager, the child process of a local one, and the one
+connection ``execute``/``query`` keep between calls."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +9,7 @@ import fcntl
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -68,6 +69,20 @@ class Harness:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
+
+
+class LocalProcess:
+    """A server run as a child process of the tests (``_proc``, None when stopped)."""
+
+    _proc: subprocess.Popen | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
 
 
 class KeptConnection:

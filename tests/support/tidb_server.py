@@ -32,7 +32,7 @@ from typing import Any, Mapping
 
 import pymysql
 
-from .sql_harness import Harness, KeptConnection, cached_template, free_port
+from .sql_harness import Harness, KeptConnection, LocalProcess, cached_template, free_port
 
 __all__ = ["TiDBServer", "TiDBServerError"]
 
@@ -71,7 +71,7 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class TiDBServer(Harness, KeptConnection):
+class TiDBServer(Harness, LocalProcess, KeptConnection):
     """A private ``tidb-server -store unistore`` on 127.0.0.1:<free port>.
 
     ``config``: TiDB config-file settings (``{"performance": {"txn-total-size-limit": N}}``),
@@ -110,14 +110,6 @@ class TiDBServer(Harness, KeptConnection):
                 "-L", "warn", "-log-file", str(self.log), "-temp-dir", str(self.basedir / "temp"),
                 # (else tidb-slow.log in the working directory: TiDB's log.slow-query-file)
                 "-log-slow-query", str(self.basedir / "tidb-slow.log")]
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     @property
     def dsn(self) -> str:
