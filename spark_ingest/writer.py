@@ -98,7 +98,9 @@ class PartitionedWriter:
         self.open: OrderedDict = OrderedDict()    # partition -> (writer, temp path, final path)
         self.opened = 0                           # files, for their names
 
-    def add(self, batch: pa.RecordBatch) -> None:
+    def add(self, batch: pa.RecordBatch, counts: Counter | None = None) -> None:
+        """Buffer a batch's rows in their partitions; ``counts`` gets the rows per (db,
+        table, op)."""
         # a partition per (db, table, UTC day of ts): numbers per row (the names'
         # dictionary codes, the day since the epoch), compared by numpy.  A rows event's
         # rows share them: runs of one partition are sliced as they are (no copy); rows
@@ -109,11 +111,15 @@ class PartitionedWriter:
         from .arrow_columns import numpy_array
 
         keys = [_codes(batch.column("db")), _codes(batch.column("table")), _days(batch.column("ts"))]
+        ops = batch.column("op").dictionary_encode()
+        op_names = ops.dictionary.to_pylist() + [None]          # a null op: the last code
+        op_codes = pc.fill_null(ops.indices, len(op_names) - 1).to_numpy()
         starts = _changes(keys)
         if len(starts) >= MAX_RUNS:
             order = np.lexsort(keys[::-1])            # stable: the rows' order within a partition
             batch = batch.take(numpy_array(order, pa.int64()))
             keys = [key[order] for key in keys]
+            op_codes = op_codes[order]
             starts = _changes(keys)
         dbs, tables, days = batch.column("db"), batch.column("table"), keys[2]
         data = batch.select(self.columns)
@@ -124,6 +130,11 @@ class PartitionedWriter:
         for start, stop in zip(bounds, bounds[1:], strict=False):
             day = None if days[start] == _NO_DAY else str(np.datetime64(int(days[start]), "D"))
             db, table, part = dbs[start].as_py(), tables[start].as_py(), data.slice(start, stop - start)
+            if counts is not None:
+                # a part is one (db, table): its rows per op counted by their codes
+                per_op = np.bincount(op_codes[start:stop], minlength=len(op_names))
+                for code in np.flatnonzero(per_op).tolist():
+                    counts[(db, table, op_names[code])] += int(per_op[code])
             self._buffer(partition_dir(db, table, day), part, int(row_bytes * (stop - start)))
             if self.tap is not None:
                 self.tap(db, table, day, part)
@@ -205,29 +216,11 @@ class SplitWriter:
             self.errors.append({"file": rec["file"], "pos": rec["pos"], **{k: info.get(k) for k in ERROR_KEYS}})
         return batch.filter(pc.invert(is_error))
 
-    def _count(self, batch: pa.RecordBatch) -> None:
-        # rows per (db, table, op): one code per row from the three columns' dictionary
-        # codes (null its own code), numpy counts them
-        import numpy as np
-
-        from .arrow_columns import numpy_array
-
-        code = np.zeros(batch.num_rows, np.int64)
-        for name in ("db", "table", "op"):
-            encoded = batch.column(name).dictionary_encode()
-            code = code * (len(encoded.dictionary) + 1) + pc.fill_null(encoded.indices, -1).to_numpy() + 1
-        _, first, counts = np.unique(code, return_index=True, return_counts=True)
-        firsts = numpy_array(first, pa.int64())
-        db, table, op = (batch.column(name).take(firsts).to_pylist() for name in ("db", "table", "op"))
-        for key, n in zip(zip(db, table, op, strict=True), counts.tolist(), strict=True):
-            self.counts[key] += n
-        self.rows += batch.num_rows
-
     def add(self, batch: pa.RecordBatch) -> None:
         batch = self._take_errors(batch)
         if batch.num_rows:
-            self._count(batch)
-            self.files.add(batch)
+            self.rows += batch.num_rows
+            self.files.add(batch, self.counts)
 
     def result(self) -> dict:
         return {"rows": self.rows, "errors": self.errors, "files": self.files.opened,

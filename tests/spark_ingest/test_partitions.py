@@ -45,3 +45,22 @@ def test_each_partition_holds_its_rows_in_order(tmp_path, interleaved):
     counts = {(db, table, op): n for db, table, op, n in result["counts"]}
     assert counts == {("shop", "a", "insert"): rows // 2, ("shop", "b", "insert"): rows // 4,
                       (None, "a", "insert"): rows // 4}
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_rows_are_counted_per_db_table_and_op_across_partitions(tmp_path, interleaved):
+    # ops mixed within each run of one partition; a table over two UTC days counted once
+    rows = 4 * MAX_RUNS
+    keys = [KEYS[i % 4] for i in range(rows)] if interleaved else [KEYS[i * 4 // rows] for i in range(rows)]
+    ops = ["insert", "update", "delete", "update", None]
+    batch = pa.RecordBatch.from_pylist(
+        [{"file": "f.1", "pos": i, "ts": ts * 1_000_000, "db": db, "table": table, "op": ops[i % 5]}
+         for i, (db, table, ts) in enumerate(keys)], schema=ARROW_SCHEMA)
+    want: dict = {}
+    for i, (db, table, _) in enumerate(keys):
+        want[(db, table, ops[i % 5])] = want.get((db, table, ops[i % 5]), 0) + 1
+    result = write_records(iter([batch, batch.slice(3, 7)]), str(tmp_path), 0)
+    for i, (db, table, _) in enumerate(keys[3:10], start=3):
+        want[(db, table, ops[i % 5])] += 1
+    assert {(db, table, op): n for db, table, op, n in result["counts"]} == want
+    assert result["rows"] == rows + 7
