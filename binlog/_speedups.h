@@ -2,10 +2,11 @@
  * The private header of the _speedups extension (setup.py builds binlog/_speedups.c and
  * binlog/_speedups_*.c, one translation unit per section, into the one module): the types,
  * constants and macros every section uses, the small helpers each hot loop must inline
- * (static inline: put, be/le, udigits, the unpack readers, the Arrow column stores), and
- * the prototypes of the helpers one section defines for another (the sp_ prefix; nothing
- * else leaves its file).  Nothing here is visible from Python: the module's methods are
- * the table in binlog/_speedups.c.
+ * (static inline: put, be/le, udigits and the other byte writers - LIT, hms, hex_pairs,
+ * plain_digits -, the unpack readers, the Arrow column stores), and the prototypes of the
+ * helpers one section defines for another (the sp_ prefix; nothing else leaves its file).
+ * Nothing here is visible from Python: the module's methods are the table in
+ * binlog/_speedups.c.
  */
 #ifndef BINLOG_SPEEDUPS_H
 #define BINLOG_SPEEDUPS_H
@@ -329,6 +330,50 @@ static inline int udigits(char *out, uint64_t v, int width) {
         return 4;
     }
     return sp_udigits_any(out, v, width);
+}
+
+/* A string literal copied to out; its length (sizeof - 1, not counted by hand). */
+#define LIT(out, lit) (memcpy((out), (lit), sizeof(lit) - 1), (int)(sizeof(lit) - 1))
+
+/* hh:mm:ss, each part two digits at least (a TIME's hours may take three). */
+static inline int hms(char *out, uint64_t hours, uint64_t minutes, uint64_t seconds) {
+    int n = udigits(out, hours, 2);
+    out[n++] = ':';
+    n += udigits(out + n, minutes, 2);
+    out[n++] = ':';
+    return n + udigits(out + n, seconds, 2);
+}
+
+/* Bytes as lowercase hex pairs from o; where the writing ended (room for 2 n made). */
+static inline char *hex_pairs(char *o, const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        *o++ = HEXDIGITS[p[i] >> 4];
+        *o++ = HEXDIGITS[p[i] & 15];
+    }
+    return o;
+}
+
+/* 0.D x 10^k (nd digits D, no leading or trailing zero) written plainly: 0.00DD, DD00.0 or
+ * D.DD - what repr and Java's Double.toString both write within their plain ranges (the
+ * callers choose the range and the exponent form).  Returns its length. */
+static inline int plain_digits(char *out, const char *D, int nd, int k) {
+    int n = 0;
+    if (k <= 0) {
+        out[n++] = '0'; out[n++] = '.';
+        for (int i = 0; i < -k; i++) out[n++] = '0';
+        memcpy(out + n, D, nd);
+        return n + nd;
+    }
+    if (nd <= k) {
+        memcpy(out, D, nd); n = nd;
+        for (int i = nd; i < k; i++) out[n++] = '0';
+        out[n++] = '.'; out[n++] = '0';
+        return n;
+    }
+    memcpy(out, D, k);
+    out[k] = '.';
+    memcpy(out + k + 1, D + k, nd - k);
+    return nd + 1;
 }
 
 /* ---- unpack: one value's bytes, read once for every renderer ---------------------------

@@ -142,15 +142,12 @@ static int put_checksums(Enc *e, int kind, const Walk *w, const Walk *wa, PyObje
                                   data, &pos, end, &after) < 0)
         return -1;
     char tmp[80];
-    int n = 0;
-    memcpy(tmp, ",\"checksum\":{\"current\":", 23);
-    n = 23;
+    int n = LIT(tmp, ",\"checksum\":{\"current\":");
     if (kind != 2 && (kind == 1 ? wa : w)->complete) n += udigits(tmp + n, after, 1);
-    else { memcpy(tmp + n, "null", 4); n += 4; }
-    memcpy(tmp + n, ",\"previous\":", 12);
-    n += 12;
+    else n += LIT(tmp + n, "null");
+    n += LIT(tmp + n, ",\"previous\":");
     if (kind != 0 && w->complete) n += udigits(tmp + n, before, 1);
-    else { memcpy(tmp + n, "null", 4); n += 4; }
+    else n += LIT(tmp + n, "null");
     tmp[n++] = '}';
     PUT(tmp, n);
     *ppos = pos;

@@ -70,20 +70,8 @@ int sp_put_double(Enc *e, double d) {
     if (sp_shortest(fabs(d), D, &n, &k) < 0) return -1;
     int len = 0;
     if (signbit(d)) out[len++] = '-';
-    if (k > (e->text ? -4 : -5) && k <= 0) {
-        out[len++] = '0'; out[len++] = '.';
-        for (int i = 0; i < -k; i++) out[len++] = '0';
-        memcpy(out + len, D, n); len += n;
-    } else if (k > 0 && k <= 16) {
-        if (n <= k) {
-            memcpy(out + len, D, n); len += n;
-            for (int i = n; i < k; i++) out[len++] = '0';
-            out[len++] = '.'; out[len++] = '0';
-        } else {
-            memcpy(out + len, D, k); len += k;
-            out[len++] = '.';
-            memcpy(out + len, D + k, n - k); len += n - k;
-        }
+    if (k > (e->text ? -4 : -5) && k <= 16) {
+        len += plain_digits(out + len, D, n, k);
     } else {
         out[len++] = D[0];
         if (n > 1) { out[len++] = '.'; memcpy(out + len, D + 1, n - 1); len += n - 1; }
@@ -127,12 +115,7 @@ static int put_binary(Enc *e, const Step *s, const unsigned char *p, Py_ssize_t 
         e->b.len = o - e->b.p;
     } else {
         RESERVE(&e->b, 2 * n);
-        char *o = e->b.p + e->b.len;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            *o++ = HEXDIGITS[p[i] >> 4];
-            *o++ = HEXDIGITS[p[i] & 15];
-        }
-        e->b.len = o - e->b.p;
+        e->b.len = hex_pairs(e->b.p + e->b.len, p, n) - e->b.p;
     }
     if (s->raw) PUTS("\"}"); else PUT(e->text ? "'" : "\"", 1);
     return 0;

@@ -306,11 +306,7 @@ int sp_datetime_fmt(char *buf, long long year, long long month, long long day,
         buf[len++] = '-';
         len += udigits(buf + len, (uint64_t)day, 2);
         buf[len++] = ' ';
-        len += udigits(buf + len, (uint64_t)hour, 2);
-        buf[len++] = ':';
-        len += udigits(buf + len, (uint64_t)minute, 2);
-        buf[len++] = ':';
-        len += udigits(buf + len, (uint64_t)second, 2);
+        len += hms(buf + len, (uint64_t)hour, (uint64_t)minute, (uint64_t)second);
     }
     return len + frac_text(buf + len, usec, n);
 }
@@ -324,11 +320,7 @@ int sp_time_fmt(char *buf, int negative, long long hours, long long minutes,
     }
     int len = 0;
     if (negative) buf[len++] = '-';
-    len += udigits(buf + len, (uint64_t)hours, 2);
-    buf[len++] = ':';
-    len += udigits(buf + len, (uint64_t)minutes, 2);
-    buf[len++] = ':';
-    len += udigits(buf + len, (uint64_t)seconds, 2);
+    len += hms(buf + len, (uint64_t)hours, (uint64_t)minutes, (uint64_t)seconds);
     return len + frac_text(buf + len, usec, n);
 }
 
@@ -347,8 +339,8 @@ void sp_civil(int64_t z, long long *y, long long *m, long long *d) {
 
 int sp_timestamp_fmt(char *buf, uint64_t seconds, int64_t usec, int n) {
     if (seconds == 0 && usec == 0) {
-        memcpy(buf, "0000-00-00 00:00:00", 19);
-        return 19 + frac_text(buf + 19, 0, n);
+        int len = LIT(buf, "0000-00-00 00:00:00");
+        return len + frac_text(buf + len, 0, n);
     }
     long long y, m, d;
     sp_civil((int64_t)(seconds / 86400), &y, &m, &d);

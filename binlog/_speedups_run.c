@@ -10,16 +10,14 @@ static PyObject *event_head(PyObject *prefix, long long at, uint64_t ts, uint64_
                             PyObject *rest) {
     char tmp[160];
     int n = udigits(tmp, (uint64_t)at, 1);
-    memcpy(tmp + n, ",\"ts\":\"", 7);
-    n += 7;
+    n += LIT(tmp + n, ",\"ts\":\"");
     long long y, m, d;
     sp_civil((int64_t)(ts / 86400), &y, &m, &d);
     uint64_t rem = ts % 86400;
     int len = sp_datetime_fmt(tmp + n, y, m, d, rem / 3600, rem / 60 % 60, rem % 60, 0, 0);
     tmp[n + 10] = 'T';                 /* iso_ts: %Y-%m-%dT%H:%M:%SZ */
     n += len;
-    memcpy(tmp + n, "Z\",\"server_id\":", 15);
-    n += 15;
+    n += LIT(tmp + n, "Z\",\"server_id\":");
     n += udigits(tmp + n, server_id, 1);
     Py_ssize_t a = PyBytes_GET_SIZE(prefix), c = PyBytes_GET_SIZE(rest);
     PyObject *out = PyBytes_FromStringAndSize(NULL, a + n + c);
@@ -58,9 +56,8 @@ static int encode_entry(Enc *e, PyObject *entry, PyObject *data_obj, PyObject *h
 static int put_text_event(Enc *e, const Frame *f, const unsigned char *h, uint64_t table_id,
                           int stmt_end, PyObject *name) {
     char tmp[160];
-    int n = 0;
-    memcpy(tmp, "# at ", 5);
-    n = 5 + udigits(tmp + 5, (uint64_t)f->at, 1);
+    int n = LIT(tmp, "# at ");
+    n += udigits(tmp + n, (uint64_t)f->at, 1);
     tmp[n++] = '\n';
     tmp[n++] = '#';
     uint64_t ts = (uint64_t)f->ts, rem = ts % 86400;
@@ -70,28 +67,17 @@ static int put_text_event(Enc *e, const Frame *f, const unsigned char *h, uint64
     n += udigits(tmp + n, (uint64_t)m, 2);
     n += udigits(tmp + n, (uint64_t)d, 2);
     tmp[n++] = ' ';
-    n += udigits(tmp + n, rem / 3600, 2);
-    tmp[n++] = ':';
-    n += udigits(tmp + n, rem / 60 % 60, 2);
-    tmp[n++] = ':';
-    n += udigits(tmp + n, rem % 60, 2);
-    memcpy(tmp + n, " server id ", 11);
-    n += 11;
+    n += hms(tmp + n, rem / 3600, rem / 60 % 60, rem % 60);
+    n += LIT(tmp + n, " server id ");
     n += udigits(tmp + n, frame_le(h + 5, 4), 1);
-    memcpy(tmp + n, "  end_log_pos ", 14);
-    n += 14;
+    n += LIT(tmp + n, "  end_log_pos ");
     n += udigits(tmp + n, (uint64_t)f->log_pos, 1);
-    memcpy(tmp + n, " \t", 2);
-    n += 2;
+    n += LIT(tmp + n, " \t");
     PUT(tmp, n);
     if (put_bytes(&e->b, name) < 0) return -1;
-    n = 0;
-    memcpy(tmp, ": table id ", 11);
-    n = 11 + udigits(tmp + 11, table_id, 1);
-    if (stmt_end) {
-        memcpy(tmp + n, " flags: STMT_END_F", 18);
-        n += 18;
-    }
+    n = LIT(tmp, ": table id ");
+    n += udigits(tmp + n, table_id, 1);
+    if (stmt_end) n += LIT(tmp + n, " flags: STMT_END_F");
     tmp[n++] = '\n';
     PUT(tmp, n);
     return 0;

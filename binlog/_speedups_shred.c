@@ -316,27 +316,9 @@ static int jnumber_digits(JIn *in, const JNum *x, char *D, int *nd_out, long *k_
 static int java_double_text(int neg, const char *D, int nd, long k, char *out) {
     int n = 0;
     if (neg) out[n++] = '-';
-    if (nd == 0) {
-        memcpy(out + n, "0.0", 3);
-        return n + 3;
-    }
+    if (nd == 0) return n + LIT(out + n, "0.0");
     long e = k - 1;                       /* the first digit's exponent */
-    if (e >= -3 && e < 7) {
-        if (k <= 0) {
-            out[n++] = '0'; out[n++] = '.';
-            for (long i = 0; i < -k; i++) out[n++] = '0';
-            memcpy(out + n, D, nd); n += nd;
-        } else if (k >= nd) {
-            memcpy(out + n, D, nd); n += nd;
-            for (long i = nd; i < k; i++) out[n++] = '0';
-            out[n++] = '.'; out[n++] = '0';
-        } else {
-            memcpy(out + n, D, k); n += (int)k;
-            out[n++] = '.';
-            memcpy(out + n, D + k, nd - k); n += nd - (int)k;
-        }
-        return n;
-    }
+    if (e >= -3 && e < 7) return n + plain_digits(out + n, D, nd, (int)k);
     out[n++] = D[0];
     out[n++] = '.';
     if (nd > 1) { memcpy(out + n, D + 1, nd - 1); n += nd - 1; } else out[n++] = '0';

@@ -18,10 +18,7 @@ static int sql_hex(Buf *b, const unsigned char *p, Py_ssize_t n) {
     RESERVE(b, 2 * n + 3);
     char *o = b->p + b->len;
     *o++ = 'X'; *o++ = '\'';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        *o++ = HEXDIGITS[p[i] >> 4];
-        *o++ = HEXDIGITS[p[i] & 15];
-    }
+    o = hex_pairs(o, p, n);
     *o++ = '\'';
     b->len = o - b->p;
     return 0;

@@ -213,29 +213,25 @@ UCA1400_IDS: dict[str, tuple[tuple[int, int], ...]] = {
     "utf32": ((3072, 3239), (3256, 3271)),
 }
 
-MARIADB_COLLATIONS: dict[int, str] = {
-    **{cid: name.partition("_")[0] for cid, name in MARIADB_COLLATION_NAMES.items()},
-    **{cid: charset for charset, runs in UCA1400_IDS.items()
-       for first, last in runs for cid in range(first, last + 1)},
+#: The MySQL 8 ids MariaDB does not use (named in the module's docstring), by charset: id
+#: ranges (first, last).
+MYSQL_ONLY_IDS: dict[str, tuple[tuple[int, int], ...]] = {
+    "utf8mb3": ((76, 76),), "gb18030": ((248, 250),), "utf8mb4": ((255, 323),),
 }
 
-MYSQL_ONLY_COLLATIONS: dict[int, str] = {
-    76: 'utf8mb3', 248: 'gb18030', 249: 'gb18030', 250: 'gb18030', 255: 'utf8mb4',
-    256: 'utf8mb4', 257: 'utf8mb4', 258: 'utf8mb4', 259: 'utf8mb4', 260: 'utf8mb4',
-    261: 'utf8mb4', 262: 'utf8mb4', 263: 'utf8mb4', 264: 'utf8mb4', 265: 'utf8mb4',
-    266: 'utf8mb4', 267: 'utf8mb4', 268: 'utf8mb4', 269: 'utf8mb4', 270: 'utf8mb4',
-    271: 'utf8mb4', 272: 'utf8mb4', 273: 'utf8mb4', 274: 'utf8mb4', 275: 'utf8mb4',
-    276: 'utf8mb4', 277: 'utf8mb4', 278: 'utf8mb4', 279: 'utf8mb4', 280: 'utf8mb4',
-    281: 'utf8mb4', 282: 'utf8mb4', 283: 'utf8mb4', 284: 'utf8mb4', 285: 'utf8mb4',
-    286: 'utf8mb4', 287: 'utf8mb4', 288: 'utf8mb4', 289: 'utf8mb4', 290: 'utf8mb4',
-    291: 'utf8mb4', 292: 'utf8mb4', 293: 'utf8mb4', 294: 'utf8mb4', 295: 'utf8mb4',
-    296: 'utf8mb4', 297: 'utf8mb4', 298: 'utf8mb4', 299: 'utf8mb4', 300: 'utf8mb4',
-    301: 'utf8mb4', 302: 'utf8mb4', 303: 'utf8mb4', 304: 'utf8mb4', 305: 'utf8mb4',
-    306: 'utf8mb4', 307: 'utf8mb4', 308: 'utf8mb4', 309: 'utf8mb4', 310: 'utf8mb4',
-    311: 'utf8mb4', 312: 'utf8mb4', 313: 'utf8mb4', 314: 'utf8mb4', 315: 'utf8mb4',
-    316: 'utf8mb4', 317: 'utf8mb4', 318: 'utf8mb4', 319: 'utf8mb4', 320: 'utf8mb4',
-    321: 'utf8mb4', 322: 'utf8mb4', 323: 'utf8mb4',
+
+def _charsets_by_id(ranges: dict[str, tuple[tuple[int, int], ...]]) -> dict[int, str]:
+    """id -> charset for every id of the ranges (first, last) of each charset."""
+    return {cid: charset for charset, runs in ranges.items()
+            for first, last in runs for cid in range(first, last + 1)}
+
+
+MARIADB_COLLATIONS: dict[int, str] = {
+    **{cid: name.partition("_")[0] for cid, name in MARIADB_COLLATION_NAMES.items()},
+    **_charsets_by_id(UCA1400_IDS),
 }
+
+MYSQL_ONLY_COLLATIONS: dict[int, str] = _charsets_by_id(MYSQL_ONLY_IDS)
 
 COLLATIONS: dict[int, str] = {**MARIADB_COLLATIONS, **MYSQL_ONLY_COLLATIONS}
 

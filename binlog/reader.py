@@ -66,7 +66,9 @@ FILE_HEADER_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION_EVENT, EventType.RO
 
 
 @dataclass(slots=True)
-class RowChange:
+class RowsEventHead:
+    """Where a rows event is and what it changes: the fields RowChange, RowCount and
+    RowBatch begin with, in this order."""
     file: str
     pos: int
     ts: int
@@ -75,6 +77,10 @@ class RowChange:
     db: str
     table: str
     op: str
+
+
+@dataclass(slots=True)
+class RowChange(RowsEventHead):
     before: dict | None
     after: dict | None
     plan: DecodePlan
@@ -82,17 +88,9 @@ class RowChange:
 
 
 @dataclass(slots=True)
-class RowCount:
+class RowCount(RowsEventHead):
     """The rows of one rows event, counted, not decoded (``ReaderOptions.count_rows``:
     ``binlog stats``): given out instead of the event's ``RowChange``s."""
-    file: str
-    pos: int
-    ts: int
-    server_id: int
-    gtid: str | None
-    db: str
-    table: str
-    op: str
     count: int
 
 
@@ -108,18 +106,10 @@ class CountedRows:
 
 
 @dataclass(slots=True)
-class RowBatch:
+class RowBatch(RowsEventHead):
     """The row changes of one rows event at once (``records(batches=True)``): the fields
     each of its ``RowChange``s would repeat, once, and ``rows``: [(before, after), ...]
     in the event's order (row i is the RowChange with ``row = i``)."""
-    file: str
-    pos: int
-    ts: int
-    server_id: int
-    gtid: str | None
-    db: str
-    table: str
-    op: str
     rows: list
     plan: DecodePlan
 

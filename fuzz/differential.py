@@ -35,6 +35,7 @@ import orjson
 
 from binlog import rows
 from binlog.constants import LEGACY_TEMPORAL_TYPES, ColumnType as T
+from binlog.cursor import pack_lenenc as packed
 from binlog.errors import BinlogError
 from binlog.stream import NEED_DATA, EventStream
 
@@ -113,17 +114,6 @@ def rows_body(rows_type: int, width: int, present: bytes, present_after: bytes, 
     if rows_type in (UPDATE_V1, UPDATE_V2):
         body += present_after
     return body + data
-
-
-def packed(n: int) -> bytes:
-    """Length-encoded integer (sql/pack.cc net_store_length)."""
-    if n < 251:
-        return bytes([n])
-    if n < 1 << 16:
-        return b"\xfc" + n.to_bytes(2, "little")
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + n.to_bytes(8, "little")
 
 
 def case_events(case: RowsCase):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..protocol import constants as pc, server_side as s
@@ -261,34 +261,34 @@ def statement_of(sql: str) -> str:
     text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)
     if not _SET_STATEMENT.match(text):
         return text
+    for i, c in _top_level(text, "'\"`"):
+        if c.isspace() and re.match(r"\sFOR\s", text[i:i + 5], re.I):
+            return text[i + 4:].strip()
+    return text
+
+
+def _top_level(text: str, quotes: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of text outside quotes (any of ``quotes``,
+    each closed by the same character) and parentheses, the quotes and parentheses
+    themselves left out."""
     depth, quote = 0, ""
     for i, c in enumerate(text):
         if quote:
             if c == quote:
                 quote = ""
-        elif c in "'\"`":
+        elif c in quotes:
             quote = c
         elif c in "()":
             depth += 1 if c == "(" else -1
-        elif depth == 0 and c.isspace() and re.match(r"\sFOR\s", text[i:i + 5], re.I):
-            return text[i + 4:].strip()
-    return text
+        elif depth == 0:
+            yield i, c
 
 
 def _split_commas(text: str) -> list[str]:
     """Comma-separated items, commas inside quotes or parentheses kept."""
-    items, depth, quote, start = [], 0, "", 0
-    for i, c in enumerate(text):
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
+    items, start = [], 0
+    for i, c in _top_level(text, "'\""):
+        if c == ",":
             items.append(text[start:i])
             start = i + 1
     items.append(text[start:])

@@ -7,6 +7,8 @@ import struct
 import zlib
 from pathlib import Path
 
+from binlog.cursor import pack_lenenc as lenenc
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "mariadb-10.11"
 
 TABLE_MAP, WRITE_ROWS_V1, XID, QUERY, GTID = 19, 23, 16, 2, 162
@@ -36,16 +38,6 @@ def binlog(bodies, checksums: bool = True) -> bytes:
     for type_code, body in bodies:
         out += event(type_code, body, len(out), checksums)
     return bytes(out)
-
-
-def lenenc(n: int) -> bytes:
-    if n < 251:
-        return bytes([n])
-    if n < 1 << 16:
-        return b"\xfc" + n.to_bytes(2, "little")
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + n.to_bytes(8, "little")
 
 
 def table_map(table_id: int, db: str, table: str, types: bytes, meta: bytes,

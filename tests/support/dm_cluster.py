@@ -16,11 +16,12 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
+
+from .sql_harness import free_port
 
 __all__ = ["DMCluster", "DMError"]
 
@@ -30,12 +31,6 @@ class DMError(RuntimeError):
 
 
 _CHECK_RESULT = re.compile(r'"checkResult": "(.*)"\s*\}\s*$', re.S)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _toml(values: dict[str, Any]) -> str:
@@ -49,9 +44,9 @@ class DMCluster:
         self.bin_dir = Path(bin_dir)
         self.tmp = Path(tmp)
         self.tmp.mkdir(parents=True, exist_ok=True)
-        self.master_addr = f"127.0.0.1:{_free_port()}"
-        peer_url = f"http://127.0.0.1:{_free_port()}"
-        self.worker_addr = f"127.0.0.1:{_free_port()}"
+        self.master_addr = f"127.0.0.1:{free_port()}"
+        peer_url = f"http://127.0.0.1:{free_port()}"
+        self.worker_addr = f"127.0.0.1:{free_port()}"
         (self.tmp / "dm-master.toml").write_text(_toml({
             "name": "master1", "master-addr": self.master_addr, "advertise-addr": self.master_addr,
             "peer-urls": peer_url, "advertise-peer-urls": peer_url,

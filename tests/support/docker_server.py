@@ -33,6 +33,8 @@ from typing import Any, Iterable, Mapping
 
 import pymysql
 
+from .sql_harness import Harness
+
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE_DIR = REPO / "docker"
 COMPOSE_FILE = "compose.yml"
@@ -104,7 +106,7 @@ def check_docker() -> None:
                                      f"plugin is needed): {proc.stderr.strip()[-300:]}")
 
 
-class DockerServer:
+class DockerServer(Harness):
     """One compose service of docker/compose.yml, started for one case."""
 
     port_in_container = 3306
@@ -223,16 +225,6 @@ class DockerServer:
 
     def cleanup(self) -> None:
         self.stop()
-
-    def __enter__(self) -> "DockerServer":
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
 
     # -- SQL ---------------------------------------------------------------------------
 

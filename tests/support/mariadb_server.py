@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +29,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pymysql
+
+from .sql_harness import Harness, KeptConnection, LocalProcess, cached_template, free_port
 
 __all__ = [
     "MariaDBServer",
@@ -126,12 +126,6 @@ def split_version(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in head.split(".") if p.isdigit())
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _opt_key(name: str) -> str:
     return name.strip().lstrip("-").replace("-", "_")
 
@@ -145,31 +139,14 @@ def _opt_arg(name: str, value: Any) -> str | None:
     return f"{flag}={value}"
 
 
-def _cache_root() -> Path:
-    root = os.environ.get("BINLOG_TEST_CACHE")
-    if root:
-        return Path(root)
-    return Path(tempfile.gettempdir()) / f"binlog-test-cache-{os.getuid()}"
-
-
 def template_datadir(mariadbd: str | None = None) -> Path:
     """Installed, never-started datadir for this server version (built once, cached)."""
     mariadbd = mariadbd or find_mariadbd()
-    version = mariadbd_version(mariadbd)
-    root = _cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    target = root / f"mariadb-{version}-template"
-    if (target / ".complete").exists():
-        return target
-    with open(root / f"mariadb-{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)           # parallel test workers wait here
-        if (target / ".complete").exists():
-            return target
-        shutil.rmtree(target, ignore_errors=True)
-        work = Path(tempfile.mkdtemp(prefix="install-", dir=root))
+
+    def install(work: Path) -> Path:
         datadir = work / "data"
-        install = find_tool("mariadb-install-db", "mysql_install_db", env="MARIADB_INSTALL_DB")
-        cmd = [install, "--no-defaults", f"--datadir={datadir}",
+        tool = find_tool("mariadb-install-db", "mysql_install_db", env="MARIADB_INSTALL_DB")
+        cmd = [tool, "--no-defaults", f"--datadir={datadir}",
                "--auth-root-authentication-method=normal", "--skip-test-db",
                "--innodb-buffer-pool-size=32M"]
         if os.geteuid() == 0:
@@ -180,17 +157,15 @@ def template_datadir(mariadbd: str | None = None) -> Path:
             cmd.append(f"--basedir={Path(mariadbd).resolve().parent.parent}")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0 or not (datadir / "mysql").is_dir():
-            shutil.rmtree(work, ignore_errors=True)
             raise MariaDBServerError(
                 f"{' '.join(cmd)} failed (exit {proc.returncode}):\n"
                 f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-        (datadir / ".complete").touch()
-        os.rename(datadir, target)
-        shutil.rmtree(work, ignore_errors=True)
-        return target
+        return datadir
+
+    return cached_template(f"mariadb-{mariadbd_version(mariadbd)}", install)
 
 
-class MariaDBServer:
+class MariaDBServer(Harness, LocalProcess, KeptConnection):
     """A private ``mariadbd`` with binary logging, on 127.0.0.1:<free port> + a unix socket.
 
     ``options`` are extra server options as a dict (``binlog_row_image="MINIMAL"`` or
@@ -253,14 +228,6 @@ class MariaDBServer:
                 args.append(arg)
         return args
 
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
     def start(self) -> "MariaDBServer":
         """Start (or restart after :meth:`stop`) on the same datadir and binlogs."""
         if self.running:
@@ -272,7 +239,7 @@ class MariaDBServer:
         last_err: Exception | None = None
         for attempt in range(3):            # a free port can be taken between probe and bind
             if self.port is None or attempt:
-                self.port = _free_port()
+                self.port = free_port()
             try:
                 self._spawn_and_wait()
                 _live_servers.add(self)
@@ -364,16 +331,6 @@ class MariaDBServer:
         if self._own_basedir and not self.keep:
             shutil.rmtree(self.basedir, ignore_errors=True)
 
-    def __enter__(self) -> "MariaDBServer":
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
-
     def __del__(self) -> None:  # last resort: never leave a server behind
         with contextlib.suppress(Exception):
             self._kill()
@@ -400,38 +357,6 @@ class MariaDBServer:
         if not self.running:
             raise MariaDBServerError("server is not running")
         return self._raw_connect(db, **kw)
-
-    def _cursor(self):
-        if self._conn is None or not self._conn.open:
-            self._conn = self.connect()
-        else:
-            try:
-                self._conn.ping(False)
-            except pymysql.err.Error:
-                self._close_conn()
-                self._conn = self.connect()
-        return self._conn.cursor()
-
-    def _close_conn(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
-
-    def execute(self, sql: str, args: Iterable[Any] | None = None) -> int:
-        """Run one statement on the harness's own connection; returns the affected rows.
-
-        :meth:`execute` and :meth:`query` share one persistent connection, so session
-        settings (``SET SESSION ...``, ``USE``) persist between calls until :meth:`stop`.
-        """
-        with self._cursor() as cur:
-            return cur.execute(sql, args)
-
-    def query(self, sql: str, args: Iterable[Any] | None = None) -> list[tuple]:
-        """Run one statement and return all rows as tuples."""
-        with self._cursor() as cur:
-            cur.execute(sql, args)
-            return list(cur.fetchall())
 
     def set_global(self, name: str, value: Any) -> None:
         """``SET GLOBAL name = value`` (value passed as a literal, strings quoted)."""

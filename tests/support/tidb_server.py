@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import pymysql
 
-from .mariadb_server import _cache_root
+from .sql_harness import Harness, KeptConnection, LocalProcess, cached_template, free_port
 
 __all__ = ["TiDBServer", "TiDBServerError"]
 
@@ -43,12 +41,6 @@ _live: "weakref.WeakSet[TiDBServer]" = weakref.WeakSet()
 
 class TiDBServerError(RuntimeError):
     """The server could not be started, queried or stopped."""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _toml_value(value: Any) -> str:
@@ -79,7 +71,7 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class TiDBServer:
+class TiDBServer(Harness, LocalProcess, KeptConnection):
     """A private ``tidb-server -store unistore`` on 127.0.0.1:<free port>.
 
     ``config``: TiDB config-file settings (``{"performance": {"txn-total-size-limit": N}}``),
@@ -120,14 +112,6 @@ class TiDBServer:
                 "-log-slow-query", str(self.basedir / "tidb-slow.log")]
 
     @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
     def dsn(self) -> str:
         """The DSN ``binlog apply --to`` / ``verify-rows`` take (root, no password)."""
         return f"mysql://root@127.0.0.1:{self.port}/"
@@ -143,7 +127,7 @@ class TiDBServer:
         fresh_ports = self.port is None
         for attempt in range(3):           # a free port can be taken between probe and bind
             if fresh_ports or attempt:
-                self.port, self.status_port = _free_port(), _free_port()
+                self.port, self.status_port = free_port(), free_port()
             try:
                 self._spawn_and_wait()
                 _live.add(self)
@@ -228,16 +212,6 @@ class TiDBServer:
         if self._own_basedir:
             shutil.rmtree(self.basedir, ignore_errors=True)
 
-    def __enter__(self) -> "TiDBServer":
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
-
     def __del__(self) -> None:      # last resort: never leave a server behind
         with contextlib.suppress(Exception):
             self._signal(signal.SIGKILL)
@@ -256,27 +230,6 @@ class TiDBServer:
             raise TiDBServerError("tidb-server is not running")
         return self._raw_connect(db, **kw)
 
-    def _cursor(self):
-        if self._conn is None or not self._conn.open:
-            self._conn = self.connect()
-        return self._conn.cursor()
-
-    def _close_conn(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
-
-    def execute(self, sql: str, args: Iterable[Any] | None = None) -> int:
-        """One statement on the harness's own connection (kept: session settings persist)."""
-        with self._cursor() as cur:
-            return cur.execute(sql, args)
-
-    def query(self, sql: str, args: Iterable[Any] | None = None) -> list[tuple]:
-        with self._cursor() as cur:
-            cur.execute(sql, args)
-            return list(cur.fetchall())
-
     @property
     def version(self) -> str:
         """``SELECT VERSION()``: ``8.0.11-TiDB-v8.5.4-e4e814fdc0af``."""
@@ -286,27 +239,14 @@ class TiDBServer:
 def template_store(binary: str) -> Path:
     """A unistore directory TiDB has bootstrapped (its system tables) and shut down
     cleanly, made once per binary (keyed by its hash) and copied for each server."""
+    def bootstrap(work: Path) -> Path:
+        server = TiDBServer(binary, basedir=work, template=False)
+        server.start()
+        server.stop()
+        return server.store
+
     digest = hashlib.sha256(Path(binary).read_bytes()).hexdigest()[:16]
-    root = _cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    target = root / f"tidb-{digest}-template"
-    if (target / ".complete").exists():
-        return target
-    with open(root / f"tidb-{digest}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)            # parallel test processes wait here
-        if (target / ".complete").exists():
-            return target
-        work = Path(tempfile.mkdtemp(prefix="tidb-install-", dir=root))
-        try:
-            server = TiDBServer(binary, basedir=work, template=False)
-            server.start()
-            server.stop()
-            (server.store / ".complete").touch()
-            shutil.rmtree(target, ignore_errors=True)
-            os.rename(server.store, target)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        return target
+    return cached_template(f"tidb-{digest}", bootstrap)
 
 
 @atexit.register

@@ -13,7 +13,8 @@ import socket
 import threading
 
 COMMANDS = {0x01: "COM_QUIT", 0x02: "COM_INIT_DB", 0x0e: "COM_PING", 0x12: "COM_BINLOG_DUMP",
-            0x15: "COM_REGISTER_SLAVE", 0x1e: "COM_BINLOG_DUMP_GTID", 0x11: "COM_CHANGE_USER"}
+            0x15: "COM_REGISTER_SLAVE", 0x1e: "COM_BINLOG_DUMP_GTID", 0x11: "COM_CHANGE_USER",
+            0x16: "COM_STMT_PREPARE", 0x17: "COM_STMT_EXECUTE"}
 
 
 class Capture:
@@ -41,7 +42,12 @@ class Capture:
                 client, _ = self._listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(("127.0.0.1", self.upstream_port))
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=10)
+            except OSError:
+                client.close()          # the server is down: this client sees a closed socket
+                continue
+            server.settimeout(None)
             self._sockets += [client, server]
             self._start(self._pump, server, client, None)
             self._start(self._pump, client, server, bytearray())

@@ -196,6 +196,32 @@ def _markers(tidb) -> int:
     return tidb.query("SELECT COUNT(*) FROM kt.mk")[0][0] if found else 0
 
 
+def _rerun(cmd: list[str]) -> None:
+    """The apply ``cmd`` run again to the end: it must succeed."""
+    done = cli(*cmd[3:], timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def _kill_then_rerun(cmd: list[str], landed, kills: int, most: int) -> None:
+    """kill -9 of the apply ``cmd`` up to ``kills`` times, each once ``landed()`` (the rows
+    of it in the target) moved by 20 to ``most`` since the run started - at least once (a
+    run that ends first must end well) - then a rerun to the end."""
+    rng, done = random.Random(), 0
+    while done < kills:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        goal = landed() + rng.randint(20, most)
+        while proc.poll() is None and landed() < goal:
+            time.sleep(0.02)
+        if proc.poll() is not None:
+            assert proc.returncode == 0, proc.stderr.read().decode()
+            break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done += 1
+    assert done >= 1
+    _rerun(cmd)
+
+
 def _assert_once(source, tidb, transactions: int) -> None:
     assert [r[0] for r in tidb.query("SELECT id FROM kt.mk ORDER BY id")] == list(range(1, transactions + 1))
     for table in ["hot", "mk"] + [f"c{c}" for c in range(10)]:
@@ -210,24 +236,9 @@ def test_kill_apply_into_tidb_then_rerun_applies_each_transaction_once(mariadb_f
     transactions = 600
     source, files = _markers_source(mariadb_factory, transactions)
     tidb = tidb_factory()
-    rng = random.Random()
     cmd = [sys.executable, "-m", "binlog.cli", "apply", "--to", tidb.dsn, "--no-safe", "--quiet",
            "--workers", str(workers), "--batch-transactions", "8", *files]
-    kills = 0
-    while kills < 3:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        goal = _markers(tidb) + rng.randint(20, 120)
-        while proc.poll() is None and _markers(tidb) < goal:
-            time.sleep(0.02)
-        if proc.poll() is not None:
-            assert proc.returncode == 0, proc.stderr.read().decode()
-            break
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        kills += 1
-    assert kills >= 1
-    done = cli(*cmd[3:], timeout=600)
-    assert done.returncode == 0, done.stderr.decode()
+    _kill_then_rerun(cmd, lambda: _markers(tidb), kills=3, most=120)
     _assert_once(source, tidb, transactions)
 
 
@@ -261,21 +272,7 @@ def test_safe_mode_into_tidb_applies_each_transaction_once(mariadb_factory, tidb
                            "AND TABLE_NAME = 'log'")[0][0]
         return tidb.query("SELECT COUNT(*) FROM sm.log")[0][0] if found else 0
 
-    rng, kills = random.Random(), 0
-    while kills < 2:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        goal = logged() + rng.randint(20, 80)
-        while proc.poll() is None and logged() < goal:
-            time.sleep(0.02)
-        if proc.poll() is not None:
-            assert proc.returncode == 0, proc.stderr.read().decode()
-            break
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        kills += 1
-    assert kills >= 1
-    done = cli(*cmd[3:], timeout=600)
-    assert done.returncode == 0, done.stderr.decode()
+    _kill_then_rerun(cmd, logged, kills=2, most=80)
     assert tidb.query("SELECT tx, COUNT(*) FROM sm.log GROUP BY tx HAVING COUNT(*) <> 1") == []
     for table in ("log", "hot"):
         assert table_rows(source, "sm", table) == table_rows(tidb, "sm", table), table
@@ -309,8 +306,7 @@ def test_restart_tidb_during_an_apply_then_it_resumes_once(mariadb_factory, tidb
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    done = cli(*cmd[3:], timeout=600)
-    assert done.returncode == 0, done.stderr.decode()
+    _rerun(cmd)
     _assert_once(source, tidb, transactions)
 
 

@@ -32,8 +32,8 @@ import pytest
 from support.debezium import Change, Debezium, matches, properties
 from support.legacy_workload import WORKLOAD, server_rows
 from support.mariadb_server import MariaDBServer, find_tool, require_mariadbd
-from support.recording_proxy import RecordingProxy
 from support.serve_process import Serve
+from support.wire_capture import Capture
 
 pytestmark = pytest.mark.server
 
@@ -60,7 +60,7 @@ class Pipeline:
     source: MariaDBServer
     serve: Serve
     tmp: Path
-    proxy: RecordingProxy
+    capture: Capture
     snapshot: dict[str, tuple[list[str], list[tuple]]]     # table -> the source's rows at the snapshot
     counts: Counter                                      # (table, op) -> rows the source changed after it
     compressed: Counter                                  # ... of which in compressed events
@@ -113,19 +113,19 @@ def pipeline(tmp_path_factory, peers):
     # a source in a zone of its own: the snapshot's TIMESTAMPs are right only if the
     # driver's time_zone='+00:00' reached the upstream session (serve passes SETs on)
     source = legacy_source(tmp, log_bin_compress="ON", log_bin_compress_min_len=10, default_time_zone="+02:00")
-    serve = proxy = None
+    serve = capture = None
     runs: list[Debezium] = []
     try:
         run_counting(source, WORKLOAD[:SNAPSHOT])
         snapshot = {t: server_rows(source, t) for t in ("leg", "big")}
         upstream = f"mysql://root@localhost/?unix_socket={source.socket}"
         serve = Serve(None, tmp, "--upstream", upstream, "--relay", tmp / "relay", "--full-metadata")
-        proxy = RecordingProxy(serve.port).start()
+        capture = Capture(serve.port)
         source.execute("SET GLOBAL log_output = 'TABLE'")
         source.execute("SET GLOBAL general_log = 1")
         runs = [Debezium(jar, properties(port=port, user=user, password=PASSWORD, workdir=tmp / name,
                                          server_id=server_id), tmp / name, tmp / name / "events.jsonl")
-                for name, port, user, server_id in [("serve", proxy.port, USER, 5401),
+                for name, port, user, server_id in [("serve", capture.port, USER, 5401),
                                                     ("direct", source.port, DIRECT_USER, 5402)]]
         rows = sum(len(r) for _, r in snapshot.values())
         for run in runs:
@@ -141,13 +141,13 @@ def pipeline(tmp_path_factory, peers):
         source.execute("SET GLOBAL general_log = 0")
         sent = source.query("SELECT CAST(user_host AS CHAR), CAST(argument AS CHAR) FROM mysql.general_log "
                             "WHERE command_type = 'Query'")
-        yield Pipeline(source, serve, tmp, proxy, snapshot, counts, compressed, through.changes(),
+        yield Pipeline(source, serve, tmp, capture, snapshot, counts, compressed, through.changes(),
                        direct.changes(), direct_end, sent)
     finally:
         for run in runs:
             run.kill()
-        if proxy is not None:
-            proxy.close()
+        if capture is not None:
+            capture.close()
         if serve is not None:
             serve.stop()
         source.cleanup()
@@ -259,7 +259,7 @@ def test_every_statement_is_answered_by_serve_or_run_on_the_source(pipeline):
     the list is tests/peers/sent/debezium.tsv (BINLOG_UPDATE_GOLDEN=1 writes it again)."""
     upstream = {normalized(text) for user, text in pipeline.sent if user.startswith(f"{USER}[")}
     got = sorted({("upstream" if normalized(c) in upstream else "serve", normalized(c))
-                  for c in pipeline.proxy.commands()})
+                  for c in pipeline.capture.commands})
     lines = [f"{where}\t{text}" for where, text in got]
     if os.environ.get("BINLOG_UPDATE_GOLDEN"):
         STATEMENTS.write_text(STATEMENTS_HEADER + "".join(line + "\n" for line in lines))

@@ -43,22 +43,32 @@ DM_QUERIES = [
 ]
 
 
-def test_serve_answers_what_dm_asks(mariadb_factory, tmp_path):
+def _served_answers(mariadb_factory, tmp_path, queries, rows: int):
+    """(the source, [(first column's name, rows)] of each query): the source's binlogs
+    after a workload of ``rows`` rows, served without an upstream, asked by serve's own
+    --users account; serve answered every query itself."""
     source = mariadb_factory({"server_id": 1})
-    workload(source, rows=5)
+    workload(source, rows=rows)
     copy_binlogs(source, tmp_path / "served")
     serve = Serve(tmp_path / "served", tmp_path)
     try:
         conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
         with conn.cursor() as cur:
-            for sql, check in DM_QUERIES:
+            answers = []
+            for sql in queries:
                 cur.execute(sql)
-                rows = cur.fetchall()
-                assert check(rows, source, source.binlog_names()), (sql, rows)
+                answers.append((cur.description[0][0], cur.fetchall()))
         conn.close()
     finally:
         serve.stop()
     assert "asked what is not served" not in serve.text()
+    return source, answers
+
+
+def test_serve_answers_what_dm_asks(mariadb_factory, tmp_path):
+    source, answers = _served_answers(mariadb_factory, tmp_path, [sql for sql, _ in DM_QUERIES], rows=5)
+    for (sql, check), (_, rows) in zip(DM_QUERIES, answers, strict=True):
+        assert check(rows, source, source.binlog_names()), (sql, rows)
 
 
 def test_the_grants_serve_shows_are_a_replication_clients(mariadb_factory, tmp_path):
@@ -66,20 +76,8 @@ def test_the_grants_serve_shows_are_a_replication_clients(mariadb_factory, tmp_p
     server takes: given to an account of the source, it is all that account needs to read
     the binlog positions and dump the binlogs, as a replication client of serve does.  With
     ``--upstream`` an upstream account's grants are the upstream's own."""
-    source = mariadb_factory({"server_id": 1})
-    workload(source, rows=2)
-    copy_binlogs(source, tmp_path / "served")
-    serve = Serve(tmp_path / "served", tmp_path)
-    try:
-        conn = pymysql.connect(host="127.0.0.1", port=serve.port, user="repl", password=PASSWORD)
-        with conn.cursor() as cur:
-            answers = []
-            for sql in ("SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"):
-                cur.execute(sql)
-                answers.append((cur.description[0][0], cur.fetchall()))
-        conn.close()
-    finally:
-        serve.stop()
+    source, answers = _served_answers(mariadb_factory, tmp_path,
+                                      ("SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"), rows=2)
     assert answers == [("Grants for repl@%", ((OWN_GRANTS,),))] * 2
     source.execute(f"CREATE USER repl@'%' IDENTIFIED BY '{PASSWORD}'")
     source.execute(OWN_GRANTS)
