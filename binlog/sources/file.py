@@ -234,13 +234,21 @@ def _is_binlog(entry: Path) -> bool:
 
 def _check_index_gaps(index: Path, listed: list[Path], present: list[Path], allow_gaps: bool,
                       on_warning) -> None:
-    """Binlogs the index lists after the first one present but that are not there: a gap
+    """Binlogs the index lists between two that are there but missing: a gap
     (binlog.continuity).  Leading ones are binlogs the copy starts after (purged or not
-    copied): nothing between two read binlogs is missing then."""
+    copied), trailing ones binlogs not there yet - a relay lists a file before it creates
+    it (sources/relay.py RelayDir.open), and a follower started in between goes on to it
+    by its ROTATE - or not copied: nothing between two read binlogs is missing then, and
+    the trailing ones are said in a warning."""
     from ..errors import GapError
 
-    first = [binlog_name(p) for p in listed].index(binlog_name(present[0]))
-    missing = [p.name for p in listed[first:] if _stored(p) is None]
+    names = [binlog_name(p) for p in listed]
+    first, last = names.index(binlog_name(present[0])), names.index(binlog_name(present[-1]))
+    missing = [p.name for p in listed[first:last] if _stored(p) is None]
+    after = [p.name for p in listed[last + 1:]]
+    if after and on_warning:
+        on_warning(f"{index.name} lists {', '.join(after)} after {names[last]}: not in {index.parent} "
+                   f"(not created yet, or not copied)")
     if not missing:
         return
     text = (f"{index.name} lists binlog(s) missing from {index.parent}: {', '.join(missing)}"

@@ -70,3 +70,29 @@ def test_every_command_stops_at_the_gap(chain, mariadb_factory):
     assert r.returncode == 1 and chain["names"][1] in r.stderr, r.stderr
     r = binlog("verify-rows", "--against", dsn, chain["noindex"])
     assert r.returncode == 1 and chain["names"][1] in r.stderr, r.stderr
+
+
+def test_an_index_naming_a_binlog_not_created_yet(chain, tmp_path):
+    """A relay lists a file in its index before it creates it (sources/relay.py): the
+    last binlog listed but not there is no gap - the ones there are read, a warning
+    names it - and a follower started then goes on to it when it comes (by the ROTATE
+    ending the binlog before it)."""
+    import shutil
+    import time
+
+    names = chain["names"]
+    for name in names[:2]:
+        shutil.copy(chain["full"] / name, tmp_path / name)
+    (tmp_path / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    r = binlog("dump", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [x["after"]["id"] for x in rows(r)] == [1, 2]
+    assert f"lists {names[2]} after {names[1]}" in r.stderr, r.stderr
+
+    follower = subprocess.Popen([sys.executable, "-m", "binlog.cli", "dump", "--follow", "--follow-timeout", "5",
+                                 tmp_path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    shutil.copy(chain["full"] / names[2], tmp_path / names[2])
+    out, err = follower.communicate(timeout=60)
+    assert follower.returncode == 0, err
+    assert [x["after"]["id"] for x in map(json.loads, out.splitlines()) if x["op"] == "insert"] == [1, 2, 3]
