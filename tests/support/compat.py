@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,32 +153,12 @@ def load_expected(path: Path) -> dict:
 GTID_EVENT = 162
 
 
-def transactions(binlog: Path) -> list[tuple[str, int]]:
-    """(GTID, position of its GTID event) of every MariaDB transaction in a binlog file,
-    from the event headers (19 bytes: timestamp, type, server id, size, next position,
-    flags) and the GTID event's body (seq_no u64, domain u32): sql/log_event.cc
-    Gtid_log_event."""
+def _events(binlog: Path) -> Iterator[tuple[int, int, str | None]]:
+    """(position, type code, GTID of the transaction it is in) of every event of a binlog
+    file, from the event headers (19 bytes: timestamp, type, server id, size, next
+    position, flags) and each GTID event's body (seq_no u64, domain u32):
+    sql/log_event.cc Gtid_log_event."""
     data = binlog.read_bytes()
-    out, pos = [], 4
-    while pos + 19 <= len(data):
-        type_code, server_id, size = data[pos + 4], *struct.unpack_from("<II", data, pos + 5)
-        if size < 19 or pos + size > len(data):
-            raise ValueError(f"{binlog.name} @ {pos}: an event of {size} bytes does not fit")
-        if type_code == GTID_EVENT:
-            seq, domain = struct.unpack_from("<QI", data, pos + 19)
-            out.append((f"{domain}-{server_id}-{seq}", pos))
-        pos += size
-    return out
-
-
-# WRITE/UPDATE/DELETE_ROWS v1 and v2, MariaDB's compressed ones (sql/log_event.h Log_event_type)
-ROWS_EVENTS = frozenset({23, 24, 25, 30, 31, 32, 166, 167, 168, 169, 170, 171})
-
-
-def row_transactions(binlog: Path) -> list[str]:
-    """The GTIDs of the transactions that hold a rows event, in binlog order."""
-    data = binlog.read_bytes()
-    out: list[str] = []
     current, pos = None, 4
     while pos + 19 <= len(data):
         type_code, server_id, size = data[pos + 4], *struct.unpack_from("<II", data, pos + 5)
@@ -187,10 +167,23 @@ def row_transactions(binlog: Path) -> list[str]:
         if type_code == GTID_EVENT:
             seq, domain = struct.unpack_from("<QI", data, pos + 19)
             current = f"{domain}-{server_id}-{seq}"
-        elif type_code in ROWS_EVENTS and current and (not out or out[-1] != current):
-            out.append(current)
+        yield pos, type_code, current
         pos += size
-    return out
+
+
+def transactions(binlog: Path) -> list[tuple[str, int]]:
+    """(GTID, position of its GTID event) of every MariaDB transaction in a binlog file."""
+    return [(gtid, pos) for pos, type_code, gtid in _events(binlog) if type_code == GTID_EVENT and gtid]
+
+
+# WRITE/UPDATE/DELETE_ROWS v1 and v2, MariaDB's compressed ones (sql/log_event.h Log_event_type)
+ROWS_EVENTS = frozenset({23, 24, 25, 30, 31, 32, 166, 167, 168, 169, 170, 171})
+
+
+def row_transactions(binlog: Path) -> list[str]:
+    """The GTIDs of the transactions that hold a rows event, in binlog order."""
+    return list(dict.fromkeys(gtid for _, type_code, gtid in _events(binlog)
+                              if type_code in ROWS_EVENTS and gtid))
 
 
 def position_after(binlog: Path, gtid: str) -> int | None:
