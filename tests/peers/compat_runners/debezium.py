@@ -203,6 +203,8 @@ def _cause(chain: str) -> str:
 RUNNERS = [Runner("Debezium", "network", version, run,
                   "The MariaDB connector in the embedded engine, from the binlog's start without a snapshot "
                   "(its schema from the binlog's DDL), restarted after a failed transaction with that GTID in "
-                  "its offsets. Its values (DATETIME as epoch millis or micros, TIMESTAMP as an ISO string in "
+                  "its offsets (the failed transaction is the one its error names; the records its engine still "
+                  "held when it failed are read again from a copy of the binlog that ends before that transaction). "
+                  "Its values (DATETIME as epoch millis or micros, TIMESTAMP as an ISO string in "
                   "UTC, TIME as micros) are written as the server's text. Debezium gives a zero date as null "
                   "in any column format (a MySQL 5.6 one too): the DATETIME cells show that.")]
