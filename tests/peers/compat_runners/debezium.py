@@ -162,9 +162,7 @@ def _failed_transaction(engine: Debezium, end: dict, result: Run, target: Target
     logged = re.search(r"Error during binlog processing\. Last offset stored = \{[^}]*\bgtids=([\d-]+)",
                        engine.log_path.read_text(errors="replace"))
     if logged:
-        names = [name for name, _ in transactions(target.binlog)]
-        after = [name for name in names if _seq(name) > _seq(logged.group(1))]
-        return after[0] if after else None
+        return next((name for name, _ in transactions(target.binlog) if _seq(name) > _seq(logged.group(1))), None)
     delivered = {c.gtid for c in result.changes}
     return next((g for g in _row_transactions_after(target) if g not in delivered), None)
 
