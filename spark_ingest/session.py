@@ -80,15 +80,31 @@ logger.silent5.level = off
 
 def _quiet_log4j() -> str:
     """A log4j2 configuration without the per-task error dumps: a decoding error is
-    reported once, by the driver, with file, offset and remedy."""
-    import tempfile
+    reported once, by the driver, with file, offset and remedy.  Written once per process
+    to a file of its own (``mkstemp``: created exclusively, mode 0600), removed at exit: a
+    fixed name in the shared temporary directory could be a link another user planted,
+    and writing through it would overwrite the file it points at."""
+    global _log4j_path
+    if _log4j_path is None:
+        import atexit
+        import tempfile
 
-    path = os.path.join(tempfile.gettempdir(), "binlog-spark-log4j2.properties")
-    if not os.path.exists(path) or open(path).read() != _LOG4J:
-        with open(path + ".tmp", "w") as fh:
+        fd, path = tempfile.mkstemp(prefix="binlog-spark-log4j2-", suffix=".properties")
+        with os.fdopen(fd, "w") as fh:
             fh.write(_LOG4J)
-        os.replace(path + ".tmp", path)
-    return path
+        atexit.register(_remove, path)
+        _log4j_path = path
+    return _log4j_path
+
+
+_log4j_path: str | None = None
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def register(spark) -> None:
