@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from support.paths import write_index
 
 pytestmark = pytest.mark.server
 
@@ -83,7 +84,7 @@ def test_an_index_naming_a_binlog_not_created_yet(chain, tmp_path):
     names = chain["names"]
     for name in names[:2]:
         shutil.copy(chain["full"] / name, tmp_path / name)
-    (tmp_path / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    write_index(tmp_path, names)
     r = binlog("dump", tmp_path)
     assert r.returncode == 0, r.stderr
     assert [x["after"]["id"] for x in rows(r)] == [1, 2]

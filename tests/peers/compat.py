@@ -48,6 +48,7 @@ from support.compat import (  # noqa: E402
     position_after,
     verdict,
 )
+from support.paths import write_index  # noqa: E402
 from support.serve_process import PASSWORD, Serve  # noqa: E402
 
 CORPUS = REPO / "samples" / "mariadb-10.11" / "temporal_cells.binlog"
@@ -83,7 +84,7 @@ def prepare(tmp: Path) -> dict[str, Path]:
                     str(binlogs["original"])], cwd=REPO, check=True, capture_output=True)
     shutil.copyfile(tmp / "rewriting" / BINLOG_NAME, binlogs["rewritten"])
     for binlog in binlogs.values():
-        (binlog.parent / "mariadb-bin.index").write_text(f"./{BINLOG_NAME}\n")
+        write_index(binlog.parent, [BINLOG_NAME])
     return binlogs
 
 

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from spark_helpers import SAMPLES, dump_records, record_key, row_key
+from support.paths import write_index
 
 from binlog.cli import main
 from spark_ingest.prescan import scan_file
@@ -44,7 +45,7 @@ def test_ingest_layout_and_incremental_reruns(spark, ingest, tmp_path):
     names = sorted(p.name for p in MISC.glob("mariadb-bin.0*"))
     for name in names[:2]:
         shutil.copy(MISC / name, src / name)
-    (src / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names[:2]))
+    write_index(src, names[:2])
     out = tmp_path / "out"
     assert ingest(src, "--to", out) == 0
     assert (out / "changes" / "run=1").is_dir() and (out / "_checkpoint" / "state.json").exists()
@@ -61,7 +62,7 @@ def test_ingest_layout_and_incremental_reruns(spark, ingest, tmp_path):
 
     # a new file in the index: only it is read
     shutil.copy(MISC / names[2], src / names[2])
-    (src / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    write_index(src, names)
     assert ingest(src, "--to", out) == 0
     st = state(out)
     assert st["runs"] == 2

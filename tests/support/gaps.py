@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 
+from support.paths import write_index
+
 
 def gap_chain(tmp_path_factory, values: tuple[int, ...], *, first: int = 1) -> dict:
     """Three binlogs from number ``first`` on, each holding one insert of ``values`` into
@@ -35,5 +37,5 @@ def gap_chain(tmp_path_factory, values: tuple[int, ...], *, first: int = 1) -> d
     for name in (names[0], names[2]):
         shutil.copy(full / name, gap / name)
         shutil.copy(full / name, noindex / name)
-    (gap / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    write_index(gap, names)
     return {"names": names, "gtids": gtids, "full": full, "gap": gap, "noindex": noindex}

@@ -7,3 +7,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "samples" / "mysql-test"
+
+
+def write_index(directory: Path, names, base: str = "mariadb-bin") -> Path:
+    """``directory/<base>.index`` listing ``names`` in order, one ``./name`` a line, as
+    the server writes its index (and ``binlog relay``: binlog/sources/relay.py)."""
+    index = Path(directory) / f"{base}.index"
+    index.write_text("".join(f"./{name}\n" for name in names))
+    return index

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from support.paths import write_index
+
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "serve-Pw1"
 
@@ -30,7 +32,7 @@ def copy_binlogs(source, directory: Path) -> None:
     names = source.binlog_names()
     for name in names:
         source.copy_binlog(name, directory / name)
-    (directory / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    write_index(directory, names)
 
 
 def rows(server, table: str = "d.t") -> list[tuple]:

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from support.paths import write_index
 from support.serve_process import PASSWORD, REPO, Serve
 
 SAMPLE = REPO / "samples" / "mariadb-10.11" / "legacy_temporal.binlog"
@@ -19,7 +20,7 @@ SAMPLE = REPO / "samples" / "mariadb-10.11" / "legacy_temporal.binlog"
 def served_dir(directory: Path, name: str) -> Path:
     directory.mkdir()
     shutil.copyfile(SAMPLE, directory / name)
-    (directory / "mariadb-bin.index").write_text(f"./{name}\n")
+    write_index(directory, [name])
     return directory
 
 

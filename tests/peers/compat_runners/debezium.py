@@ -27,6 +27,7 @@ from pathlib import Path
 
 from support.compat import Change, Run, Runner, Target, gtid_of_position, row_transactions, transactions
 from support.debezium import Debezium, properties, server_text
+from support.paths import write_index
 from support.peers import build_peer
 from support.serve_process import Serve
 
@@ -101,7 +102,7 @@ def _attempt_on_prefix(target: Target, failed: str, history: bytes | None) -> Ru
     served.mkdir(parents=True)
     binlog = served / target.binlog.name
     binlog.write_bytes(target.binlog.read_bytes()[:dict(transactions(target.binlog))[failed]])
-    (served / "mariadb-bin.index").write_text(f"./{binlog.name}\n")
+    write_index(served, [binlog.name])
     workdir = folder / "debezium"
     workdir.mkdir()
     if history is not None:
