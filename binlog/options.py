@@ -30,6 +30,8 @@ BINARY_ENCODINGS = ["hex", "base64"]
 DUMP_FORMATS = ("json", "text", "sql", "flashback", "debezium")
 ENGINES = ("local", "spark")
 INGEST_FORMATS = ("parquet", "delta")
+# Parquet codecs of binlog ingest's files (--compression), as pyarrow names them
+INGEST_COMPRESSIONS = ("zstd", "snappy", "lz4", "gzip", "none")
 
 
 # -- values: the types and checks both the command line and the data source use ------------
@@ -592,6 +594,10 @@ _DECLARATIONS: tuple[Option, ...] = (
                      default_text="min(128m, total / parallelism)",
                      help="bytes per split (`64m`...; `0`: one split per file)")),
     _flag("no-tables", "do not write the typed tables/"),
+    _o("compression", choices=INGEST_COMPRESSIONS, default="zstd",
+       help="Parquet compression of the files this run writes: zstd (default, level 1), "
+            "snappy or lz4 (faster, files about twice as large: for readers without "
+            "zstd), gzip, none"),
     # -- binlog history: a lake's changes/ read back ------------------------------------------
     _o("history:lake", "lake", metavar="LAKE",
        help="the directory binlog ingest --to wrote (its changes/ are read: Parquet or Delta)"),
@@ -806,7 +812,7 @@ COMMAND_OPTIONS: dict[str, tuple] = {
                "no-track-ddl", "@filters", "ingest:on-error", "allow-gaps", "follow-symlinks",
                "reprocess-errors", "reprocess", "infer-precision", "timezone:values",
                "binary-encoding", "no-verify-checksum", "ingest:with-types", "@keys",
-               "split-size", "no-tables", "no-progress", "summary-json"),
+               "split-size", "no-tables", "compression", "no-progress", "summary-json"),
     "history": ("history:lake", "history:table", "key", "gtid", "history:start-datetime",
                 "history:stop-datetime", "timezone:history", "history:threads"),
 }

@@ -31,7 +31,7 @@ from binlog.output.paths import inside, table_dir_name
 from binlog.output.values import _render_bytes, _render_keys, json_default
 
 from .arrow_columns import ArrowRows
-from .background import parquet_writer
+from .background import COMPRESSION, parquet_writer
 from .partitions import DEFAULT_PARTITION, escape_path_name
 from .writer import finish_file
 
@@ -521,12 +521,13 @@ class TypedWriter:
     ``tables_dir``; ``columns_of(db, table)`` gives [(name, Spark type)]."""
 
     def __init__(self, tables_dir: str, run: int, index: int, columns_of, *, zone=None,
-                 binary_encoding: str = "hex", background=None):
+                 binary_encoding: str = "hex", background=None, codec: str = COMPRESSION):
         from binlog.output.values import bytes_renderer
 
         from .background import Inline
 
         self.background = background or Inline()   # runs the writes (background.Background)
+        self.codec = codec                          # the files' compression
         self.tables_dir = tables_dir
         self.run = run
         self.index = index
@@ -716,7 +717,7 @@ class TypedWriter:
             self.opened += 1
             temp, final = os.path.join(directory, "." + name + ".tmp"), os.path.join(directory, name)
             schema = tables[0].schema
-            writer = self.writers[key] = (parquet_writer(temp, schema, False), temp, final)
+            writer = self.writers[key] = (parquet_writer(temp, schema, False, codec=self.codec), temp, final)
             self.files.setdefault(key[:2], []).append((final, _columns_of(schema)))
         self.background.submit(writer[0].write_table,
                                tables[0] if len(tables) == 1 else pa.concat_tables(tables))

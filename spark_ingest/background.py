@@ -11,15 +11,21 @@ from __future__ import annotations
 import queue
 import threading
 
-# Parquet compression of ingest's files: zstd level 1 halves snappy's output (changes/
-# 33.1 -> 17.2 MB, tables/ 26.8 -> 14.8 MB on the 40.8 MB bench cut) for ~15% more
-# encoding time (0.30 -> 0.34 s of CPU for both); docs/lake-speed.md has the table
+# Parquet compression of ingest's files by default (--compression): zstd level 1 halves
+# snappy's output (changes/ 33.1 -> 17.2 MB, tables/ 26.8 -> 14.8 MB on the 40.8 MB bench
+# cut) for ~15% more encoding time (0.30 -> 0.34 s of CPU for both); docs/lake-speed.md
+# has the table
 COMPRESSION = "zstd"
-COMPRESSION_LEVEL = 1
+# the level of a codec that takes one (level 3 cost a third more and gained nothing on
+# the images); the others at their library's default
+LEVELS = {"zstd": 1}
+# a column chunk's codec as Parquet metadata spells it -> pyarrow's name
+_CODEC_NAMES = {"UNCOMPRESSED": "none", "LZ4_RAW": "lz4", "LZ4": "lz4"}
 
 
-def parquet_writer(path: str, schema, dictionary: list[str] | bool, statistics: list[str] | bool = True):
-    """A Parquet file of ``schema``: zstd, and dictionary pages only for ``dictionary``
+def parquet_writer(path: str, schema, dictionary: list[str] | bool, statistics: list[str] | bool = True,
+                   codec: str = COMPRESSION):
+    """A Parquet file of ``schema``: ``codec``, and dictionary pages only for ``dictionary``
     (column paths, or False: none): the columns whose values repeat.  A dictionary built
     for a column of distinct values (the JSON images, most numbers) is thrown away when
     it outgrows its page.  The typed tables/ take none: on the 40.8 MB bench cut, zstd
@@ -28,8 +34,17 @@ def parquet_writer(path: str, schema, dictionary: list[str] | bool, statistics: 
     statistics for the columns ``statistics`` names (True: all)."""
     import pyarrow.parquet as pq
 
-    return pq.ParquetWriter(path, schema, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
+    return pq.ParquetWriter(path, schema, compression=codec, compression_level=LEVELS.get(codec),
                             use_dictionary=dictionary, write_statistics=statistics)
+
+
+def codec_of(metadata) -> str:
+    """The codec a Parquet file was written with (``pyarrow.parquet.FileMetaData``: its
+    first column chunk's), as pyarrow names it: a file written again keeps it."""
+    if not metadata.num_row_groups or not metadata.num_columns:
+        return COMPRESSION
+    name = metadata.row_group(0).column(0).compression
+    return _CODEC_NAMES.get(name, name.lower())
 
 
 class Background:

@@ -121,25 +121,25 @@ def _commit_files(table: Path, files: list[tuple[Path, str, dict]], partitions: 
 # What write_deltalake writes when the files cannot be committed as they are (a schema
 # to merge): small files and row groups bound its memory by its partitions, not by its
 # input (bench file x3, one worker: 651 MB peak RSS with deltalake's defaults),
-# compressed as the Parquet layout is (background.COMPRESSION)
+# compressed as the run's Parquet files are (--compression)
 TARGET_FILE_BYTES = 16 << 20
 ROW_GROUP_ROWS = 65_536
 
 
-# pyarrow's codec names (background.COMPRESSION) as deltalake's WriterProperties spells them
+# pyarrow's codec names (binlog.options.INGEST_COMPRESSIONS) as deltalake's WriterProperties spells them
 _DELTA_CODECS: dict[str, Literal["UNCOMPRESSED", "SNAPPY", "GZIP", "BROTLI", "LZ4", "ZSTD"]] = {
     "none": "UNCOMPRESSED", "snappy": "SNAPPY", "gzip": "GZIP", "brotli": "BROTLI", "lz4": "LZ4",
     "zstd": "ZSTD"}
 
 
-def _writer_options() -> dict:
+def _writer_options(codec: str) -> dict:
     from deltalake import WriterProperties
 
-    from .background import COMPRESSION, COMPRESSION_LEVEL
+    from .background import LEVELS
 
     return {"target_file_size": TARGET_FILE_BYTES,
-            "writer_properties": WriterProperties(compression=_DELTA_CODECS[COMPRESSION],
-                                                  compression_level=COMPRESSION_LEVEL,
+            "writer_properties": WriterProperties(compression=_DELTA_CODECS[codec],
+                                                  compression_level=LEVELS.get(codec),
                                                   max_row_group_size=ROW_GROUP_ROWS)}
 
 
@@ -155,7 +155,7 @@ def _with_constant(dataset, name: str, value: int):
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
-def publish_changes(out: Path, run: int) -> None:
+def publish_changes(out: Path, run: int, codec: str) -> None:
     import pyarrow.dataset as ds
     from deltalake import write_deltalake
 
@@ -174,10 +174,10 @@ def publish_changes(out: Path, run: int) -> None:
     reader = _with_constant(dataset, "run", run)
     # a lake begun before the CDC columns (row, pk, commit...) existed: merge the schemas
     write_deltalake(str(target), reader, mode="append",
-                    partition_by=["run", "db", "table", "date"], schema_mode="merge", **_writer_options())
+                    partition_by=["run", "db", "table", "date"], schema_mode="merge", **_writer_options(codec))
 
 
-def publish_tables(out: Path, run: int) -> None:
+def publish_tables(out: Path, run: int, codec: str) -> None:
     import pyarrow.dataset as ds
     from deltalake import write_deltalake
 
@@ -194,14 +194,15 @@ def publish_tables(out: Path, run: int) -> None:
                              partitioning=ds.partitioning(TABLE_PARTITIONS, flavor="hive"))
         # a table's columns can change between runs (ALTER TABLE): merge the schemas
         write_deltalake(str(target), dataset.scanner(batch_readahead=0, fragment_readahead=0).to_reader(),
-                        mode="append", partition_by=["_run", "_date"], schema_mode="merge", **_writer_options())
+                        mode="append", partition_by=["_run", "_date"], schema_mode="merge", **_writer_options(codec))
 
 
-def publish_errors(out: Path, run: int, table: pa.Table) -> None:
+def publish_errors(out: Path, run: int, table: pa.Table, codec: str) -> None:
     from deltalake import write_deltalake
 
     table = table.append_column("run", pa.array([run] * table.num_rows, pa.int64()))
-    write_deltalake(str(Path(out) / "errors"), table, mode="append", partition_by=["run"])
+    write_deltalake(str(Path(out) / "errors"), table, mode="append", partition_by=["run"],
+                    writer_properties=_writer_options(codec)["writer_properties"])
 
 
 def discard_run(out: Path, run: int) -> list[str]:

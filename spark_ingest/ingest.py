@@ -152,7 +152,8 @@ def options_from_args(args) -> ReadOptions:
         key_file_pbkdf2=getattr(args, "key_file_pbkdf2", 0) or 0,
         encryption_algorithm=_algorithm(getattr(args, "encryption_algorithm", None)),
         allow_gaps=bool(getattr(args, "allow_gaps", False)),
-        follow_symlinks=bool(getattr(args, "follow_symlinks", False)))
+        follow_symlinks=bool(getattr(args, "follow_symlinks", False)),
+        compression=getattr(args, "compression", None) or "zstd")
     opts.epochs()          # validate the time zone now (UsageError)
     opts.table_filter()
     return opts
@@ -484,7 +485,7 @@ def _run(spark, args, opts, plan, t_scan, progress, started, checkpoint, state, 
     paths = {Path(p).name: p for p in files}
     all_errors = [dict(e, path=e.get("path") or paths.get(e["file"])) for e in driver_errors + error_rows]
     if all_errors:
-        _write_errors(spark, out / "errors", run, all_errors)
+        _write_errors(spark, out / "errors", run, all_errors, opts.compression)
     t_tables = time.time()
     if typed is not None:
         from .shredded import conform_files
@@ -602,7 +603,12 @@ def _local(path: Path) -> str:
     return "file://" + str(path)
 
 
-def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict]) -> None:
+# pyarrow's codec names (binlog.options.INGEST_COMPRESSIONS) as Spark's Parquet writer spells
+# them (its "lz4" is Hadoop's framed LZ4; pyarrow's is LZ4_RAW)
+_SPARK_CODECS = {"none": "none", "snappy": "snappy", "lz4": "lz4_raw", "gzip": "gzip", "zstd": "zstd"}
+
+
+def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict], codec: str) -> None:
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     schema = StructType([StructField("run", LongType())] + [
@@ -610,7 +616,7 @@ def _write_errors(spark, errors_dir: Path, run: int, rows: list[dict]) -> None:
     data = [tuple([run] + [None if r.get(c) is None else (int(r[c]) if c == "pos" else str(r[c]))
                           for c in ERROR_COLUMNS[1:]]) for r in rows]
     (spark.createDataFrame(data, schema).coalesce(1).write.mode("append").partitionBy("run")
-     .parquet(_local(errors_dir)))
+     .option("compression", _SPARK_CODECS[codec]).parquet(_local(errors_dir)))
 
 
 def _print_summary(progress: Progress, summary: dict, out: Path, errors: list[dict]) -> None:

@@ -67,12 +67,12 @@ def run_local(args) -> int:
     if delta:
         from .delta import publish_changes, publish_errors, publish_tables
 
-        publish_changes(out, run)
-        publish_tables(out, run)
+        publish_changes(out, run, opts.compression)
+        publish_tables(out, run, opts.compression)
         if all_errors:
-            publish_errors(out, run, error_table(all_errors))
+            publish_errors(out, run, error_table(all_errors), opts.compression)
     elif all_errors:
-        write_errors(out / "errors", run, all_errors)
+        write_errors(out / "errors", run, all_errors, opts.compression)
     seconds = {"prescan": t_scan, "decode": t_decode, "tables": t_tables}
     code = commit_run(args, plan, job.state, job.active, job.driver_errors, error_rows, stats, run,
                       job.started, seconds, job.checkpoint, out, {"engine": "local"})
@@ -121,10 +121,12 @@ def error_table(rows: list[dict]) -> pa.Table:
     return pa.table(columns, schema=pa.schema(fields))
 
 
-def write_errors(errors_dir: Path, run: int, rows: list[dict]) -> None:
-    """errors/run=<N>/part-00000.parquet."""
+def write_errors(errors_dir: Path, run: int, rows: list[dict], codec: str) -> None:
+    """errors/run=<N>/part-00000.parquet, compressed with ``codec``."""
+    from .background import LEVELS
+
     target = errors_dir / f"run={run}"
     target.mkdir(parents=True, exist_ok=True)
     temp = target / ".part-00000.parquet.tmp"
-    pq.write_table(error_table(rows), temp, compression="snappy")
+    pq.write_table(error_table(rows), temp, compression=codec, compression_level=LEVELS.get(codec))
     os.replace(temp, target / "part-00000.parquet")

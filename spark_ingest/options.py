@@ -50,6 +50,7 @@ class ReadOptions:
     include_errors: bool = False
     with_types: bool = source_default("with-types")   # the records' `types` column
     batch_size: int = 4096
+    compression: str = "zstd"    # binlog ingest's Parquet files (its --compression)
     # Encrypted binlogs: the driver reads the key files (build_plan) and hands the keys to
     # the tasks inside the plan, as it does the schema snapshot; the secret of encrypted
     # key files is never written into a plan (to_dict) nor printed (repr).

@@ -151,14 +151,18 @@ def _rewrite_parquet(root: Path, column: str, run_column: str, run: int, names: 
 
 def _write_filtered(file: Path, keep) -> None:
     """Rewrite one Parquet file with the rows ``keep`` selects, in the same physical
-    types (Spark's INT96 timestamps stay INT96: Spark reads no nanosecond timestamps)."""
+    types (Spark's INT96 timestamps stay INT96: Spark reads no nanosecond timestamps)
+    and compression."""
     import pyarrow.parquet as pq
 
+    from .background import LEVELS, codec_of
+
     handle = pq.ParquetFile(file)
+    codec = codec_of(handle.metadata)
     int96 = any(handle.schema.column(i).physical_type == "INT96" for i in range(len(handle.schema)))
     table = pq.read_table(file, partitioning=None, coerce_int96_timestamp_unit="us")
     handle.close()
     temp = file.with_name(f".{file.name}.tmp")
-    pq.write_table(table.filter(keep), temp, compression="snappy",
+    pq.write_table(table.filter(keep), temp, compression=codec, compression_level=LEVELS.get(codec),
                    use_deprecated_int96_timestamps=int96)
     os.replace(temp, file)

@@ -232,13 +232,13 @@ def _rewrite(path: str, names: list[str]) -> None:
     import pyarrow.parquet as pq
 
     from .arrow_typed import META_COLUMNS, table_schema
-    from .background import parquet_writer
+    from .background import codec_of, parquet_writer
 
     schema = table_schema([(name, "string") for name in names])
     directory, name = os.path.split(path)
     temp = os.path.join(directory, "." + name + ".tmp")
     source = pq.ParquetFile(path)
-    writer = parquet_writer(temp, schema, False)
+    writer = parquet_writer(temp, schema, False, codec=codec_of(source.metadata))
     try:
         for group in range(source.num_row_groups):
             writer.write_table(_conformed(source.read_row_group(group), names, schema, len(META_COLUMNS)))

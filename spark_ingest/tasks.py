@@ -62,10 +62,12 @@ def write_split_local(split, opts, snapshot, run_dir: str, tables_dir: str, run:
         typed = shredded = None
         if columns is not None:
             typed = TypedWriter(tables_dir, run, split.index, lambda db, table: columns.get((db, table)),
-                                zone=opts.zone, binary_encoding=opts.binary_encoding, background=background)
+                                zone=opts.zone, binary_encoding=opts.binary_encoding, background=background,
+                                codec=opts.compression)
             # the tables no schema describes: typed from their images as changes/ is written
             shredded = ShreddedTables(typed)
-        writer = SplitWriter(run_dir, split.index, background, None if shredded is None else shredded.add_part)
+        writer = SplitWriter(run_dir, split.index, background, None if shredded is None else shredded.add_part,
+                             codec=opts.compression)
         ring = KeyRing.from_dict(keys) if keys is not None else None
         try:
             for batch in read_split(split, opts, snapshot, keys=ring, batch_size=LOCAL_BATCH_ROWS,

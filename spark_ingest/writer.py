@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from binlog.output.paths import inside
 
-from .background import Background, Inline, parquet_writer
+from .background import COMPRESSION, Background, Inline, parquet_writer
 from .partitions import partition_dir
 from .prescan import ERROR_KEYS
 
@@ -80,11 +80,12 @@ class PartitionedWriter:
     MAX_OPEN_FILES files open (the least recently used is closed; the partition's next
     rows go to a new file) and at most MAX_BUFFERED_BYTES buffered in all.  ``tap(db,
     table, day, rows)`` is given each partition's rows of a batch as they are buffered
-    (``shredded.ShreddedTables.add_part``)."""
+    (``shredded.ShreddedTables.add_part``); ``codec``: the files' compression."""
 
-    def __init__(self, target: str, index: int, background=None, tap=None):
+    def __init__(self, target: str, index: int, background=None, tap=None, codec: str = COMPRESSION):
         from .records import ARROW_SCHEMA
 
+        self.codec = codec
         self.target = target
         self.index = index
         self.background = background or Inline()   # runs the writes (background.Background)
@@ -178,7 +179,7 @@ class PartitionedWriter:
         # (no reader filters JSON text by range; a minimum and maximum image per page
         # would be up to 4 KB each in the footer; comparing every image cost ~1% of the CPU)
         others = [n for n in self.schema.names if n not in ("before", "after")]
-        self.open[key] = (parquet_writer(temp, self.schema, others, others), temp, final)
+        self.open[key] = (parquet_writer(temp, self.schema, others, others, self.codec), temp, final)
         return self.open[key][0]
 
     def _close(self, key: str) -> None:
@@ -199,10 +200,10 @@ def finish_file(writer, temp: str, final: str) -> None:
 
 class SplitWriter:
     """A split's record batches: error records kept aside, the rest counted and written
-    (``tap``: as ``PartitionedWriter``'s)."""
+    (``tap``, ``codec``: as ``PartitionedWriter``'s)."""
 
-    def __init__(self, target: str, index: int, background=None, tap=None):
-        self.files = PartitionedWriter(target, index, background, tap)
+    def __init__(self, target: str, index: int, background=None, tap=None, codec: str = COMPRESSION):
+        self.files = PartitionedWriter(target, index, background, tap, codec)
         self.counts: Counter = Counter()
         self.errors: list[dict] = []
         self.rows = 0

@@ -38,7 +38,7 @@ def test_staged_files_are_committed_as_they_are(tmp_path):
               _stage(out, 1, "changes/db=shop/table=t/date=__HIVE_DEFAULT_PARTITION__/part-00000-1.parquet",
                      second)]
     sizes = sorted(p.stat().st_size for p in staged)
-    publish_changes(out, 1)
+    publish_changes(out, 1, "zstd")
     from deltalake import DeltaTable
 
     table = DeltaTable(str(out / "changes"))
@@ -58,7 +58,7 @@ def test_staged_files_are_committed_as_they_are(tmp_path):
 def test_a_table_whose_columns_changed_is_merged(tmp_path):
     out = tmp_path / "lake"
     _stage(out, 1, "tables/shop.t/_run=1/_date=2024-01-01/part-00000-0.parquet", pa.table({"id": [1, 2]}))
-    publish_tables(out, 1)
+    publish_tables(out, 1, "zstd")
     # run 2: the table has a column more (ALTER TABLE), in one of its two files
     _stage(out, 2, "tables/shop.t/_run=2/_date=2024-01-02/part-00000-0.parquet",
            pa.table({"id": [3], "extra": ["x"]}))
