@@ -30,8 +30,10 @@ BINARY_ENCODINGS = ["hex", "base64"]
 DUMP_FORMATS = ("json", "text", "sql", "flashback", "debezium")
 ENGINES = ("local", "spark")
 INGEST_FORMATS = ("parquet", "delta")
-# Parquet codecs of binlog ingest's files (--compression), as pyarrow names them
+# Parquet codecs of binlog ingest's files (--compression), as pyarrow names them, and the
+# default (spark_ingest/background.py says why zstd)
 INGEST_COMPRESSIONS = ("zstd", "snappy", "lz4", "gzip", "none")
+DEFAULT_INGEST_COMPRESSION = "zstd"
 
 
 # -- values: the types and checks both the command line and the data source use ------------
@@ -594,7 +596,7 @@ _DECLARATIONS: tuple[Option, ...] = (
                      default_text="min(128m, total / parallelism)",
                      help="bytes per split (`64m`...; `0`: one split per file)")),
     _flag("no-tables", "do not write the typed tables/"),
-    _o("compression", choices=INGEST_COMPRESSIONS, default="zstd",
+    _o("compression", choices=INGEST_COMPRESSIONS, default=DEFAULT_INGEST_COMPRESSION,
        help="Parquet compression of the files this run writes: zstd (default, level 1), "
             "snappy or lz4 (faster, files about twice as large: for readers without "
             "zstd), gzip, none"),

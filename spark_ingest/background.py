@@ -11,11 +11,13 @@ from __future__ import annotations
 import queue
 import threading
 
+from binlog.options import DEFAULT_INGEST_COMPRESSION
+
 # Parquet compression of ingest's files by default (--compression): zstd level 1 halves
 # snappy's output (changes/ 33.1 -> 17.2 MB, tables/ 26.8 -> 14.8 MB on the 40.8 MB bench
 # cut) for ~15% more encoding time (0.30 -> 0.34 s of CPU for both); docs/lake-speed.md
 # has the table
-COMPRESSION = "zstd"
+COMPRESSION = DEFAULT_INGEST_COMPRESSION
 # the level of a codec that takes one (level 3 cost a third more and gained nothing on
 # the images); the others at their library's default
 LEVELS = {"zstd": 1}
@@ -34,8 +36,13 @@ def parquet_writer(path: str, schema, dictionary: list[str] | bool, statistics: 
     statistics for the columns ``statistics`` names (True: all)."""
     import pyarrow.parquet as pq
 
-    return pq.ParquetWriter(path, schema, compression=codec, compression_level=LEVELS.get(codec),
-                            use_dictionary=dictionary, write_statistics=statistics)
+    return pq.ParquetWriter(path, schema, **codec_options(codec), use_dictionary=dictionary,
+                            write_statistics=statistics)
+
+
+def codec_options(codec: str) -> dict:
+    """pyarrow.parquet's keyword arguments for files compressed with ``codec``."""
+    return {"compression": codec, "compression_level": LEVELS.get(codec)}
 
 
 def codec_of(metadata) -> str:

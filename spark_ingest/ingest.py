@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from binlog.errors import BinlogError, UsageError
+from binlog.options import DEFAULT_INGEST_COMPRESSION
 from binlog.output.paths import table_dir_name
 
 from .checkpoint import Checkpoint
@@ -153,7 +154,7 @@ def options_from_args(args) -> ReadOptions:
         encryption_algorithm=_algorithm(getattr(args, "encryption_algorithm", None)),
         allow_gaps=bool(getattr(args, "allow_gaps", False)),
         follow_symlinks=bool(getattr(args, "follow_symlinks", False)),
-        compression=getattr(args, "compression", None) or "zstd")
+        compression=getattr(args, "compression", None) or DEFAULT_INGEST_COMPRESSION)
     opts.epochs()          # validate the time zone now (UsageError)
     opts.table_filter()
     return opts

@@ -123,10 +123,10 @@ def error_table(rows: list[dict]) -> pa.Table:
 
 def write_errors(errors_dir: Path, run: int, rows: list[dict], codec: str) -> None:
     """errors/run=<N>/part-00000.parquet, compressed with ``codec``."""
-    from .background import LEVELS
+    from .background import codec_options
 
     target = errors_dir / f"run={run}"
     target.mkdir(parents=True, exist_ok=True)
     temp = target / ".part-00000.parquet.tmp"
-    pq.write_table(error_table(rows), temp, compression=codec, compression_level=LEVELS.get(codec))
+    pq.write_table(error_table(rows), temp, **codec_options(codec))
     os.replace(temp, target / "part-00000.parquet")

@@ -11,7 +11,14 @@ import os
 from dataclasses import dataclass, field, fields
 
 from binlog.errors import UsageError
-from binlog.options import SOURCE_ALIASES, SOURCES, parse_size, source_default, source_value
+from binlog.options import (
+    DEFAULT_INGEST_COMPRESSION,
+    SOURCE_ALIASES,
+    SOURCES,
+    parse_size,
+    source_default,
+    source_value,
+)
 from binlog.user_values import parse_epoch, parse_zone
 
 DEFAULT_MAX_SPLIT = 128 << 20
@@ -50,7 +57,7 @@ class ReadOptions:
     include_errors: bool = False
     with_types: bool = source_default("with-types")   # the records' `types` column
     batch_size: int = 4096
-    compression: str = "zstd"    # binlog ingest's Parquet files (its --compression)
+    compression: str = DEFAULT_INGEST_COMPRESSION    # binlog ingest's Parquet files (--compression)
     # Encrypted binlogs: the driver reads the key files (build_plan) and hands the keys to
     # the tasks inside the plan, as it does the schema snapshot; the secret of encrypted
     # key files is never written into a plan (to_dict) nor printed (repr).

@@ -155,7 +155,7 @@ def _write_filtered(file: Path, keep) -> None:
     and compression."""
     import pyarrow.parquet as pq
 
-    from .background import LEVELS, codec_of
+    from .background import codec_of, codec_options
 
     handle = pq.ParquetFile(file)
     codec = codec_of(handle.metadata)
@@ -163,6 +163,6 @@ def _write_filtered(file: Path, keep) -> None:
     table = pq.read_table(file, partitioning=None, coerce_int96_timestamp_unit="us")
     handle.close()
     temp = file.with_name(f".{file.name}.tmp")
-    pq.write_table(table.filter(keep), temp, compression=codec, compression_level=LEVELS.get(codec),
+    pq.write_table(table.filter(keep), temp, **codec_options(codec),
                    use_deprecated_int96_timestamps=int96)
     os.replace(temp, file)
