@@ -133,14 +133,16 @@ _DELTA_CODECS: dict[str, Literal["UNCOMPRESSED", "SNAPPY", "GZIP", "BROTLI", "LZ
 
 
 def _writer_options(codec: str) -> dict:
+    return {"target_file_size": TARGET_FILE_BYTES, "writer_properties": _writer_properties(codec)}
+
+
+def _writer_properties(codec: str):
     from deltalake import WriterProperties
 
     from .background import LEVELS
 
-    return {"target_file_size": TARGET_FILE_BYTES,
-            "writer_properties": WriterProperties(compression=_DELTA_CODECS[codec],
-                                                  compression_level=LEVELS.get(codec),
-                                                  max_row_group_size=ROW_GROUP_ROWS)}
+    return WriterProperties(compression=_DELTA_CODECS[codec], compression_level=LEVELS.get(codec),
+                            max_row_group_size=ROW_GROUP_ROWS)
 
 
 def _with_constant(dataset, name: str, value: int):
@@ -202,7 +204,7 @@ def publish_errors(out: Path, run: int, table: pa.Table, codec: str) -> None:
 
     table = table.append_column("run", pa.array([run] * table.num_rows, pa.int64()))
     write_deltalake(str(Path(out) / "errors"), table, mode="append", partition_by=["run"],
-                    writer_properties=_writer_options(codec)["writer_properties"])
+                    writer_properties=_writer_properties(codec))
 
 
 def discard_run(out: Path, run: int) -> list[str]:
